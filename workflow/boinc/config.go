@@ -1,0 +1,174 @@
+package boinc
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/beevik/etree"
+)
+
+// Project is what rboinc needs to know of a BOINC project directory.
+type Project struct {
+	Dir         string // project root (holds config.xml)
+	DownloadDir string
+	UploadDir   string
+	DownloadURL string
+	UploadURL   string
+	Fanout      int  // uldl_dir_fanout; 0 means flat
+	CacheMD5    bool // cache_md5_info
+	Host        string
+	Daemons     []string // <daemons><daemon><cmd> lines
+	// StandinScript is the hook the BOINC stand-in runs for apps that have no
+	// script_assimilator daemon line (rboinc_standin_default_script).
+	StandinScript string
+}
+
+// LoadProject reads <dir>/config.xml.
+func LoadProject(dir string) (*Project, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(abs, "config.xml")
+	doc := etree.NewDocument()
+	doc.ReadSettings.Permissive = false
+	if err := doc.ReadFromFile(path); err != nil {
+		return nil, fmt.Errorf("reading BOINC config %s: %w", path, err)
+	}
+	root := doc.Root()
+	if root == nil || root.Tag != "boinc" {
+		return nil, fmt.Errorf("BOINC config %s: root element must be <boinc>", path)
+	}
+	cfg := root.SelectElement("config")
+	if cfg == nil {
+		return nil, fmt.Errorf("BOINC config %s: no <config> element", path)
+	}
+	text := func(tag string) string {
+		if e := cfg.SelectElement(tag); e != nil {
+			return strings.TrimSpace(e.Text())
+		}
+		return ""
+	}
+	flag := func(tag string) bool {
+		e := cfg.SelectElement(tag)
+		if e == nil {
+			return false
+		}
+		v := strings.TrimSpace(e.Text())
+		return v == "" || v == "1" || strings.EqualFold(v, "true")
+	}
+	p := &Project{
+		Dir:           abs,
+		DownloadDir:   text("download_dir"),
+		UploadDir:     text("upload_dir"),
+		DownloadURL:   text("download_url"),
+		UploadURL:     text("upload_url"),
+		CacheMD5:      flag("cache_md5_info"),
+		Host:          text("host"),
+		StandinScript: text("rboinc_standin_default_script"),
+	}
+	if v := text("uldl_dir_fanout"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("BOINC config %s: bad uldl_dir_fanout %q", path, v)
+		}
+		p.Fanout = n
+	}
+	if p.DownloadDir == "" || p.UploadDir == "" {
+		return nil, fmt.Errorf("BOINC config %s: download_dir and upload_dir must be set", path)
+	}
+	for _, d := range []*string{&p.DownloadDir, &p.UploadDir} {
+		if !filepath.IsAbs(*d) {
+			*d = filepath.Join(abs, *d)
+		}
+	}
+	if ds := root.SelectElement("daemons"); ds != nil {
+		for _, d := range ds.SelectElements("daemon") {
+			if c := d.SelectElement("cmd"); c != nil {
+				p.Daemons = append(p.Daemons, strings.TrimSpace(c.Text()))
+			}
+		}
+	}
+	return p, nil
+}
+
+// DownloadPath is where BOINC expects input file name: dir_hier_path.
+func (p *Project) DownloadPath(name string) string {
+	return HierPath(p.DownloadDir, name, p.Fanout)
+}
+
+// UploadPath is where BOINC's upload handler stores output file name.
+func (p *Project) UploadPath(name string) string {
+	return HierPath(p.UploadDir, name, p.Fanout)
+}
+
+// AssimilatorScript returns the --script value of the script_assimilator
+// daemon configured for app, or "" if there is none.
+func (p *Project) AssimilatorScript(app string) string {
+	for _, cmd := range p.Daemons {
+		f := strings.Fields(cmd)
+		if len(f) == 0 || filepath.Base(f[0]) != "script_assimilator" {
+			continue
+		}
+		var gotApp, script string
+		for i := 1; i < len(f); i++ {
+			a := strings.TrimLeft(f[i], "-")
+			switch {
+			case a == "app" && i+1 < len(f):
+				i++
+				gotApp = f[i]
+			case a == "script" && i+1 < len(f):
+				// The value may be quoted and span several words.
+				rest := strings.Join(f[i+1:], " ")
+				if q := rest[0]; q == '"' || q == '\'' {
+					if end := strings.IndexByte(rest[1:], q); end >= 0 {
+						script = rest[1 : end+1]
+						i = len(f)
+						continue
+					}
+				}
+				i++
+				script = f[i]
+			}
+		}
+		if gotApp == app && script != "" {
+			return script
+		}
+	}
+	return ""
+}
+
+// IsProjectDir reports whether dir looks like a BOINC project directory the
+// way BOINC's own tools decide it: config.xml and a cgi-bin directory.
+func IsProjectDir(dir string) bool {
+	if fi, err := os.Stat(filepath.Join(dir, "config.xml")); err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	fi, err := os.Stat(filepath.Join(dir, "cgi-bin"))
+	return err == nil && fi.IsDir()
+}
+
+// FindProjectDir locates the project directory as BOINC's tools do:
+// $BOINC_PROJECT_DIR, else the working directory, else its parent.
+func FindProjectDir() (string, error) {
+	if d := os.Getenv("BOINC_PROJECT_DIR"); d != "" {
+		if !IsProjectDir(d) {
+			return "", errors.New("BOINC_PROJECT_DIR env var exists but is not a project dir")
+		}
+		return filepath.Abs(d)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for _, d := range []string{wd, filepath.Dir(wd)} {
+		if IsProjectDir(d) {
+			return d, nil
+		}
+	}
+	return "", errors.New("Not in a project directory or subdirectory")
+}

@@ -1,0 +1,130 @@
+package boinc
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Job is one work unit for create_work --stdin.
+type Job struct {
+	WUName         string
+	WUTemplate     string // relative to the project directory
+	ResultTemplate string // relative to the project directory
+	Priority       int
+	Files          []string // physical input names, in the template's <file_info> order
+}
+
+// WorkParams are the create_work options shared by every job of one run.
+// Zero values are left out so that BOINC's (or the template's) apply.
+type WorkParams struct {
+	App             string
+	Batch           int64
+	FpopsEst        float64
+	FpopsBound      float64
+	MemoryBound     float64
+	TargetNResults  int
+	MinQuorum       int
+	MaxErrorResults int
+	MaxTotalResults int
+}
+
+// Args returns the create_work command-line options for p (without --stdin).
+func (p WorkParams) Args() []string {
+	a := []string{"--appname", p.App}
+	if p.Batch != 0 {
+		a = append(a, "--batch", strconv.FormatInt(p.Batch, 10))
+	}
+	addF := func(opt string, v float64) {
+		if v != 0 {
+			a = append(a, opt, strconv.FormatFloat(v, 'g', -1, 64))
+		}
+	}
+	addI := func(opt string, v int) {
+		if v != 0 {
+			a = append(a, opt, strconv.Itoa(v))
+		}
+	}
+	addF("--rsc_fpops_est", p.FpopsEst)
+	addF("--rsc_fpops_bound", p.FpopsBound)
+	addF("--rsc_memory_bound", p.MemoryBound)
+	addI("--target_nresults", p.TargetNResults)
+	addI("--min_quorum", p.MinQuorum)
+	addI("--max_error_results", p.MaxErrorResults)
+	addI("--max_total_results", p.MaxTotalResults)
+	return a
+}
+
+// Line is the job's --stdin line.
+func (j Job) Line() string {
+	var b strings.Builder
+	b.WriteString("--wu_name ")
+	b.WriteString(j.WUName)
+	b.WriteString(" --wu_template ")
+	b.WriteString(j.WUTemplate)
+	b.WriteString(" --result_template ")
+	b.WriteString(j.ResultTemplate)
+	b.WriteString(" --priority ")
+	b.WriteString(strconv.Itoa(j.Priority))
+	for _, f := range j.Files {
+		b.WriteByte(' ')
+		b.WriteString(f)
+	}
+	return b.String()
+}
+
+// maxLine is create_work's stdin line limit (4096-byte buffer, newline and
+// terminator included); maxWords its fixed argument array.
+const (
+	maxLine  = 4094
+	maxWords = 99
+)
+
+// CreateWork creates all jobs with ONE `bin/create_work --stdin` run in the
+// project directory. BOINC inserts the jobs all-or-nothing; a non-zero exit
+// comes back as an error carrying create_work's own messages.
+func CreateWork(ctx context.Context, p *Project, params WorkParams, jobs []Job) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	var in bytes.Buffer
+	for _, j := range jobs {
+		// create_work exits 0 without creating a job whose result template is
+		// missing, so check it here.
+		if filepath.IsAbs(j.ResultTemplate) || len(j.ResultTemplate) > 63 {
+			return fmt.Errorf("result template path %q must be relative to the project and at most 63 characters", j.ResultTemplate)
+		}
+		if _, err := os.Stat(filepath.Join(p.Dir, j.ResultTemplate)); err != nil {
+			return fmt.Errorf("result template %s is missing: %w", j.ResultTemplate, err)
+		}
+		line := j.Line()
+		if len(line)+1 > maxLine || len(strings.Fields(line)) > maxWords {
+			return fmt.Errorf("work unit %s: create_work line too long (%d bytes, %d words)", j.WUName, len(line), len(strings.Fields(line)))
+		}
+		if strings.ContainsAny(line, "\"'\n") {
+			return fmt.Errorf("work unit %s: refusing quote or newline in a create_work line", j.WUName)
+		}
+		in.WriteString(line)
+		in.WriteByte('\n')
+	}
+	args := append(params.Args(), "--stdin")
+	cmd := exec.CommandContext(ctx, filepath.Join(p.Dir, "bin", "create_work"), args...)
+	cmd.Dir = p.Dir
+	cmd.Stdin = &in
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = &out
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(out.String())
+		if len(msg) > 2000 {
+			msg = msg[:2000] + "..."
+		}
+		return fmt.Errorf("create_work failed (%v): %s", err, msg)
+	}
+	return nil
+}

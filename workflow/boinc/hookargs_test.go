@@ -1,0 +1,57 @@
+package boinc
+
+import "testing"
+
+const wu = "run1-TONI_G-0-3-RND0001"
+
+func TestParseHookArgsForms(t *testing.T) {
+	p0 := "/p/upload/54/" + wu + "_0_r1176225829_0"
+	p1 := "/p/upload/86/" + wu + "_0_r1176225829_1"
+	cases := []struct {
+		args  []string
+		files int
+		id    int64
+	}{
+		{[]string{"1143", p0, p1}, 2, 1143},            // today: WU_ID PATH...
+		{[]string{wu, p0, "out", p1, "out2", "7"}, 2, 0}, // wu_name files2 batch_id
+		{[]string{wu, p0, "out", "7", "7", "5.034376", "1143", p0}, 2, 0},
+		{[]string{p0}, 1, 0}, // files alone
+	}
+	for _, tc := range cases {
+		c, err := ParseHookArgs(tc.args)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		if c.WUName != wu || len(c.Files) != tc.files || c.WUID != tc.id || c.Error {
+			t.Errorf("%v: got %+v", tc.args, c)
+		}
+	}
+}
+
+func TestParseHookArgsError(t *testing.T) {
+	c, err := ParseHookArgs([]string{"--error", "8", wu, "1145", "8"})
+	if err != nil || !c.Error || c.ErrorMask != 8 || c.WUName != wu || c.WUID != 1145 || c.Batch != 8 {
+		t.Fatalf("%+v %v", c, err)
+	}
+	c, err = ParseHookArgs([]string{"--error", "2", "1140"})
+	if err != nil || !c.Error || c.WUID != 1140 || c.WUName != "" {
+		t.Fatalf("old form: %+v %v", c, err)
+	}
+	for _, bad := range [][]string{nil, {"--error"}, {"--error", "x", wu, "1", "2"}, {"1143"}, {"12", "/p/x"},
+		{wu, "/p/upload/1/other-TONI_G-0-3-RND0001_0_r1_0"}} {
+		if _, err := ParseHookArgs(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func FuzzParseHookArgs(f *testing.F) {
+	f.Add("1143", "/p/upload/54/"+wu+"_0_r1_0", "")
+	f.Add("--error", "8", wu)
+	f.Fuzz(func(t *testing.T, a, b, c string) {
+		hc, err := ParseHookArgs([]string{a, b, c})
+		if err == nil && !hc.Error && hc.WUName == "" {
+			t.Fatal("success without WU name")
+		}
+	})
+}

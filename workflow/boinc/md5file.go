@@ -1,0 +1,103 @@
+package boinc
+
+import (
+	"crypto/md5"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// FileMD5 streams a file and returns its MD5 (hex) and size.
+func FileMD5(path string) (string, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	h := md5.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return "", 0, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
+}
+
+// SidecarText is the content of a .md5 file as BOINC's C code writes it:
+// "<md5> <size as %.15e>\n".
+func SidecarText(sum string, size int64) string {
+	return sum + " " + strconv.FormatFloat(float64(size), 'e', 15, 64) + "\n"
+}
+
+// ReadSidecar parses path+".md5" the way BOINC's reader does: md5, space,
+// a number, exactly one newline, end of file. ok is false when the sidecar
+// is missing, malformed or older than the data file (BOINC recomputes then).
+func ReadSidecar(path string) (sum string, size int64, ok bool) {
+	data, err := os.ReadFile(path + ".md5")
+	if err != nil {
+		return "", 0, false
+	}
+	s := string(data)
+	if !strings.HasSuffix(s, "\n") || strings.Count(s, "\n") != 1 {
+		return "", 0, false
+	}
+	f := strings.Fields(s)
+	if len(f) != 2 || len(f[0]) != 32 {
+		return "", 0, false
+	}
+	if _, err := hex.DecodeString(f[0]); err != nil {
+		return "", 0, false
+	}
+	v, err := strconv.ParseFloat(f[1], 64)
+	if err != nil || v < 0 {
+		return "", 0, false
+	}
+	sfi, err1 := os.Stat(path + ".md5")
+	dfi, err2 := os.Stat(path)
+	if err1 != nil || err2 != nil || sfi.ModTime().Unix() < dfi.ModTime().Unix() {
+		return "", 0, false
+	}
+	return f[0], int64(v), true
+}
+
+// WriteSidecar writes path+".md5" atomically.
+func WriteSidecar(path, sum string, size int64) error {
+	return WriteFileAtomic(path+".md5", []byte(SidecarText(sum, size)), 0o644)
+}
+
+// WriteFileAtomic writes data to a temporary file beside path and renames it
+// into place, so readers never see a partial file.
+func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	dir, base := splitDir(path)
+	f, err := os.CreateTemp(dir, "."+base+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, werr := f.Write(data)
+	cerr := f.Close()
+	if werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Chmod(tmp, perm)
+	}
+	if werr == nil {
+		werr = os.Rename(tmp, path)
+	}
+	if werr != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", path, werr)
+	}
+	return nil
+}
+
+func splitDir(path string) (string, string) {
+	i := strings.LastIndexByte(path, '/')
+	if i < 0 {
+		return ".", path
+	}
+	return path[:i+1], path[i+1:]
+}

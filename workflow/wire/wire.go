@@ -1,0 +1,211 @@
+// Package wire holds the JSON types and paths of the rboinc HTTP API. The
+// clients and the server share these types and nothing else.
+//
+// All API paths live under APIPrefix, below the base URL the scientist gives
+// (RBOINC_URL, e.g. http://host:8080/rboinc_cgi). Every request except the
+// liveness probe (GET on the base URL) is authenticated: HTTP Basic with the
+// user name and the token as password, or "Authorization: Bearer TOKEN".
+// Errors come back with a non-2xx status and an Error body.
+package wire
+
+// Paths, relative to the base URL (which ends in /rboinc_cgi).
+const (
+	APIPrefix   = "/api/v1"
+	PathQueues  = APIPrefix + "/queues"       // GET list; GET /queues/{name}
+	PathMissing = APIPrefix + "/pool/missing" // POST MissingRequest -> MissingResponse
+	PathUploads = APIPrefix + "/uploads"      // POST -> UploadResponse
+	PathSubmit  = APIPrefix + "/submit"       // POST SubmitRequest -> SubmitResponse
+	PathStatus  = APIPrefix + "/status"       // GET ?group=G[&name=N] -> StatusResponse
+	PathStop    = APIPrefix + "/stop"         // POST ChainRef -> CountResponse
+	PathPurge   = APIPrefix + "/purge"        // POST ChainRef -> CountResponse
+	PathResults = APIPrefix + "/results"      // GET ?group=G[&name=N] -> ResultsResponse
+	PathFiles   = APIPrefix + "/files"        // GET /files/{group}/{file} -> bytes
+	PathAck     = APIPrefix + "/ack"          // POST AckRequest -> CountResponse
+	PathWhoAmI  = APIPrefix + "/whoami"       // GET -> WhoAmI
+	// DAVPrefix is the WebDAV scratch area, on the same host as the API but
+	// outside the base path: /DAV/<user>/<upload id>/<md5>.
+	DAVPrefix = "/DAV/"
+)
+
+// Error codes, in Error.Code.
+const (
+	CodeBadRequest     = "bad_request"     // 400: a field is invalid; Error says which
+	CodeUnauthorized   = "unauthorized"    // 401
+	CodeForbidden      = "forbidden"       // 403
+	CodeNotFound       = "not_found"       // 404: no such chain, group or file
+	CodeUnknownQueue   = "unknown_queue"   // 404: no such application queue
+	CodeNameTaken      = "name_taken"      // 409: group/name already used
+	CodeMissingContent = "missing_content" // 409: announced content is neither pooled nor uploaded
+	CodeInternal       = "internal"        // 500
+)
+
+// Error is the body of every non-2xx answer.
+type Error struct {
+	Error string `json:"error"`
+	Code  string `json:"code"`
+}
+
+// WhoAmI answers PathWhoAmI.
+type WhoAmI struct {
+	User string `json:"user"`
+}
+
+// QueueSummary is one entry of GET PathQueues.
+type QueueSummary struct {
+	Name        string `json:"name"`
+	Application string `json:"application"`
+	Description string `json:"description"`
+}
+
+// Parameter is one input a scientist may (or must) give: -<Name> FILE.
+type Parameter struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Optional    bool   `json:"optional"`
+	OpenName    string `json:"open_name"`
+}
+
+// Output is one output file of a queue's result template.
+type Output struct {
+	Index    int      `json:"index"` // k of <OUTFILE_k/>; result files are <wu>_<k>
+	OpenName string   `json:"open_name"`
+	Aliases  []string `json:"aliases,omitempty"`
+	Chain    *int     `json:"chain,omitempty"` // input slot it feeds in the next step
+}
+
+// Queue answers GET PathQueues/{name}.
+type Queue struct {
+	Name        string      `json:"name"`
+	Application string      `json:"application"`
+	Description string      `json:"description"`
+	Parameters  []Parameter `json:"parameters"`
+	Outputs     []Output    `json:"outputs"`
+}
+
+// MissingRequest asks which of these contents (MD5 hex) the server lacks.
+type MissingRequest struct {
+	MD5s []string `json:"md5s"`
+}
+
+// MissingResponse lists the subset of MissingRequest.MD5s to upload.
+type MissingResponse struct {
+	Missing []string `json:"missing"`
+}
+
+// UploadResponse names a fresh, empty WebDAV collection of the caller's.
+// Files are PUT to DAVPath + <md5 hex>, then named in SubmitRequest.Upload.
+type UploadResponse struct {
+	ID      string `json:"id"`
+	DAVPath string `json:"dav_path"` // absolute path on the server, ends in '/'
+}
+
+// FileRef names one input by content.
+type FileRef struct {
+	MD5  string `json:"md5"`
+	Size int64  `json:"size"`
+}
+
+// ChainSpec is one chain to create: its name and its inputs by parameter
+// name. Parameters left out fall back to the server's defaults if optional.
+type ChainSpec struct {
+	Name  string             `json:"name"`
+	Files map[string]FileRef `json:"files"`
+}
+
+// Options are the submission options of the original boinc_submit.
+// Zero means "not given": the template's or BOINC's value applies.
+type Options struct {
+	NumSteps       int     `json:"num_steps,omitempty"` // default 1
+	Priority       *int    `json:"priority,omitempty"`  // default 1; falls by one per step
+	FpopsEst       float64 `json:"fpops_est,omitempty"`
+	FpopsBound     float64 `json:"fpops_bound,omitempty"`
+	MemoryBound    float64 `json:"memory_bound,omitempty"`
+	TargetNResults int     `json:"target_nresults,omitempty"`
+	MinQuorum      int     `json:"min_quorum,omitempty"`
+	Batch          int64   `json:"batch,omitempty"`
+	AssignUserAll  int64   `json:"assign_user_all,omitempty"`
+	DryRun         bool    `json:"dry_run,omitempty"`
+}
+
+// SubmitRequest creates one or many chains of one queue in one group.
+type SubmitRequest struct {
+	Queue   string      `json:"queue"`
+	Group   string      `json:"group"`
+	Upload  string      `json:"upload,omitempty"` // UploadResponse.ID holding the missing contents
+	Options Options     `json:"options"`
+	Chains  []ChainSpec `json:"chains"`
+}
+
+// ChainCreated reports one created (or, in a dry run, checked) chain.
+type ChainCreated struct {
+	Name    string `json:"name"`
+	FirstWU string `json:"first_wu"`
+}
+
+// SubmitResponse answers PathSubmit.
+type SubmitResponse struct {
+	DryRun bool           `json:"dry_run,omitempty"`
+	Chains []ChainCreated `json:"chains"`
+}
+
+// ChainRef names a group, or one chain in it when Name is set.
+type ChainRef struct {
+	Group string `json:"group"`
+	Name  string `json:"name,omitempty"`
+}
+
+// CountResponse says how many things an action touched.
+type CountResponse struct {
+	Count   int    `json:"count"`
+	Message string `json:"message,omitempty"`
+}
+
+// Chain states.
+const (
+	StateRunning = "running"
+	StateDone    = "done"
+	StateFailed  = "failed"
+	StateStopped = "stopped"
+)
+
+// ChainStatus is one chain's progress.
+type ChainStatus struct {
+	Group     string `json:"group"`
+	Name      string `json:"name"`
+	Queue     string `json:"queue"`
+	State     string `json:"state"`
+	StepsDone int    `json:"steps_done"`
+	NumSteps  int    `json:"num_steps"`
+	Error     string `json:"error,omitempty"`
+}
+
+// StatusResponse answers PathStatus, chains sorted by group then name.
+type StatusResponse struct {
+	Chains []ChainStatus `json:"chains"`
+}
+
+// ResultFile is one finished output waiting on the server.
+type ResultFile struct {
+	Group   string   `json:"group"`
+	Chain   string   `json:"chain"`
+	WU      string   `json:"wu"`
+	Step    int      `json:"step"`
+	Index   int      `json:"index"`
+	Name    string   `json:"name"` // <wu>_<index>
+	MD5     string   `json:"md5"`
+	Size    int64    `json:"size"`
+	Aliases []string `json:"aliases,omitempty"` // the first is appended on download
+	Path    string   `json:"path"`              // relative to the base URL: PathFiles/<group>/<name>
+}
+
+// ResultsResponse answers PathResults, sorted by chain, step, index.
+type ResultsResponse struct {
+	Files []ResultFile `json:"files"`
+}
+
+// AckRequest tells the server which result files the client has; only
+// those are removed there.
+type AckRequest struct {
+	Group string   `json:"group"`
+	Files []string `json:"files"` // ResultFile.Name values
+}
