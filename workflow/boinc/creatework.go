@@ -32,6 +32,7 @@ type WorkParams struct {
 	MinQuorum       int
 	MaxErrorResults int
 	MaxTotalResults int
+	TargetUser      int64 // assigned work: only this BOINC user gets the jobs
 }
 
 // Args returns the create_work command-line options for p (without --stdin).
@@ -57,6 +58,9 @@ func (p WorkParams) Args() []string {
 	addI("--min_quorum", p.MinQuorum)
 	addI("--max_error_results", p.MaxErrorResults)
 	addI("--max_total_results", p.MaxTotalResults)
+	if p.TargetUser != 0 {
+		a = append(a, "--target_user", strconv.FormatInt(p.TargetUser, 10))
+	}
 	return a
 }
 

@@ -12,7 +12,7 @@ func TestParseHookArgsForms(t *testing.T) {
 		files int
 		id    int64
 	}{
-		{[]string{"1143", p0, p1}, 2, 1143},            // today: WU_ID PATH...
+		{[]string{"1143", p0, p1}, 2, 1143},              // today: WU_ID PATH...
 		{[]string{wu, p0, "out", p1, "out2", "7"}, 2, 0}, // wu_name files2 batch_id
 		{[]string{wu, p0, "out", "7", "7", "5.034376", "1143", p0}, 2, 0},
 		{[]string{p0}, 1, 0}, // files alone

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/rboinc/rboinc/workflow/client"
+	"github.com/rboinc/rboinc/workflow/client/clitool"
+	"github.com/rboinc/rboinc/workflow/naming"
+	"github.com/rboinc/rboinc/workflow/wire"
+	"github.com/urfave/cli/v2"
+)
+
+// action picks the first of purge, stop, status, retrieve.
+func action(c *cli.Context) error {
+	clitool.NoteIgnored(c)
+	group, name := c.String("group"), c.String("name")
+	if group != "" {
+		if err := naming.CheckIdent("group", group); err != nil {
+			return client.Usagef("%v", err)
+		}
+	}
+	if name != "" {
+		if err := naming.CheckIdent("name", name); err != nil {
+			return client.Usagef("%v", err)
+		}
+		if group == "" {
+			return client.Usagef("-name needs -group")
+		}
+	}
+	if group == "" && !c.Bool("status") {
+		return client.Usagef("missing mandatory option -group (see -help)")
+	}
+	if c.Bool("purge") && (c.IsSet("into") || c.IsSet("intotree")) {
+		return client.Usagef("-purge downloads nothing: drop -into and -intotree")
+	}
+	cl, err := clitool.Connect(c)
+	if err != nil {
+		return err
+	}
+	ref := wire.ChainRef{Group: group, Name: name}
+	switch {
+	case c.Bool("purge"):
+		return change(c, "purge", "Purge", ref, cl.Purge)
+	case c.Bool("stop"):
+		return change(c, "stop", "Stop", ref, cl.Stop)
+	case c.Bool("status"):
+		return status(c, cl, ref)
+	}
+	return retrieve(c, cl, ref)
+}
+
+// change asks for confirmation, then stops or purges.
+func change(c *cli.Context, verb, Verb string, ref wire.ChainRef,
+	do func(ctx context.Context, ref wire.ChainRef) (*wire.CountResponse, error)) error {
+	what := "group " + ref.Group
+	if ref.Name != "" {
+		what += " (chain " + ref.Name + ")"
+	}
+	prompt := fmt.Sprintf("%s %s? [y/N] ", Verb, what)
+	if err := clitool.Confirm(os.Stdin, os.Stderr, clitool.Interactive(), c.Bool("yes"), verb, prompt); err != nil {
+		return err
+	}
+	r, err := do(c.Context, ref)
+	if err != nil {
+		return fmt.Errorf("cannot %s %s: %w", verb, what, err)
+	}
+	switch {
+	case c.Bool("json"):
+		return writeJSON(c.App.Writer, r)
+	case c.Bool("quiet"):
+		return nil
+	case r.Message != "":
+		fmt.Fprintln(c.App.Writer, r.Message)
+	default:
+		fmt.Fprintf(c.App.Writer, "%s: %d chain(s) affected.\n", Verb, r.Count)
+	}
+	return nil
+}
+
+// status prints one line per chain, in the server's order.
+func status(c *cli.Context, cl *client.Client, ref wire.ChainRef) error {
+	r, err := cl.Status(c.Context, ref.Group, ref.Name)
+	if err != nil {
+		return err
+	}
+	if c.Bool("json") {
+		if r.Chains == nil {
+			r.Chains = []wire.ChainStatus{}
+		}
+		return writeJSON(c.App.Writer, r)
+	}
+	for _, ch := range r.Chains {
+		label := ch.Name
+		if ref.Group == "" {
+			// Across groups a bare name is ambiguous.
+			label = ch.Group + "/" + ch.Name
+		}
+		fmt.Fprintf(c.App.Writer, "%s\t%d\t%s\t%d\n", label, ch.StepsDone, ch.State, ch.NumSteps)
+	}
+	return nil
+}
+
+// retrieve downloads, verifies and acknowledges the group's results.
+func retrieve(c *cli.Context, cl *client.Client, ref wire.ChainRef) error {
+	in := client.RetrieveInput{Group: ref.Group, Name: ref.Name, Dir: c.String("into"), Keep: c.Bool("keep")}
+	if c.IsSet("intotree") {
+		if c.IsSet("into") {
+			return client.Usagef("give -into or -intotree, not both")
+		}
+		in.Dir, in.Tree = c.String("intotree"), true
+	}
+	if in.Dir == "" {
+		return client.Usagef("the download directory is empty")
+	}
+	asJSON := c.Bool("json")
+	quiet := c.Bool("quiet") || (!clitool.IsTerminal(os.Stdout) && !c.Bool("verbose"))
+	start, finish := clitool.Progress(!quiet && !asJSON && clitool.IsTerminal(os.Stderr), "downloading")
+	in.OnDownload = start
+	rep, err := cl.Retrieve(c.Context, in)
+	finish()
+	if rep == nil {
+		return err
+	}
+	for _, f := range rep.Failed {
+		fmt.Fprintf(c.App.ErrWriter, "%s: %s\n", prog, f.Error)
+	}
+	switch {
+	case asJSON:
+		if jerr := writeJSON(c.App.Writer, rep); jerr != nil && err == nil {
+			err = jerr
+		}
+	case !quiet:
+		fmt.Fprintf(c.App.Writer, "Retrieved %d, already present %d, out of %d.\n", rep.Retrieved, rep.Present, rep.Total)
+	}
+	return err
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rboinc/rboinc/workflow/client"
+	"github.com/rboinc/rboinc/workflow/client/clitool"
+	"github.com/rboinc/rboinc/workflow/wire"
+)
+
+// server answers status, stop, purge and an empty results list.
+func server(t *testing.T, calls *[]string) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		*calls = append(*calls, r.Method+" "+r.URL.Path+"?"+r.URL.RawQuery)
+		switch r.URL.Path {
+		case "/cgi" + wire.PathStatus:
+			json.NewEncoder(w).Encode(wire.StatusResponse{Chains: []wire.ChainStatus{
+				{Group: "g", Name: "b", State: wire.StateRunning, StepsDone: 2, NumSteps: 5},
+				{Group: "g", Name: "a", State: wire.StateDone, StepsDone: 5, NumSteps: 5},
+			}})
+		case "/cgi" + wire.PathStop, "/cgi" + wire.PathPurge:
+			json.NewEncoder(w).Encode(wire.CountResponse{Count: 2})
+		case "/cgi" + wire.PathResults:
+			if r.URL.Query().Get("group") != "g" {
+				w.WriteHeader(http.StatusNotFound)
+				json.NewEncoder(w).Encode(wire.Error{Error: "no such group", Code: wire.CodeNotFound})
+				return
+			}
+			json.NewEncoder(w).Encode(wire.ResultsResponse{})
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			json.NewEncoder(w).Encode(wire.Error{Error: "no such group", Code: wire.CodeNotFound})
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/cgi"
+}
+
+func runApp(t *testing.T, args ...string) (string, int) {
+	app := newApp()
+	var out bytes.Buffer
+	app.Writer = &out
+	code := clitool.Run(context.Background(), app, append([]string{prog}, args...))
+	return out.String(), code
+}
+
+func TestRetrieveActions(t *testing.T) {
+	var calls []string
+	url := server(t, &calls)
+	dir := t.TempDir()
+	base := []string{"-url", url, "-authenticator", "t"}
+	for _, tc := range []struct {
+		args  []string
+		want  int
+		out   string
+		calls int
+	}{
+		{[]string{"-status", "-group", "g"}, client.ExitOK, "b\t2\trunning\t5\na\t5\tdone\t5\n", 1},
+		{[]string{"-status"}, client.ExitOK, "g/b\t2\trunning\t5\ng/a\t5\tdone\t5\n", 1},
+		{[]string{"-purge", "-group", "g"}, client.ExitUsage, "", 0}, // no terminal, no -yes
+		{[]string{"-purge", "-group", "g", "-into", dir, "-yes"}, client.ExitUsage, "", 0},
+		{[]string{"-purge", "-group", "g", "-yes"}, client.ExitOK, "Purge: 2 chain(s) affected.\n", 1},
+		{[]string{"-stop", "-group", "g", "-name", "a", "-yes", "-json"}, client.ExitOK, "{\n  \"count\": 2\n}\n", 1},
+		{[]string{"-name", "a"}, client.ExitUsage, "", 0},
+		{[]string{}, client.ExitUsage, "", 0},
+		{[]string{"-group", "g", "-into", dir, "-intotree", dir}, client.ExitUsage, "", 0},
+		{[]string{"-group", "g", "-into", dir}, client.ExitOK, "", 1}, // stdout is not a terminal: quiet
+		{[]string{"-group", "nope", "-into", dir}, client.ExitRefused, "", 0},
+	} {
+		calls = nil
+		out, code := runApp(t, append(base, tc.args...)...)
+		if code != tc.want || out != tc.out || (tc.calls > 0 && len(calls) != tc.calls) || (tc.calls == 0 && tc.want == client.ExitUsage && len(calls) != 0) {
+			t.Errorf("%v: exit %d, out %q, calls %v; want exit %d, out %q", tc.args, code, out, calls, tc.want, tc.out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, client.LockName)); err != nil {
+		t.Errorf("no lock file: %v", err)
+	}
+}

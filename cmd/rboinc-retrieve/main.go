@@ -1,0 +1,48 @@
+// Command rboinc-retrieve downloads the results of chains submitted with
+// rboinc-submit, and reports, stops or purges them. It is safe under cron:
+// it never waits for an answer without -yes, holds a lock on its download
+// directory, and says what happened through its exit code.
+package main
+
+import (
+	"github.com/rboinc/rboinc/workflow/client/clitool"
+	"github.com/urfave/cli/v2"
+)
+
+const prog = "rboinc-retrieve"
+
+const catAction = "Action"
+
+func main() { clitool.Main(newApp()) }
+
+func newApp() *cli.App {
+	app := &cli.App{
+		Name:  prog,
+		Usage: "download the results of rboinc chains, or report, stop or purge them",
+		UsageText: prog + " -group GROUP [-name NAME] [-into DIR | -intotree DIR] [-keep]\n" +
+			prog + " -status [-group GROUP [-name NAME]] [-json]\n" +
+			prog + " -stop|-purge -group GROUP [-name NAME] [-yes]",
+		Description: "Options take one or two dashes. Exit codes: 0 ok, 1 failure, 2 usage error\n" +
+			"(also -stop or -purge without a terminal and without -yes), 3 server\n" +
+			"unreachable, 4 refused by the server, 5 authentication failed, 6 another\n" +
+			"rboinc-retrieve is running in the directory, 7 some files failed to\n" +
+			"download (the others were kept and acknowledged).",
+		Flags: append(clitool.ServerFlags(),
+			&cli.StringFlag{Name: "group", Category: catAction, Usage: "`GROUP` of chains (mandatory, except for -status)"},
+			&cli.StringFlag{Name: "name", Category: catAction, Usage: "only the chain `NAME` of the group"},
+			&cli.StringFlag{Name: "into", Category: catAction, Value: ".", Usage: "download into `DIR`"},
+			&cli.StringFlag{Name: "intotree", Category: catAction, Usage: "download into `DIR`/<chain name>/"},
+			&cli.BoolFlag{Name: "keep", Category: catAction, Usage: "leave the files on the server (do not acknowledge them)"},
+			&cli.BoolFlag{Name: "status", Category: catAction, Usage: "print NAME, steps done, state and steps of each chain"},
+			&cli.BoolFlag{Name: "stop", Category: catAction, Usage: "create no further steps for the group (or chain)"},
+			&cli.BoolFlag{Name: "purge", Category: catAction, Usage: "remove the group (or chain) from the server for good"},
+			&cli.BoolFlag{Name: "yes", Category: catAction, Usage: "do not ask before -stop or -purge"},
+			&cli.BoolFlag{Name: "json", Category: clitool.CatOutput, Usage: "print the result as JSON"},
+			&cli.BoolFlag{Name: "verbose", Category: clitool.CatOutput, Usage: "log every request, and print the summary even when output is not a terminal"},
+			&cli.BoolFlag{Name: "quiet", Category: clitool.CatOutput, Usage: "no progress bar, no summary (the default when output is not a terminal)"},
+		),
+		Action: action,
+	}
+	clitool.Setup(app)
+	return app
+}

@@ -1,0 +1,270 @@
+// Command rboinc-server is the rboinc server: the HTTP API and WebDAV area
+// (standalone, or one request at a time as a CGI program), the assimilator
+// hook BOINC calls (`process`), administration (`init`, `user`, `gc`) and
+// the embedded BOINC stand-in's create_work.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/rboinc/rboinc/workflow/boinc"
+	"github.com/rboinc/rboinc/workflow/engine"
+	"github.com/rboinc/rboinc/workflow/naming"
+	"github.com/rboinc/rboinc/workflow/server"
+	"github.com/rboinc/rboinc/workflow/setup"
+	"github.com/rboinc/rboinc/workflow/standin"
+	"github.com/rboinc/rboinc/workflow/store"
+)
+
+func main() {
+	log := newLogger()
+	slog.SetDefault(log)
+	// BOINC's tools and the web server call this binary in fixed forms that
+	// a flag parser must not touch (the hook's `--error` is an argument).
+	if len(os.Args) > 2 && os.Args[1] == "standin" && os.Args[2] == "create_work" {
+		os.Exit(standin.CreateWorkMain(os.Args[3:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "process" {
+		os.Exit(runHook(os.Args[2:], log))
+	}
+	if os.Getenv("GATEWAY_INTERFACE") != "" {
+		os.Exit(runCGI(log))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := app(log).RunContext(ctx, os.Args); err != nil {
+		fmt.Fprintln(os.Stderr, "rboinc-server:", err)
+		os.Exit(1)
+	}
+}
+
+func newLogger() *slog.Logger {
+	level := slog.LevelInfo
+	if v := os.Getenv("RBOINC_LOG_LEVEL"); v != "" {
+		level.UnmarshalText([]byte(v))
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+}
+
+var rootFlag = &cli.StringFlag{Name: "root", Usage: "server root directory", EnvVars: []string{"RBOINC_ROOT"}, Required: true}
+
+func app(log *slog.Logger) *cli.App {
+	return &cli.App{
+		Name:  "rboinc-server",
+		Usage: "submit and chain BOINC work units for remote scientists",
+		Commands: []*cli.Command{
+			{
+				Name:  "init",
+				Usage: "create a server root (with the embedded BOINC stand-in unless --boinc-project names a real project)",
+				Flags: []cli.Flag{rootFlag,
+					&cli.StringFlag{Name: "boinc-project", Usage: "a real BOINC project directory"},
+					&cli.StringFlag{Name: "url", Usage: "URL clients use to reach this server", Value: "http://127.0.0.1:8080"}},
+				Action: func(c *cli.Context) error {
+					rep, err := setup.Init(c.Context, setup.Options{Root: c.String("root"), BoincProject: c.String("boinc-project"), URLBase: c.String("url")})
+					if err != nil {
+						return err
+					}
+					kind := "real BOINC project"
+					if rep.Simulated {
+						kind = "embedded BOINC stand-in"
+					}
+					fmt.Printf("server root %s ready (%s at %s)\n", rep.Root, kind, rep.Project)
+					for _, d := range rep.Daemons {
+						fmt.Println("add to config.xml <daemons>:", d)
+					}
+					for _, n := range rep.Notes {
+						fmt.Println("note:", n)
+					}
+					return nil
+				},
+			},
+			{
+				Name:  "serve",
+				Usage: "serve the API and WebDAV area (and run the stand-in's volunteers)",
+				Flags: []cli.Flag{rootFlag, &cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", Usage: "address to listen on (port 0: any free port)"},
+					&cli.StringFlag{Name: "addr-file", Usage: "write the address actually listened on to this file once ready"}},
+				Action: func(c *cli.Context) error {
+					root := c.String("root")
+					if _, err := setup.InstallExe(absRoot(root), ""); err != nil {
+						return err
+					}
+					e, err := engine.Open(c.Context, root, log)
+					if err != nil {
+						return err
+					}
+					defer e.Close()
+					var ready func(string)
+					if f := c.String("addr-file"); f != "" {
+						ready = func(addr string) {
+							if err := boinc.WriteFileAtomic(f, []byte(addr+"\n"), 0o644); err != nil {
+								log.Error("writing --addr-file", "err", err)
+							}
+						}
+					}
+					return server.Serve(c.Context, e, c.String("listen"), log, ready)
+				},
+			},
+			{
+				Name:  "user",
+				Usage: "manage accounts",
+				Subcommands: []*cli.Command{
+					{
+						Name: "add", Usage: "create a user and print its token", ArgsUsage: "NAME",
+						Flags: []cli.Flag{rootFlag},
+						Action: func(c *cli.Context) error {
+							name := c.Args().First()
+							if c.NArg() != 1 {
+								return errors.New("usage: rboinc-server user add --root DIR NAME")
+							}
+							return withDB(c, func(db *store.DB) error {
+								tok, err := addUser(c.Context, db, name)
+								if err != nil {
+									return err
+								}
+								fmt.Println(tok)
+								return nil
+							})
+						},
+					},
+					{
+						Name: "list", Usage: "list users", Flags: []cli.Flag{rootFlag},
+						Action: func(c *cli.Context) error {
+							return withDB(c, func(db *store.DB) error {
+								us, err := db.Users(c.Context)
+								for _, u := range us {
+									state := "active"
+									if u.Disabled {
+										state = "disabled"
+									}
+									fmt.Printf("%s\t%s\n", u.Name, state)
+								}
+								return err
+							})
+						},
+					},
+				},
+			},
+			{
+				Name:  "gc",
+				Usage: "remove pool contents nothing refers to any more",
+				Flags: []cli.Flag{rootFlag, &cli.DurationFlag{Name: "grace", Value: server.CollectGrace, Usage: "spare contents asked about within this time"}},
+				Action: func(c *cli.Context) error {
+					e, err := engine.Open(c.Context, c.String("root"), log)
+					if err != nil {
+						return err
+					}
+					defer e.Close()
+					n, err := e.Collect(c.Context, c.Duration("grace"))
+					if err == nil {
+						fmt.Printf("removed %d content(s)\n", n)
+					}
+					return err
+				},
+			},
+		},
+	}
+}
+
+func absRoot(r string) string {
+	a, err := filepath.Abs(r)
+	if err != nil {
+		return r
+	}
+	return a
+}
+
+func withDB(c *cli.Context, fn func(*store.DB) error) error {
+	root := c.String("root")
+	if _, err := engine.LoadConfig(root); err != nil {
+		return err
+	}
+	db, err := store.Open(c.Context, filepath.Join(root, "state.db"))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return fn(db)
+}
+
+func addUser(ctx context.Context, db *store.DB, name string) (string, error) {
+	if err := naming.CheckUser(name); err != nil {
+		return "", err
+	}
+	tok := server.NewToken()
+	if _, err := db.AddUser(ctx, name, server.HashToken(tok)); err != nil {
+		return "", err
+	}
+	return tok, nil
+}
+
+// runHook is `rboinc-server process [--root DIR] ARGS...`, called by BOINC's
+// script_assimilator. Exit 0 unless the assimilator must stop and retry.
+func runHook(args []string, log *slog.Logger) int {
+	root := os.Getenv("RBOINC_ROOT")
+	if len(args) >= 2 && (args[0] == "--root" || args[0] == "-root") {
+		root, args = args[1], args[2:]
+	} else if len(args) >= 1 && strings.HasPrefix(args[0], "--root=") {
+		root, args = strings.TrimPrefix(args[0], "--root="), args[1:]
+	}
+	if root == "" {
+		log.Error("hook: no server root: pass --root DIR or set RBOINC_ROOT")
+		return 2
+	}
+	call, err := boinc.ParseHookArgs(args)
+	if err != nil {
+		// Arguments we cannot understand will not improve on retry;
+		// stopping the assimilator would block every other work unit.
+		log.Error("hook: cannot understand the call; ignored", "args", strings.Join(args, " "), "err", err)
+		return 0
+	}
+	ctx := context.Background()
+	e, err := engine.Open(ctx, root, log)
+	if err != nil {
+		log.Error("hook: opening the server", "err", err)
+		return 1
+	}
+	defer e.Close()
+	if err := e.Advance(ctx, call); err != nil {
+		log.Error("hook: failed; BOINC will retry this work unit", "wu", call.WUName, "err", err)
+		return 1
+	}
+	return 0
+}
+
+// runCGI serves one request under a web server. The root comes from
+// RBOINC_ROOT, or from a file rboinc.root beside the program.
+func runCGI(log *slog.Logger) int {
+	root := os.Getenv("RBOINC_ROOT")
+	if root == "" {
+		if exe, err := os.Executable(); err == nil {
+			if b, err := os.ReadFile(filepath.Join(filepath.Dir(exe), "rboinc.root")); err == nil {
+				root = strings.TrimSpace(string(b))
+			}
+		}
+	}
+	if root == "" {
+		fmt.Print("Status: 500 Internal Server Error\r\nContent-Type: text/plain\r\n\r\nrboinc-server: no server root: set RBOINC_ROOT or write it into rboinc.root beside the program\n")
+		return 0
+	}
+	e, err := engine.Open(context.Background(), root, log)
+	if err != nil {
+		fmt.Printf("Status: 500 Internal Server Error\r\nContent-Type: text/plain\r\n\r\nrboinc-server: %v\n", err)
+		return 0
+	}
+	defer e.Close()
+	if err := server.ServeCGI(e, log); err != nil {
+		log.Error("cgi", "err", err)
+		return 1
+	}
+	return 0
+}

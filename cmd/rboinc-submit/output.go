@@ -1,0 +1,61 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/rboinc/rboinc/workflow/client"
+	"github.com/rboinc/rboinc/workflow/wire"
+)
+
+// printParameters is -help_parameters: the queue, then its parameters
+// sorted by name, aligned.
+func printParameters(w io.Writer, q *wire.Queue) {
+	fmt.Fprintf(w, "Application queue %q: %s\n", q.Name, q.Description)
+	fmt.Fprintf(w, "BOINC application: %s\n", q.Application)
+	params := slices.Clone(q.Parameters)
+	slices.SortFunc(params, func(a, b wire.Parameter) int { return strings.Compare(a.Name, b.Name) })
+	if len(params) == 0 {
+		fmt.Fprintln(w, "This queue takes no file parameters.")
+		return
+	}
+	fmt.Fprintln(w, "Parameters:")
+	width := 0
+	for _, p := range params {
+		width = max(width, len(p.Name)+len(" FILE")+1)
+	}
+	for _, p := range params {
+		opt := ""
+		if p.Optional {
+			opt = "(optional) "
+		}
+		fmt.Fprintf(w, "  %-*s   %s%s\n", width, "-"+p.Name+" FILE", opt, p.Description)
+	}
+}
+
+// printReport prints what a submission did, for people or as JSON.
+func printReport(w io.Writer, rep *client.SubmitReport, asJSON, quiet bool) error {
+	if asJSON {
+		if rep.Chains == nil {
+			rep.Chains = []wire.ChainCreated{}
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	if !quiet {
+		fmt.Fprintf(w, "Uploaded %d files (%d bytes); %d already on the server\n",
+			rep.UploadedFiles, rep.UploadedBytes, rep.ReusedFiles)
+	}
+	for _, ch := range rep.Chains {
+		if rep.DryRun {
+			fmt.Fprintf(w, "Dry run: chain %s would start as %s\n", ch.Name, ch.FirstWU)
+		} else {
+			fmt.Fprintf(w, "Submitted chain %s: first work unit %s\n", ch.Name, ch.FirstWU)
+		}
+	}
+	return nil
+}

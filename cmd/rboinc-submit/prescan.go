@@ -1,0 +1,60 @@
+package main
+
+import (
+	"os"
+	"strconv"
+	"strings"
+)
+
+// preArgs are the options needed before the full command line can be
+// parsed: the queue decides which -<parameter> options exist.
+type preArgs struct {
+	url, token, app string
+	help, verbose   bool
+}
+
+// prescan picks -url, -authenticator, -app_name, -help and -verbose out of
+// args (without the program name), in any of the forms the flag package
+// accepts: -x v, --x v, -x=v, --x=v. Environment variables fill in url
+// and token, as they do for the full parse.
+func prescan(args []string) preArgs {
+	p := preArgs{url: os.Getenv("RBOINC_URL"), token: os.Getenv("RBOINC_TOKEN")}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" || a == "-" || !strings.HasPrefix(a, "-") {
+			continue
+		}
+		name := strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
+		name, val, hasVal := strings.Cut(name, "=")
+		value := func() string {
+			if hasVal {
+				return val
+			}
+			if i+1 < len(args) {
+				i++
+				return args[i]
+			}
+			return ""
+		}
+		boolean := func() bool {
+			if !hasVal {
+				return true
+			}
+			b, err := strconv.ParseBool(val)
+			return err == nil && b
+		}
+		switch name {
+		case "url":
+			p.url = value()
+		case "authenticator":
+			p.token = value()
+		case "app_name":
+			p.app = value()
+		case "help", "h":
+			p.help = boolean()
+		case "verbose":
+			p.verbose = boolean()
+		}
+	}
+	return p
+}

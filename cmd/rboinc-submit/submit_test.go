@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/rboinc/rboinc/workflow/client"
+	"github.com/rboinc/rboinc/workflow/wire"
+)
+
+func TestPrescan(t *testing.T) {
+	t.Setenv("RBOINC_URL", "http://env")
+	t.Setenv("RBOINC_TOKEN", "envtok")
+	got := prescan([]string{"-group", "g", "--app_name", "md", "-authenticator=tok", "-coor_file", "x", "--help"})
+	want := preArgs{url: "http://env", token: "tok", app: "md", help: true}
+	if got != want {
+		t.Errorf("prescan = %+v, want %+v", got, want)
+	}
+	got = prescan([]string{"--url=http://x", "-verbose", "-h=false", "-app_name"})
+	want = preArgs{url: "http://x", token: "envtok", verbose: true}
+	if got != want {
+		t.Errorf("prescan = %+v, want %+v", got, want)
+	}
+}
+
+func TestPrintParameters(t *testing.T) {
+	q := &wire.Queue{Name: "md", Description: "Molecular dynamics", Application: "acemd", Parameters: []wire.Parameter{
+		{Name: "pdb_file", Description: "Structure"},
+		{Name: "coor_file", Description: "Coordinates", Optional: true},
+	}}
+	var b bytes.Buffer
+	printParameters(&b, q)
+	want := `Application queue "md": Molecular dynamics
+BOINC application: acemd
+Parameters:
+  -coor_file FILE   (optional) Coordinates
+  -pdb_file FILE    Structure
+`
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+func TestParamFlagsSkipClashes(t *testing.T) {
+	q := &wire.Queue{Name: "md", Parameters: []wire.Parameter{{Name: "group"}, {Name: "a=b"}, {Name: "coor_file"}, {Name: "h"}}}
+	flags := paramFlags(q, fixedFlags())
+	if len(flags) != 1 || !reflect.DeepEqual(flags[0].Names(), []string{"coor_file"}) {
+		t.Fatalf("flags %v", flags)
+	}
+}
+
+// queueServer answers only the queue endpoints.
+func queueServer(t *testing.T) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/cgi" + wire.PathQueues + "/md":
+			json.NewEncoder(w).Encode(wire.Queue{Name: "md", Parameters: []wire.Parameter{{Name: "coor_file", Description: "Coordinates"}}})
+		case "/cgi" + wire.PathQueues:
+			json.NewEncoder(w).Encode([]wire.QueueSummary{{Name: "md"}, {Name: "qm"}})
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			json.NewEncoder(w).Encode(wire.Error{Error: "unknown queue", Code: wire.CodeUnknownQueue})
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/cgi"
+}
+
+func TestConnectErrors(t *testing.T) {
+	url := queueServer(t)
+	ctx := context.Background()
+	_, _, err := connect(ctx, preArgs{url: url, token: "t", app: "nope"})
+	wantMsg := `unknown application queue "nope" on ` + url + "; available: md, qm"
+	if client.ExitCode(err) != client.ExitRefused || err.Error() != wantMsg {
+		t.Errorf("unknown queue: %v (exit %d)", err, client.ExitCode(err))
+	}
+	if _, _, err := connect(ctx, preArgs{url: url, token: "t"}); client.ExitCode(err) != client.ExitUsage {
+		t.Errorf("no -app_name: %v", err)
+	}
+	if _, _, err := connect(ctx, preArgs{url: url, app: "md"}); client.ExitCode(err) != client.ExitUsage {
+		t.Errorf("no token: %v", err)
+	}
+	if _, q, err := connect(ctx, preArgs{url: url, token: "t", app: "md"}); err != nil || q.Name != "md" {
+		t.Errorf("connect = %v, %v", q, err)
+	}
+}
+
+func TestRunUsageErrors(t *testing.T) {
+	url := queueServer(t)
+	dir := t.TempDir()
+	coor := filepath.Join(dir, "x.coor")
+	os.WriteFile(coor, []byte("x"), 0o644)
+	jobs := filepath.Join(dir, "jobs")
+	os.WriteFile(jobs, []byte("c1\n"), 0o644)
+	base := []string{"rboinc-submit", "-url", url, "-authenticator", "t", "-app_name", "md"}
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"-help"}, client.ExitOK},
+		{[]string{"-help_parameters"}, client.ExitOK},
+		{[]string{"-group", "g", "-name", "c1"}, client.ExitUsage},                                    // missing -coor_file
+		{[]string{"-group", "g", "-name", "c1", "-coor_file", coor + "x"}, client.ExitUsage},          // unreadable
+		{[]string{"-group", "g", "-coor_file", coor}, client.ExitUsage},                               // no -name
+		{[]string{"-group", "g", "-name", "c1", "-jobs", jobs, "-coor_file", coor}, client.ExitUsage}, // both
+		{[]string{"-group", "g", "-name", "c1", "-bogus", "x"}, client.ExitUsage},
+		{[]string{"-group", "g", "-name", "c1", "-coor_file", coor, "-num_steps", "0"}, client.ExitUsage},
+		{[]string{"-group", "g", "-name", "c1", "-coor_file", coor}, client.ExitRefused}, // our server has no /pool/missing
+	} {
+		if got := run(context.Background(), append(base, tc.args...)); got != tc.want {
+			t.Errorf("run %v = %d, want %d", tc.args, got, tc.want)
+		}
+	}
+	if got := run(context.Background(), []string{"rboinc-submit", "-url", "http://127.0.0.1:1/x", "-authenticator", "t", "-app_name", "md"}); got != client.ExitUnreachable {
+		t.Errorf("unreachable: exit %d", got)
+	}
+}

@@ -1,0 +1,204 @@
+package e2e
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+var binDir, examples string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "rboinc-e2e-bin")
+	if err != nil {
+		panic(err)
+	}
+	binDir = dir
+	cmd := exec.Command("go", "build", "-o", binDir+"/", "./cmd/rboinc-server", "./cmd/rboinc-submit", "./cmd/rboinc-retrieve")
+	cmd.Dir = ".."
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building the commands:", err)
+		os.Exit(1)
+	}
+	examples, _ = filepath.Abs("../examples/langevin")
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata",
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("PATH", binDir+string(os.PathListSeparator)+env.Getenv("PATH"))
+			env.Setenv("EXAMPLES", examples)
+			env.Setenv("ROOT", filepath.Join(env.WorkDir, "root"))
+			env.Setenv("RBOINC_LOG_LEVEL", "WARN")
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"rbserve":    cmdServe,
+			"rbuser":     cmdUser,
+			"waitstatus": cmdWaitStatus,
+			"waitidle":   cmdWaitIdle,
+			"rbfiles":    cmdFiles,
+		},
+	})
+}
+
+// rbserve: init $ROOT (embedded stand-in) and run `rboinc-server serve` on
+// a free loopback port until the script ends; sets RBOINC_URL.
+func cmdServe(ts *testscript.TestScript, neg bool, args []string) {
+	root := ts.Getenv("ROOT")
+	if _, err := os.Stat(filepath.Join(root, "rboinc.json")); err != nil {
+		ts.Check(runCmd(ts, "rboinc-server", "init", "--root", root))
+	}
+	addr := filepath.Join(ts.Getenv("WORK"), ".addr")
+	os.Remove(addr)
+	logf, err := os.Create(filepath.Join(ts.Getenv("WORK"), "server.log"))
+	ts.Check(err)
+	cmd := exec.Command(filepath.Join(binDir, "rboinc-server"), "serve", "--root", root, "--listen", "127.0.0.1:0", "--addr-file", addr)
+	cmd.Env = envOf(ts)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	ts.Check(cmd.Start())
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	ts.Defer(func() {
+		cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+		}
+		logf.Close()
+	})
+	for i := 0; i < 200; i++ {
+		if b, err := os.ReadFile(addr); err == nil && len(b) > 0 {
+			ts.Setenv("RBOINC_URL", "http://"+strings.TrimSpace(string(b))+"/rboinc_cgi")
+			return
+		}
+		select {
+		case <-done:
+			log, _ := os.ReadFile(logf.Name())
+			ts.Fatalf("server exited: %s", log)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	ts.Fatalf("server did not start")
+}
+
+// rbuser NAME: add a user and make its token RBOINC_TOKEN (and TOKEN_NAME).
+func cmdUser(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: rbuser NAME")
+	}
+	out, err := exec.Command(filepath.Join(binDir, "rboinc-server"), "user", "add", "--root", ts.Getenv("ROOT"), args[0]).Output()
+	ts.Check(err)
+	tok := strings.TrimSpace(string(out))
+	if strings.Count(string(out), "\n") != 1 || len(tok) < 32 {
+		ts.Fatalf("user add printed %q, want the token alone on one line", out)
+	}
+	ts.Setenv("RBOINC_TOKEN", tok)
+	ts.Setenv("TOKEN_"+strings.ToUpper(args[0]), tok)
+}
+
+// waitstatus GROUP NAME STATE [SECONDS]: poll `rboinc-retrieve -status`
+// until the chain's line shows STATE.
+func cmdWaitStatus(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 3 {
+		ts.Fatalf("usage: waitstatus GROUP NAME STATE [SECONDS]")
+	}
+	limit := 60 * time.Second
+	if len(args) > 3 {
+		s, err := strconv.Atoi(args[3])
+		ts.Check(err)
+		limit = time.Duration(s) * time.Second
+	}
+	deadline := time.Now().Add(limit)
+	var last string
+	for time.Now().Before(deadline) {
+		cmd := exec.Command(filepath.Join(binDir, "rboinc-retrieve"), "-group", args[0], "-status")
+		cmd.Env = envOf(ts)
+		out, _ := cmd.CombinedOutput()
+		last = string(out)
+		sc := bufio.NewScanner(strings.NewReader(last))
+		for sc.Scan() {
+			f := strings.Split(sc.Text(), "\t")
+			if len(f) >= 3 && f[0] == args[1] && f[2] == args[2] {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	log, _ := os.ReadFile(filepath.Join(ts.Getenv("WORK"), "server.log"))
+	ts.Fatalf("chain %s/%s not %s after %v; last status:\n%s\nserver log:\n%s", args[0], args[1], args[2], limit, last, log)
+}
+
+// waitidle [SECONDS]: wait until the BOINC stand-in has nothing left to
+// compute or assimilate.
+func cmdWaitIdle(ts *testscript.TestScript, neg bool, args []string) {
+	limit := 60 * time.Second
+	if len(args) > 0 {
+		s, err := strconv.Atoi(args[0])
+		ts.Check(err)
+		limit = time.Duration(s) * time.Second
+	}
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		if idle, err := standinIdle(filepath.Join(ts.Getenv("ROOT"), "boinc")); err == nil && idle {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	ts.Fatalf("BOINC stand-in not idle after %v", limit)
+}
+
+// rbfiles DIR REGEXP N: DIR holds exactly N entries matching REGEXP.
+func cmdFiles(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 3 {
+		ts.Fatalf("usage: rbfiles DIR REGEXP N")
+	}
+	want, err := strconv.Atoi(args[2])
+	ts.Check(err)
+	ents, err := os.ReadDir(ts.MkAbs(args[0]))
+	ts.Check(err)
+	re := mustRE(ts, args[1])
+	n := 0
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+		if re.MatchString(e.Name()) {
+			n++
+		}
+	}
+	if (n == want) == neg {
+		ts.Fatalf("%s: %d entries match %s, want %d; entries: %v", args[0], n, args[1], want, names)
+	}
+}
+
+func runCmd(ts *testscript.TestScript, name string, args ...string) error {
+	cmd := exec.Command(filepath.Join(binDir, name), args...)
+	cmd.Env = envOf(ts)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s %v: %v\n%s", name, args, err, out)
+	}
+	return nil
+}
+
+func envOf(ts *testscript.TestScript) []string {
+	var env []string
+	for _, k := range []string{"PATH", "HOME", "RBOINC_URL", "RBOINC_TOKEN", "RBOINC_LOG_LEVEL", "TMPDIR"} {
+		env = append(env, k+"="+ts.Getenv(k))
+	}
+	return env
+}

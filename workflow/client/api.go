@@ -1,0 +1,124 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"github.com/rboinc/rboinc/workflow/wire"
+)
+
+// Queue describes one application queue, with its parameters.
+func (c *Client) Queue(ctx context.Context, name string) (*wire.Queue, error) {
+	var q wire.Queue
+	if err := c.call(ctx, http.MethodGet, wire.PathQueues+"/"+url.PathEscape(name), nil, nil, &q); err != nil {
+		return nil, err
+	}
+	return &q, nil
+}
+
+// Queues lists the application queues the server offers.
+func (c *Client) Queues(ctx context.Context) ([]wire.QueueSummary, error) {
+	var raw json.RawMessage
+	if err := c.call(ctx, http.MethodGet, wire.PathQueues, nil, nil, &raw); err != nil {
+		return nil, err
+	}
+	// wire.go documents no envelope for this list: accept a bare array or
+	// {"queues": [...]}.
+	var list []wire.QueueSummary
+	if err := json.Unmarshal(raw, &list); err == nil {
+		return list, nil
+	}
+	var env struct {
+		Queues []wire.QueueSummary `json:"queues"`
+	}
+	if err := json.Unmarshal(raw, &env); err != nil {
+		return nil, fmt.Errorf("the server's list of queues is not valid: %w", err)
+	}
+	return env.Queues, nil
+}
+
+// Missing returns the subset of md5s whose contents the server lacks.
+func (c *Client) Missing(ctx context.Context, md5s []string) ([]string, error) {
+	var r wire.MissingResponse
+	if err := c.call(ctx, http.MethodPost, wire.PathMissing, nil, wire.MissingRequest{MD5s: md5s}, &r); err != nil {
+		return nil, err
+	}
+	return r.Missing, nil
+}
+
+// NewUpload opens a fresh WebDAV collection for the missing contents.
+func (c *Client) NewUpload(ctx context.Context) (wire.UploadResponse, error) {
+	var r wire.UploadResponse
+	err := c.call(ctx, http.MethodPost, wire.PathUploads, nil, struct{}{}, &r)
+	return r, err
+}
+
+// Submit creates the chains of req (or checks them, in a dry run).
+func (c *Client) Submit(ctx context.Context, req wire.SubmitRequest) (*wire.SubmitResponse, error) {
+	var r wire.SubmitResponse
+	if err := c.call(ctx, http.MethodPost, wire.PathSubmit, nil, req, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// groupQuery builds ?group=G&name=N, leaving out empty values.
+func groupQuery(group, name string) url.Values {
+	q := url.Values{}
+	if group != "" {
+		q.Set("group", group)
+	}
+	if name != "" {
+		q.Set("name", name)
+	}
+	return q
+}
+
+// Status reports the chains of a group (all of the user's chains when
+// group is empty), or one chain when name is set.
+func (c *Client) Status(ctx context.Context, group, name string) (*wire.StatusResponse, error) {
+	var r wire.StatusResponse
+	if err := c.call(ctx, http.MethodGet, wire.PathStatus, groupQuery(group, name), nil, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// Stop stops a group, or one chain of it: no further steps are created.
+func (c *Client) Stop(ctx context.Context, ref wire.ChainRef) (*wire.CountResponse, error) {
+	var r wire.CountResponse
+	if err := c.call(ctx, http.MethodPost, wire.PathStop, nil, ref, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// Purge removes a group, or one chain of it, from the server for good.
+func (c *Client) Purge(ctx context.Context, ref wire.ChainRef) (*wire.CountResponse, error) {
+	var r wire.CountResponse
+	if err := c.call(ctx, http.MethodPost, wire.PathPurge, nil, ref, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// Results lists the result files waiting on the server.
+func (c *Client) Results(ctx context.Context, group, name string) (*wire.ResultsResponse, error) {
+	var r wire.ResultsResponse
+	if err := c.call(ctx, http.MethodGet, wire.PathResults, groupQuery(group, name), nil, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// Ack tells the server the client holds these files, so it may drop them.
+func (c *Client) Ack(ctx context.Context, req wire.AckRequest) (*wire.CountResponse, error) {
+	var r wire.CountResponse
+	if err := c.call(ctx, http.MethodPost, wire.PathAck, nil, req, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}

@@ -1,0 +1,205 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rboinc/rboinc/workflow/wire"
+)
+
+// Client is a connection to one rboinc server as one user.
+type Client struct {
+	Base  *url.URL // e.g. http://host:8080/rboinc_cgi, without trailing slash
+	Token string
+	HTTP  *http.Client
+}
+
+// New checks baseURL and returns a Client sending token with every request.
+func New(baseURL, token string) (*Client, error) {
+	if baseURL == "" {
+		return nil, Usagef("no server address: give -url or set RBOINC_URL")
+	}
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return nil, Usagef("server address %q is not a URL: %v", baseURL, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, Usagef("server address %q must look like http://host:port/rboinc_cgi", baseURL)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return nil, Usagef("server address %q must not have a query or fragment", baseURL)
+	}
+	u.Path = strings.TrimRight(u.Path, "/")
+	u.RawPath = ""
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	// Uploads and downloads run in parallel against one host.
+	tr.MaxIdleConnsPerHost = 8
+	// A server that accepts a request and never answers would otherwise
+	// hold rboinc-retrieve (and its lock) forever under cron. Generous:
+	// a submission of many chains takes the server a while.
+	tr.ResponseHeaderTimeout = 10 * time.Minute
+	return &Client{Base: u, Token: token, HTTP: &http.Client{Transport: tr}}, nil
+}
+
+// APIError is a non-2xx answer of the server.
+type APIError struct {
+	Status  int
+	Code    string // wire.Code*, or "" when the body was not a wire.Error
+	Message string
+}
+
+func (e *APIError) Error() string {
+	msg := e.Message
+	if msg == "" {
+		msg = http.StatusText(e.Status)
+	}
+	switch {
+	case e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden:
+		return "authentication failed: " + msg + " (check -authenticator or RBOINC_TOKEN)"
+	case e.Status >= 500:
+		return fmt.Sprintf("the rboinc server failed (HTTP %d): %s", e.Status, msg)
+	}
+	return msg
+}
+
+// ErrUnreachable is matched (errors.Is) by every failure to talk to the
+// server at all: refused connection, unknown host, broken transfer.
+var ErrUnreachable = errors.New("rboinc server unreachable")
+
+type unreachableError struct {
+	base string
+	err  error
+}
+
+func (e *unreachableError) Error() string {
+	return fmt.Sprintf("cannot reach the rboinc server at %s: %s", e.base, describeNetErr(e.err))
+}
+func (e *unreachableError) Unwrap() error        { return e.err }
+func (e *unreachableError) Is(target error) bool { return target == ErrUnreachable }
+
+// describeNetErr keeps the part of a transport error a person can act on
+// ("connection refused") rather than Go's full chain of operations.
+func describeNetErr(err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errno.Error()
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return dns.Error()
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return err.Error()
+}
+
+// unreachable wraps a transport error, leaving cancellation recognisable.
+func (c *Client) unreachable(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted: %w", ctx.Err())
+	}
+	return &unreachableError{base: c.Base.String(), err: err}
+}
+
+// apiURL joins an API path (already escaped) and a query to the base URL.
+func (c *Client) apiURL(path string, q url.Values) string {
+	s := c.Base.String() + path
+	if len(q) > 0 {
+		s += "?" + q.Encode()
+	}
+	return s
+}
+
+// hostURL is an absolute path on the server's host, outside the base path.
+func (c *Client) hostURL(path string) string {
+	u := url.URL{Scheme: c.Base.Scheme, Host: c.Base.Host, Path: path}
+	return u.String()
+}
+
+// send performs one authenticated request and turns non-2xx answers into
+// *APIError. On success the caller owns resp.Body.
+func (c *Client) send(ctx context.Context, req *http.Request) (*http.Response, error) {
+	req = req.WithContext(ctx)
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return nil, c.unreachable(ctx, err)
+	}
+	slog.Debug("http", "method", req.Method, "url", req.URL.String(), "status", resp.StatusCode)
+	if resp.StatusCode/100 == 2 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	return nil, decodeError(resp)
+}
+
+// decodeError reads a wire.Error body, or keeps a short excerpt of
+// whatever else came back (a proxy's HTML page, say).
+func decodeError(resp *http.Response) *APIError {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	e := &APIError{Status: resp.StatusCode}
+	var we wire.Error
+	if json.Unmarshal(body, &we) == nil && (we.Error != "" || we.Code != "") {
+		e.Code, e.Message = we.Code, we.Error
+		return e
+	}
+	msg := strings.TrimSpace(string(body))
+	if len(msg) > 200 {
+		msg = msg[:200] + "..."
+	}
+	if msg != "" {
+		e.Message = http.StatusText(resp.StatusCode) + ": " + msg
+	}
+	return e
+}
+
+// call sends in (if not nil) as JSON and decodes the answer into out.
+func (c *Client) call(ctx context.Context, method, path string, q url.Values, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("encoding the request to %s: %w", path, err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, c.apiURL(path, q), body)
+	if err != nil {
+		return fmt.Errorf("building the request to %s: %w", path, err)
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.send(ctx, req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if out == nil {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		if ctx.Err() != nil {
+			return c.unreachable(ctx, err)
+		}
+		return fmt.Errorf("the server's answer to %s %s is not valid: %w", method, path, err)
+	}
+	return nil
+}

@@ -1,0 +1,139 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/rboinc/rboinc/workflow/wire"
+)
+
+// downloadWorkers bounds parallel downloads.
+const downloadWorkers = 4
+
+// RetrieveInput says what to fetch and where.
+type RetrieveInput struct {
+	Group string
+	Name  string // one chain only, when set
+	Dir   string // created if needed; holds the lock
+	Tree  bool   // each file into Dir/<chain>/
+	Keep  bool   // do not acknowledge: the server keeps the files
+	// OnDownload, when set, is called once before downloading with the
+	// number of files and bytes to fetch; the progress callback it
+	// returns (may be nil) receives byte counts from several goroutines.
+	OnDownload func(files int, bytes int64) func(n int64)
+}
+
+// FailedFile is one result file that could not be fetched.
+type FailedFile struct {
+	Name  string `json:"name"`
+	Error string `json:"error"`
+}
+
+// RetrieveReport is what a retrieval did; its JSON is rboinc-retrieve -json.
+type RetrieveReport struct {
+	Total        int          `json:"total"`
+	Retrieved    int          `json:"retrieved"`
+	Present      int          `json:"already_present"`
+	Acknowledged int          `json:"acknowledged"`
+	Failed       []FailedFile `json:"failed,omitempty"`
+}
+
+// Retrieve locks in.Dir, downloads the waiting result files not already
+// there (verified, atomically), then, unless in.Keep, acknowledges the
+// downloaded and already present ones so the server can drop them. A
+// failed download is never acknowledged. When some downloads failed the
+// report is returned with an error matching ErrPartial.
+func (c *Client) Retrieve(ctx context.Context, in RetrieveInput) (*RetrieveReport, error) {
+	if err := os.MkdirAll(in.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("cannot create the download directory: %w", err)
+	}
+	lock, err := LockDir(in.Dir)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Unlock()
+
+	res, err := c.Results(ctx, in.Group, in.Name)
+	if err != nil {
+		return nil, fmt.Errorf("listing the results of group %s: %w", in.Group, err)
+	}
+	rep := &RetrieveReport{Total: len(res.Files)}
+	var have []wire.ResultFile // on disk now: present or downloaded
+	var todo []wire.ResultFile
+	var bytes int64
+	for _, rf := range res.Files {
+		if err := checkResultFile(rf, in.Tree); err != nil {
+			rep.Failed = append(rep.Failed, FailedFile{Name: rf.Name, Error: err.Error()})
+			continue
+		}
+		if AlreadyPresent(TargetDir(in.Dir, rf, in.Tree), rf) {
+			rep.Present++
+			have = append(have, rf)
+			continue
+		}
+		todo = append(todo, rf)
+		bytes += rf.Size
+	}
+
+	var progress func(int64)
+	if in.OnDownload != nil && len(todo) > 0 {
+		progress = in.OnDownload(len(todo), bytes)
+	}
+	errs := parallel(ctx, len(todo), downloadWorkers, false, func(ctx context.Context, i int) error {
+		rf := todo[i]
+		dir := TargetDir(in.Dir, rf, in.Tree)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("cannot create %s: %w", dir, err)
+		}
+		return c.Download(ctx, rf, filepath.Join(dir, LocalName(rf)), progress)
+	})
+	for i, err := range errs {
+		if err != nil {
+			rep.Failed = append(rep.Failed, FailedFile{Name: todo[i].Name, Error: err.Error()})
+			continue
+		}
+		rep.Retrieved++
+		have = append(have, todo[i])
+	}
+
+	var ackErr error
+	if !in.Keep && ctx.Err() == nil {
+		rep.Acknowledged, ackErr = c.ackAll(ctx, in.Group, have)
+	}
+	var partial error
+	if len(rep.Failed) > 0 {
+		partial = &kindError{msg: fmt.Sprintf("%d of %d files failed to download", len(rep.Failed), rep.Total), kind: ErrPartial}
+	}
+	if ctx.Err() != nil {
+		return rep, errors.Join(fmt.Errorf("interrupted: %w", ctx.Err()), partial)
+	}
+	return rep, errors.Join(ackErr, partial)
+}
+
+// ackAll acknowledges files group by group (a listing may span groups).
+func (c *Client) ackAll(ctx context.Context, group string, files []wire.ResultFile) (int, error) {
+	byGroup := map[string][]string{}
+	var order []string
+	for _, rf := range files {
+		g := rf.Group
+		if g == "" {
+			g = group
+		}
+		if _, ok := byGroup[g]; !ok {
+			order = append(order, g)
+		}
+		byGroup[g] = append(byGroup[g], rf.Name)
+	}
+	n := 0
+	for _, g := range order {
+		r, err := c.Ack(ctx, wire.AckRequest{Group: g, Files: byGroup[g]})
+		if err != nil {
+			return n, fmt.Errorf("the files are safe here, but the server could not be told to drop them: %w", err)
+		}
+		n += r.Count
+	}
+	return n, nil
+}

@@ -1,0 +1,225 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+
+	"github.com/rboinc/rboinc/workflow/naming"
+	"github.com/rboinc/rboinc/workflow/wire"
+)
+
+// uploadWorkers bounds parallel uploads.
+const uploadWorkers = 4
+
+// Chain is one chain ready to submit: its name and, per parameter, the
+// local file given for it (parameter name without dash -> path).
+type Chain struct {
+	Name  string
+	Files map[string]string
+}
+
+// BuildChains merges the parameter files shared by all chains (from the
+// command line) with each job's own, the job's winning, and checks every
+// chain against the queue: each parameter is known, each given file is a
+// readable regular file, and each mandatory parameter is given. All the
+// errors it returns are usage errors.
+func BuildChains(q *wire.Queue, shared map[string]string, jobs []Job) ([]Chain, error) {
+	params := map[string]wire.Parameter{}
+	for _, p := range q.Parameters {
+		params[p.Name] = p
+	}
+	checked := map[string]bool{}
+	var chains []Chain
+	for _, j := range jobs {
+		if err := naming.CheckIdent("chain name", j.Name); err != nil {
+			return nil, Usagef("%v", err)
+		}
+		ch := Chain{Name: j.Name, Files: map[string]string{}}
+		for k, v := range shared {
+			ch.Files[k] = v
+		}
+		for k, v := range j.Files {
+			if _, ok := params[k]; !ok {
+				return nil, Usagef("line %d of the jobs file: -%s is not a parameter of queue %s; see -help_parameters", j.Line, k, q.Name)
+			}
+			ch.Files[k] = v
+		}
+		for _, p := range q.Parameters {
+			path, given := ch.Files[p.Name]
+			if !given {
+				if !p.Optional {
+					return nil, Usagef("missing mandatory parameter -%s (%s) for chain %s; see -help_parameters", p.Name, p.Description, ch.Name)
+				}
+				continue
+			}
+			if !checked[path] {
+				if err := checkReadable(path); err != nil {
+					return nil, Usagef("cannot read -%s %s: %v", p.Name, path, err)
+				}
+				checked[path] = true
+			}
+		}
+		chains = append(chains, ch)
+	}
+	return chains, nil
+}
+
+// checkReadable opens path to prove it is a readable regular file.
+func checkReadable(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return pe.Err
+		}
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return errors.New("not a regular file")
+	}
+	return nil
+}
+
+// SubmitInput is one submission: chains of one queue in one group.
+type SubmitInput struct {
+	Queue   string
+	Group   string
+	Options wire.Options
+	Chains  []Chain
+	// OnUpload, when set, is called once before uploading with the number
+	// of files and bytes to send; the progress callback it returns (may
+	// be nil) receives byte counts from several goroutines at once.
+	OnUpload func(files int, bytes int64) func(n int64)
+}
+
+// SubmitReport is what a submission did; its JSON is rboinc-submit -json.
+type SubmitReport struct {
+	Chains        []wire.ChainCreated `json:"chains"`
+	DryRun        bool                `json:"dry_run"`
+	UploadedFiles int                 `json:"uploaded_files"`
+	UploadedBytes int64               `json:"uploaded_bytes"`
+	ReusedFiles   int                 `json:"reused_files"`
+}
+
+type content struct {
+	path string
+	ref  wire.FileRef
+}
+
+// SubmitChains hashes every distinct input file once, uploads only the
+// contents the server lacks (each once, a few in parallel) and creates
+// all chains with one submit request.
+func (c *Client) SubmitChains(ctx context.Context, in SubmitInput) (*SubmitReport, error) {
+	if err := naming.CheckIdent("group", in.Group); err != nil {
+		return nil, Usagef("%v", err)
+	}
+	refs := map[string]wire.FileRef{} // path -> content
+	byMD5 := map[string]content{}     // one local copy of each content
+	var md5s []string
+	for _, ch := range in.Chains {
+		for _, path := range sortedValues(ch.Files) {
+			if _, done := refs[path]; done {
+				continue
+			}
+			sum, size, err := HashFile(path)
+			if err != nil {
+				return nil, fmt.Errorf("hashing %s: %w", path, err)
+			}
+			ref := wire.FileRef{MD5: sum, Size: size}
+			refs[path] = ref
+			if _, dup := byMD5[sum]; !dup {
+				byMD5[sum] = content{path: path, ref: ref}
+				md5s = append(md5s, sum)
+			}
+		}
+	}
+
+	req := wire.SubmitRequest{Queue: in.Queue, Group: in.Group, Options: in.Options}
+	for _, ch := range in.Chains {
+		spec := wire.ChainSpec{Name: ch.Name, Files: map[string]wire.FileRef{}}
+		for p, path := range ch.Files {
+			spec.Files[p] = refs[path]
+		}
+		req.Chains = append(req.Chains, spec)
+	}
+
+	rep := &SubmitReport{}
+	var missing []string
+	if len(md5s) > 0 {
+		var err error
+		if missing, err = c.Missing(ctx, md5s); err != nil {
+			return nil, fmt.Errorf("asking which files the server already has: %w", err)
+		}
+	}
+	var toSend []content
+	for _, m := range missing {
+		if ct, ok := byMD5[m]; ok {
+			toSend = append(toSend, ct)
+			delete(byMD5, m) // the server may list a content twice
+		}
+	}
+	rep.ReusedFiles = len(md5s) - len(toSend)
+	if len(toSend) > 0 {
+		id, err := c.upload(ctx, toSend, in.OnUpload)
+		if err != nil {
+			return nil, err
+		}
+		req.Upload = id
+		rep.UploadedFiles = len(toSend)
+		for _, ct := range toSend {
+			rep.UploadedBytes += ct.ref.Size
+		}
+	}
+
+	resp, err := c.Submit(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	rep.Chains, rep.DryRun = resp.Chains, resp.DryRun || in.Options.DryRun
+	return rep, nil
+}
+
+// upload sends the contents into a fresh upload collection.
+func (c *Client) upload(ctx context.Context, toSend []content, onUpload func(int, int64) func(int64)) (string, error) {
+	up, err := c.NewUpload(ctx)
+	if err != nil {
+		return "", fmt.Errorf("opening an upload area: %w", err)
+	}
+	var progress func(int64)
+	if onUpload != nil {
+		var total int64
+		for _, ct := range toSend {
+			total += ct.ref.Size
+		}
+		progress = onUpload(len(toSend), total)
+	}
+	errs := parallel(ctx, len(toSend), uploadWorkers, true, func(ctx context.Context, i int) error {
+		ct := toSend[i]
+		if err := c.PutFile(ctx, up.DAVPath, ct.ref.MD5, ct.path, progress); err != nil {
+			return err
+		}
+		return nil
+	})
+	if err := firstError(errs); err != nil {
+		return "", err
+	}
+	return up.ID, nil
+}
+
+// sortedValues returns the distinct values of m in a stable order.
+func sortedValues(m map[string]string) []string {
+	var v []string
+	for _, p := range m {
+		v = append(v, p)
+	}
+	slices.Sort(v)
+	return slices.Compact(v)
+}

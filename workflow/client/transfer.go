@@ -1,0 +1,135 @@
+package client
+
+import (
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/rboinc/rboinc/workflow/wire"
+)
+
+// HashFile streams a file and returns its MD5 (hex) and size.
+func HashFile(path string) (md5hex string, size int64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	h := md5.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return "", 0, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
+}
+
+// progressReader reports every chunk read to onProgress.
+type progressReader struct {
+	r          io.Reader
+	onProgress func(int64)
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if n > 0 && p.onProgress != nil {
+		p.onProgress(int64(n))
+	}
+	return n, err
+}
+
+// PutFile streams localPath with PUT to davPath+md5 on the server's host.
+// davPath is the absolute path from NewUpload; onProgress may be nil.
+func (c *Client) PutFile(ctx context.Context, davPath, md5hex, localPath string, onProgress func(n int64)) error {
+	if !strings.HasPrefix(davPath, "/") {
+		return fmt.Errorf("the server gave an invalid upload path %q", davPath)
+	}
+	if !strings.HasSuffix(davPath, "/") {
+		davPath += "/"
+	}
+	f, err := os.Open(localPath)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequest(http.MethodPut, c.hostURL(davPath+md5hex), &progressReader{r: f, onProgress: onProgress})
+	if err != nil {
+		return fmt.Errorf("building the upload of %s: %w", localPath, err)
+	}
+	req.ContentLength = st.Size()
+	req.Header.Set("Content-Type", "application/octet-stream")
+	resp, err := c.send(ctx, req)
+	if err != nil {
+		return fmt.Errorf("uploading %s: %w", localPath, err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return nil
+}
+
+// Download fetches rf into destPath. The bytes go to a temporary file in
+// the same directory while being hashed; only a file whose MD5 matches
+// rf.MD5 is renamed to destPath, so destPath never holds a partial file.
+func (c *Client) Download(ctx context.Context, rf wire.ResultFile, destPath string, onProgress func(n int64)) (err error) {
+	if !strings.HasPrefix(rf.Path, "/") {
+		return fmt.Errorf("the server gave an invalid path %q for %s", rf.Path, rf.Name)
+	}
+	req, err := http.NewRequest(http.MethodGet, c.Base.String()+rf.Path, nil)
+	if err != nil {
+		return fmt.Errorf("building the download of %s: %w", rf.Name, err)
+	}
+	resp, err := c.send(ctx, req)
+	if err != nil {
+		return fmt.Errorf("downloading %s: %w", rf.Name, err)
+	}
+	defer resp.Body.Close()
+
+	dir, base := filepath.Split(destPath)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".part-*")
+	if err != nil {
+		return fmt.Errorf("cannot write into %s: %w", dir, err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	h := md5.New()
+	n, err := io.Copy(io.MultiWriter(tmp, h), &progressReader{r: resp.Body, onProgress: onProgress})
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted: %w", ctx.Err())
+		}
+		return fmt.Errorf("downloading %s: %w", rf.Name, err)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); !strings.EqualFold(got, rf.MD5) {
+		return fmt.Errorf("downloaded %s is damaged (%d bytes, MD5 %s; the server announced %d bytes, MD5 %s)",
+			rf.Name, n, got, rf.Size, rf.MD5)
+	}
+	if err = tmp.Chmod(0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", destPath, err)
+	}
+	if err = tmp.Sync(); err != nil {
+		return fmt.Errorf("writing %s: %w", destPath, err)
+	}
+	if err = tmp.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", destPath, err)
+	}
+	if err = os.Rename(tmp.Name(), destPath); err != nil {
+		return fmt.Errorf("writing %s: %w", destPath, err)
+	}
+	return nil
+}

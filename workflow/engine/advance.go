@@ -1,0 +1,159 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/rboinc/rboinc/workflow/boinc"
+	"github.com/rboinc/rboinc/workflow/naming"
+	"github.com/rboinc/rboinc/workflow/pool"
+	"github.com/rboinc/rboinc/workflow/store"
+)
+
+// Advance is the assimilator hook: BOINC has finished (or given up on) a
+// work unit. It copies the canonical outputs out of the upload hierarchy
+// (BOINC deletes them once the hook returns), feeds chained outputs into
+// the next step and creates it, or ends the chain. Calling it twice for one
+// work unit creates one next step. It returns an error only when BOINC
+// should stop and retry later (the database or the disk failed); problems
+// of one chain mark that chain failed instead.
+func (e *Engine) Advance(ctx context.Context, call boinc.HookCall) error {
+	if call.WUName == "" {
+		e.Log.Warn("hook called without a work-unit name; nothing to do", "wu_id", call.WUID, "error_mask", call.ErrorMask)
+		return nil
+	}
+	c, s, err := e.DB.StepByWU(ctx, call.WUName)
+	if errors.Is(err, store.ErrNotFound) {
+		e.Log.Warn("hook called for a work unit rboinc did not create; ignored", "wu", call.WUName)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if call.Error {
+		reason := fmt.Sprintf("work unit %s failed in BOINC (error mask %d: %s)", call.WUName, call.ErrorMask, errorMaskText(call.ErrorMask))
+		e.Log.Warn("chain failed", "chain", c.Name, "group", c.Group, "reason", reason)
+		return e.DB.FailChain(ctx, c.ID, s.Step, reason)
+	}
+	if s.State == "done" || s.State == "failed" {
+		return e.resumeNext(ctx, c, s.Step)
+	}
+	lay, err := parseLayout(c.Layout)
+	if err != nil {
+		return fmt.Errorf("chain %s: bad layout: %w", c.Name, err)
+	}
+	var results []store.Result
+	next := append([]string(nil), s.Inputs...)
+	var missingChained []string
+	produced := map[int]bool{}
+	if c.State != "purged" {
+		dir := e.resultsDir(c.User, c.Group)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		for _, path := range call.Files {
+			o, err := naming.ParseOutput(filepath.Base(path))
+			if err != nil {
+				return err
+			}
+			lo, known := lay.output(o.Index)
+			if _, err := os.Stat(path); err != nil {
+				continue // optional outputs may be missing; checked below
+			}
+			dst := filepath.Join(dir, naming.ResultFile(call.WUName, o.Index))
+			sum, size, err := pool.CopyAtomic(path, dst, 0o444)
+			if err != nil {
+				return err
+			}
+			produced[o.Index] = true
+			results = append(results, store.Result{ChainID: c.ID, Step: s.Step, Index: o.Index, File: filepath.Base(dst), MD5: sum, Size: size})
+			if known && lo.ChainPos >= 0 && lo.ChainPos < len(next) {
+				if err := e.Pool.Adopt(dst, sum); err != nil {
+					return err
+				}
+				if err := e.DB.PoolAdd(ctx, sum, size); err != nil {
+					return err
+				}
+				next[lo.ChainPos] = sum
+			}
+		}
+		for _, lo := range lay.Outputs {
+			if lo.ChainPos >= 0 && !produced[lo.Index] && !lo.Optional {
+				missingChained = append(missingChained, fmt.Sprintf("%d (%s)", lo.Index, lo.OpenName))
+			}
+		}
+	}
+	var nextStep *store.Step
+	if c.State == "running" && s.Step+1 < c.NSteps && len(missingChained) == 0 {
+		nextStep = &store.Step{ChainID: c.ID, Step: s.Step + 1, WU: c.WU(s.Step + 1), State: "creating", Inputs: next}
+	}
+	_, created, state, err := e.DB.CompleteStep(ctx, c, s.Step, results, nextStep)
+	if err != nil {
+		return err
+	}
+	if len(missingChained) > 0 && state == "running" && s.Step+1 < c.NSteps {
+		reason := fmt.Sprintf("step %d produced no output %v, which the next step needs", s.Step, missingChained)
+		return e.DB.FailChain(ctx, c.ID, -1, reason)
+	}
+	e.Log.Info("step done", "wu", call.WUName, "results", len(results), "chain_state", state)
+	if created {
+		return e.startStep(ctx, c, *nextStep)
+	}
+	return nil
+}
+
+// resumeNext finishes a call that a previous hook run could not: the next
+// step was recorded but its work unit not created.
+func (e *Engine) resumeNext(ctx context.Context, c store.Chain, step int) error {
+	if c.State != "running" || step+1 >= c.NSteps {
+		return nil
+	}
+	n, err := e.DB.StepOf(ctx, c, step+1)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && n.State != "creating") {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return e.startStep(ctx, c, n)
+}
+
+// startStep creates a step's work unit; if that fails the chain fails with
+// the reason, since retrying the hook would not help.
+func (e *Engine) startStep(ctx context.Context, c store.Chain, s store.Step) error {
+	var params boinc.WorkParams
+	if err := json.Unmarshal([]byte(c.Params), &params); err != nil {
+		return e.DB.FailChain(ctx, c.ID, s.Step, fmt.Sprintf("bad stored parameters: %v", err))
+	}
+	if err := e.createSteps(ctx, params, []stepJob{{chain: c, step: s}}); err != nil {
+		e.Log.Error("creating the next step failed", "wu", s.WU, "err", err)
+		return e.DB.FailChain(ctx, c.ID, s.Step, fmt.Sprintf("creating work unit %s: %v", s.WU, err))
+	}
+	e.Log.Info("next step created", "wu", s.WU)
+	return nil
+}
+
+// errorMaskText spells out BOINC's WU error_mask bits.
+func errorMaskText(m int) string {
+	names := []struct {
+		bit  int
+		text string
+	}{{1, "couldn't send"}, {2, "too many error results"}, {4, "too many success results"}, {8, "too many total results"}, {16, "cancelled"}, {32, "no canonical result"}}
+	out := ""
+	for _, n := range names {
+		if m&n.bit != 0 {
+			if out != "" {
+				out += ", "
+			}
+			out += n.text
+		}
+	}
+	if out == "" {
+		return "unknown"
+	}
+	return out
+}

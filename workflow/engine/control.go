@@ -1,0 +1,99 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/rboinc/rboinc/workflow/naming"
+	"github.com/rboinc/rboinc/workflow/store"
+	"github.com/rboinc/rboinc/workflow/wire"
+)
+
+func checkRef(group, name string, groupRequired bool) error {
+	if group != "" || groupRequired {
+		if err := naming.CheckIdent("group", group); err != nil {
+			return errf(KindBadRequest, "%v", err)
+		}
+	}
+	if name != "" {
+		if err := naming.CheckIdent("name", name); err != nil {
+			return errf(KindBadRequest, "%v", err)
+		}
+	}
+	return nil
+}
+
+// Status reports the chains of a group (or one chain, or all of a user's
+// chains when group is empty).
+func (e *Engine) Status(ctx context.Context, u store.User, group, name string) (wire.StatusResponse, error) {
+	var r wire.StatusResponse
+	if err := checkRef(group, name, name != ""); err != nil {
+		return r, err
+	}
+	chains, err := e.DB.Chains(ctx, u.ID, group, name)
+	if err != nil {
+		return r, err
+	}
+	if len(chains) == 0 && group != "" {
+		return r, notFound(group, name)
+	}
+	r.Chains = make([]wire.ChainStatus, 0, len(chains))
+	for _, c := range chains {
+		r.Chains = append(r.Chains, wire.ChainStatus{Group: c.Group, Name: c.Name, Queue: c.Queue, State: c.State, StepsDone: c.StepsDone, NumSteps: c.NSteps, Error: c.Error})
+	}
+	return r, nil
+}
+
+func notFound(group, name string) error {
+	if name != "" {
+		return errf(KindNotFound, "no chain %s in group %s", name, group)
+	}
+	return errf(KindNotFound, "no group %s", group)
+}
+
+// Stop stops the running chains of a group (or one chain): work units
+// already in BOINC finish and their results arrive, but no next step is
+// created.
+func (e *Engine) Stop(ctx context.Context, u store.User, ref wire.ChainRef) (wire.CountResponse, error) {
+	if err := checkRef(ref.Group, ref.Name, true); err != nil {
+		return wire.CountResponse{}, err
+	}
+	chains, err := e.DB.Chains(ctx, u.ID, ref.Group, ref.Name)
+	if err != nil {
+		return wire.CountResponse{}, err
+	}
+	if len(chains) == 0 {
+		return wire.CountResponse{}, notFound(ref.Group, ref.Name)
+	}
+	n, err := e.DB.Stop(ctx, u.ID, ref.Group, ref.Name)
+	if err != nil {
+		return wire.CountResponse{}, err
+	}
+	return wire.CountResponse{Count: n, Message: fmt.Sprintf("stopped %d running chain(s); work units already in BOINC will finish and can be retrieved", n)}, nil
+}
+
+// Purge removes a group (or one chain) from the server: its records and
+// its results not yet retrieved. Work units still in BOINC finish, and
+// their outputs are dropped.
+func (e *Engine) Purge(ctx context.Context, u store.User, ref wire.ChainRef) (wire.CountResponse, error) {
+	if err := checkRef(ref.Group, ref.Name, true); err != nil {
+		return wire.CountResponse{}, err
+	}
+	chains, files, err := e.DB.Purge(ctx, u.ID, ref.Group, ref.Name)
+	if err != nil {
+		return wire.CountResponse{}, err
+	}
+	if len(chains) == 0 {
+		return wire.CountResponse{}, notFound(ref.Group, ref.Name)
+	}
+	dir := e.resultsDir(toUpper(u.Name), ref.Group)
+	for _, f := range files {
+		if err := os.Remove(filepath.Join(dir, f)); err != nil && !os.IsNotExist(err) {
+			e.Log.Warn("purge: removing result", "file", f, "err", err)
+		}
+	}
+	os.Remove(dir) // only if empty
+	return wire.CountResponse{Count: len(chains), Message: fmt.Sprintf("purged %d chain(s) and %d result file(s)", len(chains), len(files))}, nil
+}

@@ -1,0 +1,149 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/rboinc/rboinc/workflow/boinc"
+	"github.com/rboinc/rboinc/workflow/pool"
+	"github.com/rboinc/rboinc/workflow/store"
+	"github.com/rboinc/rboinc/workflow/templates"
+)
+
+// Config is the server root's rboinc.json.
+type Config struct {
+	// BoincProject is the BOINC project directory (absolute).
+	BoincProject string `json:"boinc_project"`
+	// Simulated says the project is the embedded BOINC stand-in, whose
+	// volunteer loop `serve` runs.
+	Simulated bool `json:"simulated"`
+	// HookScript is the hook's name in the project's bin/.
+	HookScript string `json:"hook_script"`
+	// Encoder, when set, is run as `Encoder IN OUT EncodeCode` for inputs
+	// marked encode="true".
+	Encoder    string `json:"encoder,omitempty"`
+	EncodeCode string `json:"encode_code,omitempty"`
+	// MaxErrorResults and MaxTotalResults are passed to create_work for
+	// every work unit (the original RBoinc used 5 and 10).
+	MaxErrorResults int `json:"max_error_results"`
+	MaxTotalResults int `json:"max_total_results"`
+}
+
+// DefaultConfig is the configuration `init` writes.
+func DefaultConfig() Config {
+	return Config{HookScript: "rboinc_hook", EncodeCode: "-1", MaxErrorResults: 5, MaxTotalResults: 10}
+}
+
+// ConfigFile is the name of the configuration file in the server root.
+const ConfigFile = "rboinc.json"
+
+// LoadConfig reads root/rboinc.json.
+func LoadConfig(root string) (Config, error) {
+	c := DefaultConfig()
+	data, err := os.ReadFile(filepath.Join(root, ConfigFile))
+	if err != nil {
+		return c, fmt.Errorf("reading the server configuration (was `rboinc-server init --root %s` run?): %w", root, err)
+	}
+	if err := json.Unmarshal(data, &c); err != nil {
+		return c, fmt.Errorf("parsing %s: %w", filepath.Join(root, ConfigFile), err)
+	}
+	return c, nil
+}
+
+// Engine ties the state database, the content pool, the queues and the
+// BOINC project together.
+type Engine struct {
+	Root   string
+	Cfg    Config
+	Proj   *boinc.Project
+	DB     *store.DB
+	Pool   *pool.Pool
+	Queues *templates.Registry
+	Log    *slog.Logger
+
+	defaultsMu sync.Mutex
+	defaults   map[string]defaultEntry
+}
+
+// Open opens the engine of a server root.
+func Open(ctx context.Context, root string, log *slog.Logger) (*Engine, error) {
+	root, err := filepath.Abs(root)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := LoadConfig(root)
+	if err != nil {
+		return nil, err
+	}
+	proj, err := boinc.LoadProject(cfg.BoincProject)
+	if err != nil {
+		return nil, err
+	}
+	db, err := store.Open(ctx, filepath.Join(root, "state.db"))
+	if err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Engine{
+		Root: root, Cfg: cfg, Proj: proj, DB: db, Log: log,
+		Pool:     &pool.Pool{Dir: filepath.Join(root, "pool")},
+		Queues:   templates.NewRegistry(filepath.Join(proj.Dir, "templates")),
+		defaults: map[string]defaultEntry{},
+	}, nil
+}
+
+// Close releases the database.
+func (e *Engine) Close() error { return e.DB.Close() }
+
+// Paths inside the server root.
+func (e *Engine) resultsDir(userUpper, group string) string {
+	return filepath.Join(e.Root, "results", userUpper+"_"+group)
+}
+func (e *Engine) davDir(user string) string { return filepath.Join(e.Root, "dav", user) }
+func (e *Engine) etcDir() string            { return filepath.Join(e.Root, "etc") }
+
+// Kind classifies engine errors for the API layer.
+type Kind int
+
+// Error kinds.
+const (
+	KindInternal Kind = iota
+	KindBadRequest
+	KindUnknownQueue
+	KindNameTaken
+	KindMissingContent
+	KindNotFound
+	KindForbidden
+)
+
+// Error is an error the requester can act on.
+type Error struct {
+	Kind Kind
+	Msg  string
+	Err  error
+}
+
+func (e *Error) Error() string { return e.Msg }
+func (e *Error) Unwrap() error { return e.Err }
+
+func errf(k Kind, format string, a ...any) error {
+	err := fmt.Errorf(format, a...)
+	return &Error{Kind: k, Msg: err.Error(), Err: errors.Unwrap(err)}
+}
+
+// KindOf returns the kind of err (KindInternal for foreign errors).
+func KindOf(err error) Kind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return KindInternal
+}

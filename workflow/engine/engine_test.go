@@ -1,0 +1,255 @@
+package engine_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/rboinc/rboinc/workflow/boinc"
+	"github.com/rboinc/rboinc/workflow/engine"
+	"github.com/rboinc/rboinc/workflow/pool"
+	"github.com/rboinc/rboinc/workflow/setup"
+	"github.com/rboinc/rboinc/workflow/store"
+	"github.com/rboinc/rboinc/workflow/wire"
+)
+
+var serverExe string
+
+// TestMain builds the real rboinc-server binary: the stand-in's
+// bin/create_work runs it as a separate process, exactly as BOINC would.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "rboinc-engine-test")
+	if err != nil {
+		panic(err)
+	}
+	serverExe = filepath.Join(dir, "rboinc-server")
+	cmd := exec.Command("go", "build", "-o", serverExe, "../../cmd/rboinc-server")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building rboinc-server:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type fixture struct {
+	t    *testing.T
+	ctx  context.Context
+	root string
+	e    *engine.Engine
+	u    store.User
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	root := t.TempDir()
+	if _, err := setup.Init(ctx, setup.Options{Root: root, Exe: serverExe, URLBase: "http://127.0.0.1:1"}); err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.Open(ctx, root, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	id, err := e.DB.AddUser(ctx, "alice", "hash-alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{t: t, ctx: ctx, root: root, e: e, u: store.User{ID: id, Name: "alice"}}
+}
+
+// upload puts files into a fresh upload collection the way a client's
+// WebDAV PUTs would, and returns the collection and the files' references.
+func (f *fixture) upload(contents ...string) (string, []wire.FileRef) {
+	f.t.Helper()
+	up, err := f.e.NewUpload(f.ctx, f.u)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var refs []wire.FileRef
+	for _, c := range contents {
+		tmp := filepath.Join(f.t.TempDir(), "x")
+		os.WriteFile(tmp, []byte(c), 0o644)
+		sum, n, _ := boinc.FileMD5(tmp)
+		os.WriteFile(filepath.Join(f.e.DAVRoot(f.u), up.ID, sum), []byte(c), 0o644)
+		refs = append(refs, wire.FileRef{MD5: sum, Size: n})
+	}
+	return up.ID, refs
+}
+
+func (f *fixture) submit(group, name string, steps int) wire.SubmitResponse {
+	f.t.Helper()
+	up, refs := f.upload("1 2 3\n", "0 0 0\n")
+	resp, err := f.e.Submit(f.ctx, f.u, wire.SubmitRequest{Queue: "langevin", Group: group, Upload: up,
+		Options: wire.Options{NumSteps: steps},
+		Chains:  []wire.ChainSpec{{Name: name, Files: map[string]wire.FileRef{"coor_file": refs[0], "vel_file": refs[1]}}}})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return resp
+}
+
+// boincWUs counts work units of that name in the stand-in's database.
+func (f *fixture) boincWUs(name string) int {
+	f.t.Helper()
+	db, err := sql.Open("sqlite", filepath.Join(f.e.Proj.Dir, "standin.db"))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM workunit WHERE name = ?`, name).Scan(&n); err != nil {
+		f.t.Fatal(err)
+	}
+	return n
+}
+
+// outputs fakes what BOINC leaves in the upload hierarchy for a WU.
+func (f *fixture) outputs(wu string) []string {
+	var paths []string
+	for k, c := range []string{"4 5 6\n", "0.1 0.1 0.1\n", "log\n"} {
+		p := f.e.Proj.UploadPath(fmt.Sprintf("%s_0_r1804289383_%d", wu, k))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(c), 0o644)
+		paths = append(paths, p)
+	}
+	return paths
+}
+
+func TestSubmitCreatesFirstStep(t *testing.T) {
+	f := newFixture(t)
+	resp := f.submit("g", "c1", 3)
+	if len(resp.Chains) != 1 || f.boincWUs(resp.Chains[0].FirstWU) != 1 {
+		t.Fatalf("submit: %+v", resp)
+	}
+	if _, err := f.e.Submit(f.ctx, f.u, wire.SubmitRequest{Queue: "langevin", Group: "g", Chains: []wire.ChainSpec{{Name: "c1"}}}); engine.KindOf(err) != engine.KindBadRequest && engine.KindOf(err) != engine.KindNameTaken {
+		t.Fatalf("resubmitting a taken name: %v", err)
+	}
+	f.submitErr(t, "nosuch", engine.KindUnknownQueue)
+}
+
+func (f *fixture) submitErr(t *testing.T, queue string, want engine.Kind) {
+	t.Helper()
+	up, refs := f.upload("a\n", "b\n")
+	_, err := f.e.Submit(f.ctx, f.u, wire.SubmitRequest{Queue: queue, Group: "g", Upload: up,
+		Chains: []wire.ChainSpec{{Name: "x", Files: map[string]wire.FileRef{"coor_file": refs[0], "vel_file": refs[1]}}}})
+	if engine.KindOf(err) != want {
+		t.Fatalf("queue %s: got %v (kind %d), want kind %d", queue, err, engine.KindOf(err), want)
+	}
+}
+
+func TestHookTwiceCreatesOneStep(t *testing.T) {
+	f := newFixture(t)
+	wu0 := f.submit("g", "c1", 3).Chains[0].FirstWU
+	paths := f.outputs(wu0)
+	call, err := boinc.ParseHookArgs(append([]string{"17"}, paths...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		if err := f.e.Advance(f.ctx, call); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	c, _, err := f.e.DB.StepByWU(f.ctx, wu0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s1, err := f.e.DB.StepOf(f.ctx, c, 1)
+	if err != nil || s1.State != "queued" {
+		t.Fatalf("step 1: %+v %v", s1, err)
+	}
+	if n := f.boincWUs(s1.WU); n != 1 {
+		t.Fatalf("%d work units named %s", n, s1.WU)
+	}
+	// Output 0 (coordinates) feeds input position 1, output 1 position 2.
+	s0, _ := f.e.DB.StepOf(f.ctx, c, 0)
+	if s1.Inputs[0] != s0.Inputs[0] || s1.Inputs[1] != md5s("4 5 6\n") || s1.Inputs[2] != md5s("0.1 0.1 0.1\n") || s1.Inputs[3] != s0.Inputs[3] {
+		t.Fatalf("chained inputs wrong:\nstep0 %v\nstep1 %v", s0.Inputs, s1.Inputs)
+	}
+	// The chained content is staged for BOINC under its content name.
+	if _, _, ok := boinc.ReadSidecar(f.e.Proj.DownloadPath(pool.PhysicalName(s1.Inputs[1]))); !ok {
+		t.Fatal("chained input not staged with a .md5 sidecar")
+	}
+	st, err := f.e.Status(f.ctx, f.u, "g", "")
+	if err != nil || st.Chains[0].StepsDone != 1 || st.Chains[0].State != wire.StateRunning {
+		t.Fatalf("status %+v %v", st, err)
+	}
+	res, err := f.e.Results(f.ctx, f.u, "g", "")
+	if err != nil || len(res.Files) != 3 || res.Files[0].Name != wu0+"_0" || res.Files[0].Aliases[0] != ".coor" {
+		t.Fatalf("results %+v %v", res, err)
+	}
+}
+
+func TestStoppedChainCreatesNothing(t *testing.T) {
+	f := newFixture(t)
+	wu0 := f.submit("g", "c1", 3).Chains[0].FirstWU
+	if _, err := f.e.Stop(f.ctx, f.u, wire.ChainRef{Group: "g"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.e.Advance(f.ctx, boinc.HookCall{WUName: wu0, Files: f.outputs(wu0)}); err != nil {
+		t.Fatal(err)
+	}
+	c, _, _ := f.e.DB.StepByWU(f.ctx, wu0)
+	if _, err := f.e.DB.StepOf(f.ctx, c, 1); err == nil {
+		t.Fatal("a stopped chain got a next step")
+	}
+	st, _ := f.e.Status(f.ctx, f.u, "g", "c1")
+	if st.Chains[0].State != wire.StateStopped || st.Chains[0].StepsDone != 1 {
+		t.Fatalf("status %+v", st.Chains[0])
+	}
+}
+
+func TestFailedWorkUnitFailsChain(t *testing.T) {
+	f := newFixture(t)
+	wu0 := f.submit("g", "c1", 2).Chains[0].FirstWU
+	if err := f.e.Advance(f.ctx, boinc.HookCall{Error: true, ErrorMask: 8, WUName: wu0, WUID: 3}); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := f.e.Status(f.ctx, f.u, "g", "c1")
+	if st.Chains[0].State != wire.StateFailed || st.Chains[0].Error == "" {
+		t.Fatalf("status %+v", st.Chains[0])
+	}
+}
+
+func TestLastStepEndsChainAndAckRemoves(t *testing.T) {
+	f := newFixture(t)
+	wu0 := f.submit("g", "c1", 1).Chains[0].FirstWU
+	if err := f.e.Advance(f.ctx, boinc.HookCall{WUName: wu0, Files: f.outputs(wu0)}); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := f.e.Status(f.ctx, f.u, "g", "c1")
+	if st.Chains[0].State != wire.StateDone {
+		t.Fatalf("status %+v", st.Chains[0])
+	}
+	ack, err := f.e.Ack(f.ctx, f.u, wire.AckRequest{Group: "g", Files: []string{wu0 + "_0", wu0 + "_9"}})
+	if err != nil || ack.Count != 1 {
+		t.Fatalf("ack %+v %v", ack, err)
+	}
+	res, _ := f.e.Results(f.ctx, f.u, "g", "")
+	if len(res.Files) != 2 {
+		t.Fatalf("after ack: %+v", res.Files)
+	}
+	// Another user sees none of it.
+	bob := store.User{ID: 999, Name: "bob"}
+	if _, err := f.e.Results(f.ctx, bob, "g", ""); engine.KindOf(err) != engine.KindNotFound {
+		t.Fatalf("bob reads alice's group: %v", err)
+	}
+}
+
+func md5s(s string) string {
+	p := filepath.Join(os.TempDir(), "md5s-"+fmt.Sprint(os.Getpid()))
+	os.WriteFile(p, []byte(s), 0o644)
+	defer os.Remove(p)
+	sum, _, _ := boinc.FileMD5(p)
+	return sum
+}

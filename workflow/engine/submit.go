@@ -1,0 +1,384 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/rboinc/rboinc/workflow/boinc"
+	"github.com/rboinc/rboinc/workflow/naming"
+	"github.com/rboinc/rboinc/workflow/pool"
+	"github.com/rboinc/rboinc/workflow/store"
+	"github.com/rboinc/rboinc/workflow/templates"
+	"github.com/rboinc/rboinc/workflow/wire"
+)
+
+// MaxSteps bounds a chain's length.
+const MaxSteps = 1000000
+
+// MaxChainsPerRequest bounds one submission.
+const MaxChainsPerRequest = 100000
+
+// Submit creates the chains of one request: it checks everything, takes the
+// uploaded contents into the pool, records the chains, stages their first
+// inputs and runs create_work once for all of them.
+func (e *Engine) Submit(ctx context.Context, u store.User, req wire.SubmitRequest) (wire.SubmitResponse, error) {
+	resp := wire.SubmitResponse{DryRun: req.Options.DryRun}
+	params, prio, nsteps, err := e.checkSubmit(req)
+	if err != nil {
+		return resp, err
+	}
+	q, err := e.Queues.Get(req.Queue)
+	if err != nil {
+		if errors.Is(err, templates.ErrUnknownQueue) {
+			return resp, errf(KindUnknownQueue, "unknown application queue %q", req.Queue)
+		}
+		return resp, fmt.Errorf("queue %s is misconfigured on the server: %w", req.Queue, err)
+	}
+	params.App = q.Application
+	if err := e.takeUploads(ctx, u, req); err != nil {
+		return resp, err
+	}
+	if req.Upload != "" {
+		defer e.dropUpload(ctx, u, req.Upload)
+	}
+	encoded := map[string]string{}
+	chains := make([]store.NewChain, 0, len(req.Chains))
+	for _, cs := range req.Chains {
+		inputs, err := e.resolveInputs(ctx, q, cs, encoded)
+		if err != nil {
+			return resp, err
+		}
+		chains = append(chains, store.NewChain{Chain: store.Chain{Group: req.Group, Name: cs.Name, Queue: q.Name, App: q.Application, NSteps: nsteps, Priority: prio}, Inputs: inputs})
+	}
+	wuT, resT, err := e.writeTemplates(q, req.Options)
+	if err != nil {
+		return resp, err
+	}
+	pj, _ := json.Marshal(params)
+	lj, _ := json.Marshal(layoutOf(q))
+	for i := range chains {
+		chains[i].Params, chains[i].Layout, chains[i].WUTmpl, chains[i].ResTmpl = string(pj), string(lj), wuT, resT
+	}
+	if req.Options.DryRun {
+		for _, c := range chains {
+			existing, err := e.DB.Chains(ctx, u.ID, req.Group, c.Name)
+			if err != nil {
+				return resp, err
+			}
+			if len(existing) > 0 {
+				return resp, errf(KindNameTaken, "chain %s already exists in group %s", c.Name, req.Group)
+			}
+			resp.Chains = append(resp.Chains, wire.ChainCreated{Name: c.Name, FirstWU: naming.Format(c.Name, u.Name, req.Group, 0, nsteps, "RNDnnnn")})
+		}
+		return resp, nil
+	}
+	created, err := e.DB.CreateChains(ctx, u, chains)
+	if err != nil {
+		if errors.Is(err, store.ErrExists) {
+			return resp, errf(KindNameTaken, "%v: choose another name, or purge the old chain first", err)
+		}
+		return resp, err
+	}
+	steps := make([]stepJob, len(created))
+	for i, c := range created {
+		steps[i] = stepJob{chain: c, step: store.Step{ChainID: c.ID, Step: 0, WU: c.WU(0), Inputs: chains[i].Inputs}}
+	}
+	if err := e.createSteps(ctx, params, steps); err != nil {
+		ids := make([]int64, len(created))
+		for i, c := range created {
+			ids[i] = c.ID
+		}
+		if derr := e.DB.DeleteChains(ctx, ids); derr != nil {
+			e.Log.Error("removing chains after a failed create_work", "err", derr)
+		}
+		return resp, err
+	}
+	for _, c := range created {
+		resp.Chains = append(resp.Chains, wire.ChainCreated{Name: c.Name, FirstWU: c.WU(0)})
+	}
+	e.Log.Info("submitted", "user", u.Name, "group", req.Group, "queue", q.Name, "chains", len(created))
+	return resp, nil
+}
+
+func (e *Engine) checkSubmit(req wire.SubmitRequest) (boinc.WorkParams, int, int, error) {
+	var p boinc.WorkParams
+	o := req.Options
+	if err := naming.CheckIdent("queue", req.Queue); err != nil {
+		return p, 0, 0, errf(KindBadRequest, "%v", err)
+	}
+	if err := naming.CheckIdent("group", req.Group); err != nil {
+		return p, 0, 0, errf(KindBadRequest, "%v", err)
+	}
+	if len(req.Chains) == 0 {
+		return p, 0, 0, errf(KindBadRequest, "no chain to submit")
+	}
+	if len(req.Chains) > MaxChainsPerRequest {
+		return p, 0, 0, errf(KindBadRequest, "too many chains in one request: %d (at most %d)", len(req.Chains), MaxChainsPerRequest)
+	}
+	seen := map[string]bool{}
+	for _, c := range req.Chains {
+		if err := naming.CheckIdent("name", c.Name); err != nil {
+			return p, 0, 0, errf(KindBadRequest, "%v", err)
+		}
+		if seen[c.Name] {
+			return p, 0, 0, errf(KindBadRequest, "chain name %s appears twice in the request", c.Name)
+		}
+		seen[c.Name] = true
+	}
+	nsteps := o.NumSteps
+	if nsteps == 0 {
+		nsteps = 1
+	}
+	if nsteps < 1 || nsteps > MaxSteps {
+		return p, 0, 0, errf(KindBadRequest, "num_steps must be between 1 and %d, not %d", MaxSteps, o.NumSteps)
+	}
+	prio := 1
+	if o.Priority != nil {
+		prio = *o.Priority
+	}
+	if o.FpopsEst < 0 || o.FpopsBound < 0 || o.MemoryBound < 0 || o.TargetNResults < 0 || o.MinQuorum < 0 || o.Batch < 0 || o.AssignUserAll < 0 {
+		return p, 0, 0, errf(KindBadRequest, "fpops_est, fpops_bound, memory_bound, target_nresults, min_quorum, batch and assign_user_all must not be negative")
+	}
+	if o.FpopsEst > 0 && o.FpopsBound > 0 && o.FpopsBound < o.FpopsEst {
+		return p, 0, 0, errf(KindBadRequest, "fpops_bound (%g) is below fpops_est (%g)", o.FpopsBound, o.FpopsEst)
+	}
+	tn := o.TargetNResults
+	if tn == 0 {
+		tn = 1
+	}
+	if o.MinQuorum > tn {
+		return p, 0, 0, errf(KindBadRequest, "min_quorum (now %d) must be <= target_nresults (%d)", o.MinQuorum, tn)
+	}
+	maxErr, maxTot := e.Cfg.MaxErrorResults, e.Cfg.MaxTotalResults
+	if maxTot != 0 && maxTot < tn {
+		maxTot = tn
+	}
+	p = boinc.WorkParams{Batch: o.Batch, FpopsEst: o.FpopsEst, FpopsBound: o.FpopsBound, MemoryBound: o.MemoryBound,
+		TargetNResults: o.TargetNResults, MinQuorum: o.MinQuorum, MaxErrorResults: maxErr, MaxTotalResults: maxTot, TargetUser: o.AssignUserAll}
+	return p, prio, nsteps, nil
+}
+
+// takeUploads moves the contents of the request's upload collection into
+// the pool, each checked against its MD5 name.
+func (e *Engine) takeUploads(ctx context.Context, u store.User, req wire.SubmitRequest) error {
+	need := map[string]bool{}
+	for _, c := range req.Chains {
+		for param, f := range c.Files {
+			if !pool.ValidMD5(f.MD5) {
+				return errf(KindBadRequest, "chain %s, parameter %s: %q is not an MD5 checksum", c.Name, param, f.MD5)
+			}
+			need[f.MD5] = true
+		}
+	}
+	var dir string
+	if req.Upload != "" {
+		if !validUploadID(req.Upload) {
+			return errf(KindBadRequest, "upload %q is not a valid upload id", req.Upload)
+		}
+		owner, err := e.DB.UploadOwner(ctx, req.Upload)
+		if err != nil || owner != u.ID {
+			return errf(KindNotFound, "upload %s does not exist", req.Upload)
+		}
+		dir = filepath.Join(e.davDir(u.Name), req.Upload)
+	}
+	var missing []string
+	for sum := range need {
+		if e.Pool.Has(sum) {
+			continue
+		}
+		if dir == "" {
+			missing = append(missing, sum)
+			continue
+		}
+		src := filepath.Join(dir, sum)
+		if _, err := os.Lstat(src); err != nil {
+			missing = append(missing, sum)
+			continue
+		}
+		n, err := e.Pool.Ingest(src, sum)
+		if err != nil {
+			return errf(KindBadRequest, "%v", err)
+		}
+		if err := e.DB.PoolAdd(ctx, sum, n); err != nil {
+			return err
+		}
+	}
+	if len(missing) > 0 {
+		return errf(KindMissingContent, "%d input content(s) are neither on the server nor in the upload (first: %s); upload them and submit again", len(missing), missing[0])
+	}
+	return nil
+}
+
+func (e *Engine) dropUpload(ctx context.Context, u store.User, id string) {
+	os.RemoveAll(filepath.Join(e.davDir(u.Name), id))
+	if err := e.DB.DeleteUpload(ctx, id); err != nil {
+		e.Log.Warn("forgetting upload", "id", id, "err", err)
+	}
+}
+
+// resolveInputs gives every input position of a chain its content: the
+// scientist's file, a server default, or nothing for a constant file.
+func (e *Engine) resolveInputs(ctx context.Context, q *templates.Queue, cs wire.ChainSpec, encoded map[string]string) ([]string, error) {
+	params := map[string]bool{}
+	for _, in := range q.Parameters() {
+		params[in.Parameter] = true
+	}
+	for name := range cs.Files {
+		if !params[name] {
+			return nil, errf(KindBadRequest, "chain %s: queue %s has no parameter -%s", cs.Name, q.Name, name)
+		}
+	}
+	out := make([]string, len(q.Inputs))
+	for i, in := range q.Inputs {
+		var sum string
+		switch {
+		case in.Constant:
+			continue
+		case in.Immutable:
+			name := in.OpenName
+			if name == "" {
+				name = in.Parameter
+			}
+			s, _, ok, err := e.defaultFile(ctx, q.Name, name)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				return nil, fmt.Errorf("queue %s: the server has no default file for immutable input %s (expected %s)", q.Name, name, filepath.Join(e.etcDir(), "default_"+name))
+			}
+			sum = s
+		default:
+			f, given := cs.Files[in.Parameter]
+			switch {
+			case given:
+				sum = f.MD5
+			case in.Optional:
+				s, _, ok, err := e.defaultFile(ctx, q.Name, in.Parameter)
+				if err != nil {
+					return nil, err
+				}
+				if !ok {
+					// Like the original: an omitted optional input without a
+					// server default is an empty file.
+					s, _, err = e.Pool.WriteContent(strings.NewReader(""))
+					if err == nil {
+						err = e.DB.PoolAdd(ctx, s, 0)
+					}
+					if err != nil {
+						return nil, err
+					}
+				}
+				sum = s
+			default:
+				return nil, errf(KindBadRequest, "chain %s: missing mandatory parameter -%s (%s)", cs.Name, in.Parameter, in.Description)
+			}
+		}
+		if in.Encode {
+			if enc, ok := encoded[sum]; ok {
+				sum = enc
+			} else {
+				enc, _, err := e.encode(ctx, sum)
+				if err != nil {
+					return nil, fmt.Errorf("chain %s, input %s: %w", cs.Name, in.Parameter, err)
+				}
+				encoded[sum] = enc
+				sum = enc
+			}
+		}
+		out[i] = sum
+	}
+	return out, nil
+}
+
+// overridable are the <workunit> elements a submission option replaces.
+var overridable = map[string]func(wire.Options) bool{
+	"rsc_fpops_est":    func(o wire.Options) bool { return o.FpopsEst > 0 },
+	"rsc_fpops_bound":  func(o wire.Options) bool { return o.FpopsBound > 0 },
+	"rsc_memory_bound": func(o wire.Options) bool { return o.MemoryBound > 0 },
+	"target_nresults":  func(o wire.Options) bool { return o.TargetNResults > 0 },
+	"min_quorum":       func(o wire.Options) bool { return o.MinQuorum > 0 },
+	"batch":            func(o wire.Options) bool { return o.Batch > 0 },
+}
+
+// writeTemplates writes the create_work copies of the queue's templates
+// under immutable content-derived names in templates/rboinc/, and returns
+// their paths relative to the project directory. BOINC re-reads the result
+// template for a work unit's whole life, so these never change.
+func (e *Engine) writeTemplates(q *templates.Queue, o wire.Options) (string, string, error) {
+	var drop []string
+	for tag, given := range overridable {
+		if given(o) {
+			drop = append(drop, tag)
+		}
+	}
+	// The original hard-coded max_error_results and max_total_results on
+	// the command line; let the command line win there too.
+	drop = append(drop, "max_error_results", "max_total_results")
+	wu, err := e.writeImmutable(q.WUTemplate(drop...), "_in")
+	if err != nil {
+		return "", "", err
+	}
+	res, err := e.writeImmutable(q.ResultTemplate(), "_out")
+	return wu, res, err
+}
+
+func (e *Engine) writeImmutable(data []byte, suffix string) (string, error) {
+	sum := md5hex(data)
+	rel := filepath.Join("templates", "rboinc", sum+suffix)
+	abs := filepath.Join(e.Proj.Dir, rel)
+	if _, err := os.Stat(abs); err == nil {
+		return rel, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return "", err
+	}
+	return rel, boinc.WriteFileAtomic(abs, data, 0o444)
+}
+
+// stepJob is a step to hand to create_work.
+type stepJob struct {
+	chain store.Chain
+	step  store.Step
+}
+
+// createSteps stages the steps' inputs and creates their work units with
+// one create_work run, then marks them queued.
+func (e *Engine) createSteps(ctx context.Context, params boinc.WorkParams, steps []stepJob) error {
+	jobs := make([]boinc.Job, 0, len(steps))
+	staged := map[string]string{}
+	for _, s := range steps {
+		var files []string
+		for pos, sum := range s.step.Inputs {
+			if sum == "" {
+				continue // constant file: BOINC finds it by its <physical_name>
+			}
+			name, ok := staged[sum]
+			if !ok {
+				fi, err := os.Stat(e.Pool.Path(sum))
+				if err != nil {
+					return fmt.Errorf("work unit %s, input %d: content %s is gone from the pool: %w", s.step.WU, pos, sum, err)
+				}
+				if name, err = e.Pool.Stage(e.Proj, sum, fi.Size()); err != nil {
+					return err
+				}
+				staged[sum] = name
+			}
+			files = append(files, name)
+		}
+		jobs = append(jobs, boinc.Job{WUName: s.step.WU, WUTemplate: s.chain.WUTmpl, ResultTemplate: s.chain.ResTmpl,
+			Priority: s.chain.Priority - s.step.Step, Files: files})
+	}
+	if err := boinc.CreateWork(ctx, e.Proj, params, jobs); err != nil {
+		return err
+	}
+	wus := make([]string, len(steps))
+	for i, s := range steps {
+		wus[i] = s.step.WU
+	}
+	return e.DB.SetStepState(ctx, wus, "queued")
+}

@@ -1,0 +1,73 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/rboinc/rboinc/workflow/pool"
+	"github.com/rboinc/rboinc/workflow/store"
+	"github.com/rboinc/rboinc/workflow/wire"
+)
+
+// Missing says which of the contents the server lacks.
+func (e *Engine) Missing(ctx context.Context, md5s []string) (wire.MissingResponse, error) {
+	r := wire.MissingResponse{Missing: []string{}}
+	if len(md5s) > 1000000 {
+		return r, errf(KindBadRequest, "too many checksums in one request")
+	}
+	for _, m := range md5s {
+		if !pool.ValidMD5(m) {
+			return r, errf(KindBadRequest, "%q is not an MD5 checksum (32 lowercase hex digits)", m)
+		}
+	}
+	missing, err := e.DB.PoolMissing(ctx, md5s)
+	if err != nil {
+		return r, err
+	}
+	isMissing := map[string]bool{}
+	for _, m := range missing {
+		isMissing[m] = true
+	}
+	for _, m := range md5s {
+		if isMissing[m] || !e.Pool.Has(m) {
+			r.Missing = append(r.Missing, m)
+		}
+	}
+	return r, nil
+}
+
+// NewUpload creates a fresh scratch collection for the user.
+func (e *Engine) NewUpload(ctx context.Context, u store.User) (wire.UploadResponse, error) {
+	id := newUploadID()
+	if err := os.MkdirAll(filepath.Join(e.davDir(u.Name), id), 0o755); err != nil {
+		return wire.UploadResponse{}, err
+	}
+	if err := e.DB.AddUpload(ctx, id, u.ID); err != nil {
+		return wire.UploadResponse{}, err
+	}
+	return wire.UploadResponse{ID: id, DAVPath: wire.DAVPrefix + u.Name + "/" + id + "/"}, nil
+}
+
+// DAVRoot is the directory holding a user's scratch collections.
+func (e *Engine) DAVRoot(u store.User) string { return e.davDir(u.Name) }
+
+// Collect removes pool contents nothing refers to any more (untouched for
+// grace) and download links no unfinished step reads.
+func (e *Engine) Collect(ctx context.Context, grace time.Duration) (int, error) {
+	n := 0
+	err := e.DB.Collect(ctx, time.Now().Add(-grace).Unix(), func(gone, links []string) error {
+		for _, m := range links {
+			e.Pool.Unstage(e.Proj, m)
+		}
+		for _, m := range gone {
+			if err := e.Pool.Remove(m); err != nil {
+				return err
+			}
+		}
+		n = len(gone)
+		return nil
+	})
+	return n, err
+}

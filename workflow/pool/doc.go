@@ -1,0 +1,5 @@
+// Package pool is the content store: every distinct input content is kept
+// once, named by its MD5, whoever submitted it and however often. Contents
+// reach BOINC as hard links in the download hierarchy under the immutable,
+// content-derived physical name jf_<md5>, with a .md5 sidecar.
+package pool

@@ -1,0 +1,211 @@
+package pool
+
+import (
+	"crypto/md5"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"syscall"
+
+	"github.com/rboinc/rboinc/workflow/boinc"
+)
+
+var md5RE = regexp.MustCompile(`^[0-9a-f]{32}$`)
+
+// ValidMD5 reports whether s is 32 lowercase hex digits.
+func ValidMD5(s string) bool { return md5RE.MatchString(s) }
+
+// Pool is a directory of contents named by MD5: <dir>/<first two hex>/<md5>.
+type Pool struct {
+	Dir string
+}
+
+// Path is where a content lives.
+func (p *Pool) Path(sum string) string { return filepath.Join(p.Dir, sum[:2], sum) }
+
+// Has reports whether the content is present.
+func (p *Pool) Has(sum string) bool {
+	fi, err := os.Stat(p.Path(sum))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// Ingest moves an uploaded file into the pool after checking that its
+// content has the announced MD5. The file must be a regular file (not a
+// symlink). It returns the size.
+func (p *Pool) Ingest(src, want string) (int64, error) {
+	if !ValidMD5(want) {
+		return 0, fmt.Errorf("%q is not an MD5 checksum", want)
+	}
+	fi, err := os.Lstat(src)
+	if err != nil {
+		return 0, err
+	}
+	if !fi.Mode().IsRegular() {
+		return 0, fmt.Errorf("upload %s is not a regular file", filepath.Base(src))
+	}
+	got, n, err := boinc.FileMD5(src)
+	if err != nil {
+		return 0, err
+	}
+	if got != want {
+		return 0, fmt.Errorf("upload %s: content has MD5 %s, not the announced %s", filepath.Base(src), got, want)
+	}
+	if p.Has(want) {
+		os.Remove(src)
+		return n, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(p.Path(want)), 0o755); err != nil {
+		return 0, err
+	}
+	os.Chmod(src, 0o444)
+	if err := os.Rename(src, p.Path(want)); err != nil {
+		if !errors.Is(err, syscall.EXDEV) {
+			return 0, fmt.Errorf("moving upload into the pool: %w", err)
+		}
+		if _, _, err := CopyAtomic(src, p.Path(want), 0o444); err != nil {
+			return 0, err
+		}
+		os.Remove(src)
+	}
+	return n, nil
+}
+
+// Adopt adds an existing file (e.g. a result just copied out of BOINC) to
+// the pool under its known MD5, by hard link where possible.
+func (p *Pool) Adopt(src, sum string) error {
+	if p.Has(sum) {
+		return nil
+	}
+	dst := p.Path(sum)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return linkOrCopy(src, dst)
+}
+
+// WriteContent stores data read from r, returning its MD5 and size.
+func (p *Pool) WriteContent(r io.Reader) (string, int64, error) {
+	if err := os.MkdirAll(p.Dir, 0o755); err != nil {
+		return "", 0, err
+	}
+	f, err := os.CreateTemp(p.Dir, ".in*")
+	if err != nil {
+		return "", 0, err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	h := md5.New()
+	n, err := io.Copy(io.MultiWriter(f, h), r)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", 0, err
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	if p.Has(sum) {
+		return sum, n, nil
+	}
+	os.Chmod(tmp, 0o444)
+	if err := os.MkdirAll(filepath.Dir(p.Path(sum)), 0o755); err != nil {
+		return "", 0, err
+	}
+	return sum, n, os.Rename(tmp, p.Path(sum))
+}
+
+// Remove deletes a content from the pool.
+func (p *Pool) Remove(sum string) error {
+	err := os.Remove(p.Path(sum))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// PhysicalName is the immutable BOINC name of a content.
+func PhysicalName(sum string) string { return "jf_" + sum }
+
+// Stage makes content sum available to BOINC: a hard link (a copy across
+// file systems) at the download hierarchy path of jf_<md5> and its .md5
+// sidecar. It is idempotent and never replaces a name with other content.
+func (p *Pool) Stage(proj *boinc.Project, sum string, size int64) (string, error) {
+	name := PhysicalName(sum)
+	dst := proj.DownloadPath(name)
+	if fi, err := os.Stat(dst); err == nil && fi.Size() == size {
+		if _, _, ok := boinc.ReadSidecar(dst); ok {
+			return name, nil
+		}
+		return name, boinc.WriteSidecar(dst, sum, size)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return "", fmt.Errorf("staging %s: %w", name, err)
+	}
+	if err := linkOrCopy(p.Path(sum), dst); err != nil {
+		return "", fmt.Errorf("staging %s into the download hierarchy: %w", name, err)
+	}
+	return name, boinc.WriteSidecar(dst, sum, size)
+}
+
+// Unstage removes a content's download link and sidecar.
+func (p *Pool) Unstage(proj *boinc.Project, sum string) {
+	dst := proj.DownloadPath(PhysicalName(sum))
+	os.Remove(dst + ".md5")
+	os.Remove(dst)
+}
+
+// linkOrCopy puts src at dst atomically: hard link to a temporary name
+// beside dst, then rename; across file systems, a streamed copy.
+func linkOrCopy(src, dst string) error {
+	tmp := filepath.Join(filepath.Dir(dst), "."+filepath.Base(dst)+".ln")
+	os.Remove(tmp)
+	if err := os.Link(src, tmp); err != nil {
+		if !errors.Is(err, syscall.EXDEV) && !errors.Is(err, syscall.EPERM) {
+			return err
+		}
+		_, _, err := CopyAtomic(src, dst, 0o444)
+		return err
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// CopyAtomic streams src to dst through a temporary file in dst's directory,
+// hashing on the way, and renames it into place. It returns MD5 and size.
+func CopyAtomic(src, dst string, perm os.FileMode) (string, int64, error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return "", 0, err
+	}
+	defer in.Close()
+	out, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp*")
+	if err != nil {
+		return "", 0, err
+	}
+	tmp := out.Name()
+	h := md5.New()
+	n, err := io.Copy(io.MultiWriter(out, h), in)
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, perm)
+	}
+	if err == nil {
+		err = os.Rename(tmp, dst)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return "", 0, fmt.Errorf("copying %s to %s: %w", src, dst, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
+}

@@ -1,0 +1,66 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/rboinc/rboinc/workflow/store"
+)
+
+// NewToken makes a long random secret; only its hash is stored.
+func NewToken() string {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// HashToken is how tokens are stored and looked up.
+func HashToken(tok string) string {
+	s := sha256.Sum256([]byte(tok))
+	return hex.EncodeToString(s[:])
+}
+
+type userKey struct{}
+
+// authenticate finds the user of a request: HTTP Basic (user name and token
+// as password) or a bearer token. With Basic, the name must be the token's.
+func (s *Server) authenticate(r *http.Request) (store.User, error) {
+	var tok, name string
+	if u, p, ok := r.BasicAuth(); ok {
+		tok, name = p, u
+	} else if h := r.Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
+		tok = strings.TrimSpace(strings.TrimPrefix(h, "Bearer "))
+	}
+	if tok == "" || len(tok) > 512 {
+		return store.User{}, errors.New("no credentials: give your token (RBOINC_TOKEN) as a bearer token or as the password of HTTP Basic")
+	}
+	u, err := s.E.DB.UserByToken(r.Context(), HashToken(tok))
+	if err != nil {
+		return store.User{}, errors.New("unknown or revoked token")
+	}
+	if u.Disabled {
+		return store.User{}, errors.New("this account is disabled")
+	}
+	if name != "" && !strings.EqualFold(name, u.Name) {
+		return store.User{}, errors.New("the token does not belong to user " + name)
+	}
+	return u, nil
+}
+
+// withUser wraps a handler that needs an authenticated user.
+func (s *Server) withUser(h func(http.ResponseWriter, *http.Request, store.User)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		u, err := s.authenticate(r)
+		if err != nil {
+			w.Header().Set("WWW-Authenticate", `Basic realm="rboinc"`)
+			writeError(w, http.StatusUnauthorized, "unauthorized", err.Error())
+			return
+		}
+		h(w, r.WithContext(context.WithValue(r.Context(), userKey{}, u)), u)
+	}
+}

@@ -1,0 +1,282 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+
+	"golang.org/x/net/webdav"
+
+	"github.com/rboinc/rboinc/workflow/engine"
+	"github.com/rboinc/rboinc/workflow/naming"
+	"github.com/rboinc/rboinc/workflow/store"
+	"github.com/rboinc/rboinc/workflow/wire"
+)
+
+// Base is where the API is mounted, as in the original (…/rboinc_cgi).
+const Base = "/rboinc_cgi"
+
+// maxBody bounds JSON request bodies.
+const maxBody = 256 << 20
+
+// Server serves the API and the WebDAV area of one engine.
+type Server struct {
+	E   *engine.Engine
+	Log *slog.Logger
+
+	mu    sync.Mutex
+	locks map[string]webdav.LockSystem
+}
+
+// New makes a server.
+func New(e *engine.Engine, log *slog.Logger) *Server {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Server{E: e, Log: log, locks: map[string]webdav.LockSystem{}}
+}
+
+// Handler routes every request.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	alive := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, "Remote boinc CGI is alive.\n")
+	}
+	mux.HandleFunc("GET "+Base, alive)
+	mux.HandleFunc("GET "+Base+"/{$}", alive)
+	api := Base
+	mux.HandleFunc("GET "+api+wire.PathWhoAmI, s.withUser(func(w http.ResponseWriter, r *http.Request, u store.User) {
+		writeJSON(w, wire.WhoAmI{User: u.Name})
+	}))
+	mux.HandleFunc("GET "+api+wire.PathQueues, s.withUser(s.queues))
+	mux.HandleFunc("GET "+api+wire.PathQueues+"/{name}", s.withUser(s.queue))
+	mux.HandleFunc("POST "+api+wire.PathMissing, s.withUser(s.missing))
+	mux.HandleFunc("POST "+api+wire.PathUploads, s.withUser(s.newUpload))
+	mux.HandleFunc("POST "+api+wire.PathSubmit, s.withUser(s.submit))
+	mux.HandleFunc("GET "+api+wire.PathStatus, s.withUser(s.status))
+	mux.HandleFunc("POST "+api+wire.PathStop, s.withUser(s.stop))
+	mux.HandleFunc("POST "+api+wire.PathPurge, s.withUser(s.purge))
+	mux.HandleFunc("GET "+api+wire.PathResults, s.withUser(s.results))
+	mux.HandleFunc("GET "+api+wire.PathFiles+"/{group}/{file}", s.withUser(s.file))
+	mux.HandleFunc("POST "+api+wire.PathAck, s.withUser(s.ack))
+	mux.Handle(wire.DAVPrefix, s.withUser(s.dav))
+	return mux
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(wire.Error{Error: msg, Code: code})
+}
+
+// fail maps an engine error to an HTTP answer; internal errors are logged
+// and not shown in full.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	switch engine.KindOf(err) {
+	case engine.KindBadRequest:
+		writeError(w, http.StatusBadRequest, wire.CodeBadRequest, err.Error())
+	case engine.KindUnknownQueue:
+		writeError(w, http.StatusNotFound, wire.CodeUnknownQueue, err.Error())
+	case engine.KindNameTaken:
+		writeError(w, http.StatusConflict, wire.CodeNameTaken, err.Error())
+	case engine.KindMissingContent:
+		writeError(w, http.StatusConflict, wire.CodeMissingContent, err.Error())
+	case engine.KindNotFound:
+		writeError(w, http.StatusNotFound, wire.CodeNotFound, err.Error())
+	case engine.KindForbidden:
+		writeError(w, http.StatusForbidden, wire.CodeForbidden, err.Error())
+	default:
+		s.Log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		writeError(w, http.StatusInternalServerError, wire.CodeInternal, "internal server error: "+err.Error())
+	}
+}
+
+func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
+	if err := dec.Decode(v); err != nil {
+		writeError(w, http.StatusBadRequest, wire.CodeBadRequest, "malformed JSON request: "+err.Error())
+		return false
+	}
+	return true
+}
+
+func (s *Server) queues(w http.ResponseWriter, r *http.Request, u store.User) {
+	qs, errs := s.E.Queues.List()
+	for _, err := range errs {
+		s.Log.Warn("bad queue templates", "err", err)
+	}
+	out := make([]wire.QueueSummary, 0, len(qs))
+	for _, q := range qs {
+		out = append(out, wire.QueueSummary{Name: q.Name, Application: q.Application, Description: q.Description})
+	}
+	writeJSON(w, out)
+}
+
+func (s *Server) queue(w http.ResponseWriter, r *http.Request, u store.User) {
+	q, err := s.E.Queue(r.PathValue("name"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, q)
+}
+
+func (s *Server) missing(w http.ResponseWriter, r *http.Request, u store.User) {
+	var req wire.MissingRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	resp, err := s.E.Missing(r.Context(), req.MD5s)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, resp)
+}
+
+func (s *Server) newUpload(w http.ResponseWriter, r *http.Request, u store.User) {
+	resp, err := s.E.NewUpload(r.Context(), u)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, resp)
+}
+
+func (s *Server) submit(w http.ResponseWriter, r *http.Request, u store.User) {
+	var req wire.SubmitRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	resp, err := s.E.Submit(r.Context(), u, req)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, resp)
+}
+
+func (s *Server) status(w http.ResponseWriter, r *http.Request, u store.User) {
+	q := r.URL.Query()
+	resp, err := s.E.Status(r.Context(), u, q.Get("group"), q.Get("name"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, resp)
+}
+
+func (s *Server) stop(w http.ResponseWriter, r *http.Request, u store.User) {
+	var ref wire.ChainRef
+	if !decode(w, r, &ref) {
+		return
+	}
+	resp, err := s.E.Stop(r.Context(), u, ref)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, resp)
+}
+
+func (s *Server) purge(w http.ResponseWriter, r *http.Request, u store.User) {
+	var ref wire.ChainRef
+	if !decode(w, r, &ref) {
+		return
+	}
+	resp, err := s.E.Purge(r.Context(), u, ref)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, resp)
+}
+
+func (s *Server) results(w http.ResponseWriter, r *http.Request, u store.User) {
+	q := r.URL.Query()
+	resp, err := s.E.Results(r.Context(), u, q.Get("group"), q.Get("name"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, resp)
+}
+
+func (s *Server) file(w http.ResponseWriter, r *http.Request, u store.User) {
+	f, p, err := s.E.OpenResult(r.Context(), u, r.PathValue("group"), r.PathValue("file"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("ETag", `"`+p.MD5+`"`)
+	http.ServeContent(w, r, p.File, fi.ModTime(), f)
+}
+
+func (s *Server) ack(w http.ResponseWriter, r *http.Request, u store.User) {
+	var req wire.AckRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	resp, err := s.E.Ack(r.Context(), u, req)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, resp)
+}
+
+// dav serves /DAV/<user>/... from the user's own scratch directory; any
+// other user's prefix is refused.
+func (s *Server) dav(w http.ResponseWriter, r *http.Request, u store.User) {
+	rest := strings.TrimPrefix(r.URL.Path, wire.DAVPrefix)
+	owner, _, _ := strings.Cut(rest, "/")
+	if naming.CheckUser(owner) != nil || !strings.EqualFold(owner, u.Name) {
+		writeError(w, http.StatusForbidden, wire.CodeForbidden, "you may only use your own scratch area "+wire.DAVPrefix+u.Name+"/")
+		return
+	}
+	root := s.E.DAVRoot(u)
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	h := &webdav.Handler{
+		Prefix:     wire.DAVPrefix + owner,
+		FileSystem: webdav.Dir(root),
+		LockSystem: s.lockSystem(u.Name),
+		Logger: func(r *http.Request, err error) {
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				s.Log.Debug("webdav", "method", r.Method, "path", r.URL.Path, "err", err)
+			}
+		},
+	}
+	h.ServeHTTP(w, r)
+}
+
+func (s *Server) lockSystem(user string) webdav.LockSystem {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ls, ok := s.locks[user]
+	if !ok {
+		ls = webdav.NewMemLS()
+		s.locks[user] = ls
+	}
+	return ls
+}

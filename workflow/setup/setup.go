@@ -1,0 +1,252 @@
+package setup
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/rboinc/rboinc"
+	"github.com/rboinc/rboinc/workflow/boinc"
+	"github.com/rboinc/rboinc/workflow/engine"
+	"github.com/rboinc/rboinc/workflow/standin"
+	"github.com/rboinc/rboinc/workflow/store"
+)
+
+// Options say what to set up.
+type Options struct {
+	Root         string // server root
+	BoincProject string // a real BOINC project; empty: the embedded stand-in at Root/boinc
+	URLBase      string // how clients reach the server, for the stand-in's download_url
+	Exe          string // the running rboinc-server binary
+}
+
+// Report says what Init did and what the administrator still has to do.
+type Report struct {
+	Root      string
+	Project   string
+	Simulated bool
+	Daemons   []string // <daemon> entries to add to config.xml (real projects)
+	Notes     []string
+}
+
+// Init creates or completes a server root. It is idempotent.
+func Init(ctx context.Context, o Options) (Report, error) {
+	root, err := filepath.Abs(o.Root)
+	if err != nil {
+		return Report{}, err
+	}
+	if strings.ContainsAny(root, "'\n") {
+		return Report{}, fmt.Errorf("server root %q: quotes and newlines are not allowed in the path", root)
+	}
+	for _, d := range []string{"", "pool", "dav", "results", "etc", "bin"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			return Report{}, fmt.Errorf("creating the server root: %w", err)
+		}
+	}
+	cfg, err := engine.LoadConfig(root)
+	fresh := errors.Is(err, fs.ErrNotExist) || (err != nil && errors.Is(errors.Unwrap(err), fs.ErrNotExist))
+	if err != nil && !fresh {
+		if _, statErr := os.Stat(filepath.Join(root, engine.ConfigFile)); statErr == nil {
+			return Report{}, err
+		}
+		fresh = true
+	}
+	if fresh {
+		cfg = engine.DefaultConfig()
+	}
+	rep := Report{Root: root}
+	proj := o.BoincProject
+	if proj == "" {
+		if !fresh && !cfg.Simulated {
+			proj = cfg.BoincProject
+		} else {
+			proj = filepath.Join(root, "boinc")
+			cfg.Simulated = true
+		}
+	} else {
+		cfg.Simulated = false
+	}
+	if proj, err = filepath.Abs(proj); err != nil {
+		return rep, err
+	}
+	if !fresh && cfg.BoincProject != "" && cfg.BoincProject != proj {
+		return rep, fmt.Errorf("server root %s already serves BOINC project %s, not %s", root, cfg.BoincProject, proj)
+	}
+	cfg.BoincProject = proj
+	rep.Project, rep.Simulated = proj, cfg.Simulated
+
+	exe, err := InstallExe(root, o.Exe)
+	if err != nil {
+		return rep, err
+	}
+	if cfg.Simulated {
+		if err := standin.InitProject(proj, standin.InitOptions{ServerExe: exe, URLBase: o.URLBase, HookScript: cfg.HookScript}); err != nil {
+			return rep, fmt.Errorf("creating the BOINC stand-in at %s: %w", proj, err)
+		}
+		if err := installExample(root, proj); err != nil {
+			return rep, err
+		}
+	}
+	p, err := checkProject(proj)
+	if err != nil {
+		return rep, err
+	}
+	if err := sameFS(root, p.DownloadDir); err != nil {
+		rep.Notes = append(rep.Notes, err.Error())
+	}
+	if err := installHook(proj, cfg.HookScript, exe, root); err != nil {
+		return rep, err
+	}
+	data, _ := json.MarshalIndent(cfg, "", "  ")
+	if err := boinc.WriteFileAtomic(filepath.Join(root, engine.ConfigFile), append(data, '\n'), 0o644); err != nil {
+		return rep, err
+	}
+	db, err := store.Open(ctx, filepath.Join(root, "state.db"))
+	if err != nil {
+		return rep, err
+	}
+	db.Close()
+	if !cfg.Simulated {
+		apps, _ := filepath.Glob(filepath.Join(proj, "templates", "rboinc_*_wu"))
+		sort.Strings(apps)
+		rep.Daemons = append(rep.Daemons, fmt.Sprintf("<daemon><cmd>script_assimilator -d 3 --app APP --script %s</cmd></daemon>", cfg.HookScript))
+		rep.Notes = append(rep.Notes, "add one such daemon per BOINC application (the application= of each rboinc_<queue>_wu template), with --script exactly as shown: today's script_assimilator passes no arguments when --script has more than one word")
+	}
+	return rep, nil
+}
+
+// InstallExe copies the running binary into root/bin, so the hook and the
+// stand-in's create_work keep working whatever happens to the build tree.
+func InstallExe(root, exe string) (string, error) {
+	dst := filepath.Join(root, "bin", "rboinc-server")
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return "", err
+		}
+	}
+	if a, err := os.Stat(exe); err == nil {
+		if b, err := os.Stat(dst); err == nil && os.SameFile(a, b) {
+			return dst, nil
+		}
+	}
+	if err := copyFile(exe, dst, 0o755); err != nil {
+		return "", fmt.Errorf("installing the server binary into %s: %w", dst, err)
+	}
+	return dst, nil
+}
+
+func copyFile(src, dst string, perm os.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp*")
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(tmp, in)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), perm)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), dst)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
+}
+
+func checkProject(dir string) (*boinc.Project, error) {
+	p, err := boinc.LoadProject(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, need := range []string{"bin/create_work", "templates"} {
+		if _, err := os.Stat(filepath.Join(dir, need)); err != nil {
+			return nil, fmt.Errorf("BOINC project %s has no %s: %w", dir, need, err)
+		}
+	}
+	for _, d := range []string{p.DownloadDir, p.UploadDir} {
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("BOINC project %s: directory %s is missing", dir, d)
+		}
+	}
+	return p, nil
+}
+
+// sameFS explains when inputs must be copied instead of hard-linked.
+func sameFS(a, b string) error {
+	var sa, sb syscall.Stat_t
+	if syscall.Stat(a, &sa) != nil || syscall.Stat(b, &sb) != nil {
+		return nil
+	}
+	if sa.Dev != sb.Dev {
+		return fmt.Errorf("the server root %s and the download directory %s are on different file systems: inputs will be copied, not hard-linked", a, b)
+	}
+	return nil
+}
+
+// installHook writes bin/<hook> in the project: a two-line sh wrapper that
+// runs `rboinc-server process` with the server root; BOINC's
+// script_assimilator runs it as ../bin/<hook> from tmp_<host>.
+func installHook(proj, name, exe, root string) error {
+	script := "#!/bin/sh\n# rboinc assimilator hook: called by script_assimilator (--script " + name + ").\nexec '" + exe + "' process --root '" + root + "' \"$@\"\n"
+	dst := filepath.Join(proj, "bin", name)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return boinc.WriteFileAtomic(dst, []byte(script), 0o755)
+}
+
+// installExample puts the shipped example queue into a fresh stand-in:
+// its templates, its app and its server default files, leaving anything
+// already there alone.
+func installExample(root, proj string) error {
+	put := func(src, dst string, perm os.FileMode) error {
+		if _, err := os.Stat(dst); err == nil {
+			return nil
+		}
+		data, err := rboinc.Examples.ReadFile(src)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		return boinc.WriteFileAtomic(dst, data, perm)
+	}
+	tmpls, err := fs.Glob(rboinc.Examples, "templates/rboinc_*")
+	if err != nil {
+		return err
+	}
+	for _, t := range tmpls {
+		if err := put(t, filepath.Join(proj, "templates", path.Base(t)), 0o644); err != nil {
+			return err
+		}
+	}
+	if err := put("examples/langevin/run", filepath.Join(proj, "apps", "langevin", "run"), 0o755); err != nil {
+		return err
+	}
+	defs, _ := fs.Glob(rboinc.Examples, "examples/langevin/default_*")
+	for _, d := range defs {
+		if err := put(d, filepath.Join(root, "etc", path.Base(d)), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,120 @@
+package standin
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/rboinc/rboinc/workflow/boinc"
+)
+
+// InitOptions describe a simulated project for InitProject.
+type InitOptions struct {
+	ServerExe  string // absolute path of the rboinc-server binary
+	Host       string // default "standin"; daemons run in tmp_<Host>
+	URLBase    string // e.g. "http://127.0.0.1:8080"; only for download_url/upload_url text
+	HookScript string // name of the assimilator hook in bin/ (default "rboinc_hook"), written to config.xml as
+	// <rboinc_standin_default_script> (used for apps with no script_assimilator daemon line)
+}
+
+// InitProject creates, or completes, a simulated project at dir: config.xml,
+// cgi-bin/, templates/, download/, upload/, apps/, tmp_<host>/, bin/create_work
+// (a /bin/sh wrapper running `<ServerExe> standin create_work "$@"`) and the
+// stand-in database. It never clobbers an existing config.xml, templates or
+// apps, and always rewrites the wrapper (the server binary may have moved).
+func InitProject(dir string, o InitOptions) error {
+	if !filepath.IsAbs(o.ServerExe) {
+		return fmt.Errorf("stand-in project %s: the server binary path %q must be absolute", dir, o.ServerExe)
+	}
+	if o.Host == "" {
+		o.Host = "standin"
+	}
+	if o.URLBase == "" {
+		o.URLBase = "http://localhost/standin"
+	}
+	if o.HookScript == "" {
+		o.HookScript = "rboinc_hook"
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("stand-in project %s: %w", dir, err)
+	}
+	cfg := filepath.Join(abs, "config.xml")
+	if _, err := os.Stat(cfg); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(abs, 0o755); err != nil {
+			return fmt.Errorf("creating stand-in project %s: %w", abs, err)
+		}
+		if err := boinc.WriteFileAtomic(cfg, []byte(configXML(abs, o)), 0o644); err != nil {
+			return fmt.Errorf("creating stand-in project %s: %w", abs, err)
+		}
+	} else if err != nil {
+		return fmt.Errorf("stand-in project %s: %w", abs, err)
+	}
+	// The directories come from the config actually in force.
+	p, err := boinc.LoadProject(abs)
+	if err != nil {
+		return fmt.Errorf("stand-in project %s: %w", abs, err)
+	}
+	host := p.Host
+	if host == "" {
+		host = o.Host
+	}
+	for _, d := range []string{"cgi-bin", "templates", "apps", "bin", "tmp_" + host, p.DownloadDir, p.UploadDir} {
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(abs, d)
+		}
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("creating stand-in project %s: %w", abs, err)
+		}
+	}
+	wrapper := "#!/bin/sh\nexec " + shellQuote(o.ServerExe) + " standin create_work \"$@\"\n"
+	if err := boinc.WriteFileAtomic(filepath.Join(abs, "bin", "create_work"), []byte(wrapper), 0o755); err != nil {
+		return fmt.Errorf("creating stand-in project %s: %w", abs, err)
+	}
+	db, err := openDB(abs)
+	if err != nil {
+		return err
+	}
+	return db.Close()
+}
+
+// configXML is the config.xml of a new stand-in project, shaped like the one
+// make_project writes.
+func configXML(dir string, o InitOptions) string {
+	e := xmlEscape
+	return `<?xml version="1.0" ?>
+<boinc>
+    <config>
+        <host>` + e(o.Host) + `</host>
+        <uldl_dir_fanout>1024</uldl_dir_fanout>
+        <cache_md5_info>1</cache_md5_info>
+        <dont_generate_upload_certificates>1</dont_generate_upload_certificates>
+        <ignore_upload_certificates>1</ignore_upload_certificates>
+        <download_url>` + e(o.URLBase) + `/download</download_url>
+        <upload_url>` + e(o.URLBase) + `/cgi-bin/file_upload_handler</upload_url>
+        <download_dir>` + e(filepath.Join(dir, "download")) + `</download_dir>
+        <upload_dir>` + e(filepath.Join(dir, "upload")) + `</upload_dir>
+        <rboinc_standin_default_script>` + e(o.HookScript) + `</rboinc_standin_default_script>
+    </config>
+    <daemons>
+        <daemon>
+            <cmd>feeder -d 3</cmd>
+        </daemon>
+        <daemon>
+            <cmd>transitioner -d 3</cmd>
+        </daemon>
+        <daemon>
+            <cmd>file_deleter -d 3</cmd>
+        </daemon>
+    </daemons>
+</boinc>
+`
+}
+
+// shellQuote quotes s for /bin/sh.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,404 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/rboinc/rboinc/workflow/naming"
+)
+
+// Chain is one submitted chain of work units.
+type Chain struct {
+	ID        int64
+	UserID    int64
+	User      string
+	Group     string
+	Name      string
+	Queue     string
+	App       string
+	Tag       string
+	NSteps    int
+	Priority  int
+	Params    string // JSON of boinc.WorkParams
+	WUTmpl    string
+	ResTmpl   string
+	Layout    string // JSON snapshot of the queue's inputs and outputs
+	State     string
+	StepsDone int
+	Error     string
+}
+
+// WU returns the work-unit name of step s of the chain.
+func (c Chain) WU(step int) string {
+	return naming.Format(c.Name, c.User, c.Group, step, c.NSteps, c.Tag)
+}
+
+// Step is one work unit of a chain.
+type Step struct {
+	ChainID int64
+	Step    int
+	WU      string
+	State   string   // creating, queued, done, failed
+	Inputs  []string // content MD5 per input position
+}
+
+// NewChain is a chain to insert, with the contents of its input positions.
+type NewChain struct {
+	Chain
+	Inputs []string
+}
+
+const chainCols = `c.id, c.user_id, u.name, c.grp, c.name, c.queue, c.app, c.tag, c.nsteps, c.priority, c.params, c.wu_tmpl, c.res_tmpl, c.layout, c.state, c.steps_done, c.error`
+
+type scanner interface{ Scan(...any) error }
+
+func scanChain(s scanner) (Chain, error) {
+	var c Chain
+	err := s.Scan(&c.ID, &c.UserID, &c.User, &c.Group, &c.Name, &c.Queue, &c.App, &c.Tag, &c.NSteps, &c.Priority, &c.Params, &c.WUTmpl, &c.ResTmpl, &c.Layout, &c.State, &c.StepsDone, &c.Error)
+	return c, err
+}
+
+// CreateChains inserts the chains with their inputs and a step 0 in state
+// "creating", all or nothing. Each chain gets a random tag not used before by
+// a purged chain of the same name. A name in use fails the whole call with an
+// error wrapping ErrExists that names the chain.
+func (d *DB) CreateChains(ctx context.Context, u User, chains []NewChain) ([]Chain, error) {
+	out := make([]Chain, 0, len(chains))
+	err := d.Tx(ctx, func(tx *sql.Tx) error {
+		out = out[:0]
+		t := now()
+		for _, nc := range chains {
+			c := nc.Chain
+			c.UserID, c.User, c.State = u.ID, strings.ToUpper(u.Name), "running"
+			tag, err := freeTag(ctx, tx, u.ID, c.Group, c.Name)
+			if err != nil {
+				return err
+			}
+			c.Tag = tag
+			res, err := tx.ExecContext(ctx, `INSERT INTO chains(user_id, grp, name, queue, app, tag, nsteps, priority, params, wu_tmpl, res_tmpl, layout, state, created, updated)
+				VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, u.ID, c.Group, c.Name, c.Queue, c.App, c.Tag, c.NSteps, c.Priority, c.Params, c.WUTmpl, c.ResTmpl, c.Layout, c.State, t, t)
+			if err != nil {
+				if isUnique(err) {
+					return fmt.Errorf("chain %s in group %s: %w", c.Name, c.Group, ErrExists)
+				}
+				return err
+			}
+			if c.ID, err = res.LastInsertId(); err != nil {
+				return err
+			}
+			for pos, m := range nc.Inputs {
+				if _, err := tx.ExecContext(ctx, `INSERT INTO chain_inputs(chain_id, pos, md5) VALUES (?,?,?)`, c.ID, pos, m); err != nil {
+					return err
+				}
+			}
+			if err := insertStep(ctx, tx, Step{ChainID: c.ID, Step: 0, WU: c.WU(0), State: "creating", Inputs: nc.Inputs}); err != nil {
+				return err
+			}
+			out = append(out, c)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func freeTag(ctx context.Context, tx *sql.Tx, uid int64, grp, name string) (string, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT tag FROM chains WHERE user_id = ? AND grp = ? AND name = ?`, uid, grp, name)
+	if err != nil {
+		return "", err
+	}
+	used := map[string]bool{}
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			rows.Close()
+			return "", err
+		}
+		used[t] = true
+	}
+	rows.Close()
+	if len(used) >= 9000 {
+		return "", fmt.Errorf("chain %s in group %s was resubmitted too often: no tag left", name, grp)
+	}
+	for {
+		if t := naming.Tag(rand.IntN(10000)); !used[t] {
+			return t, nil
+		}
+	}
+}
+
+func insertStep(ctx context.Context, tx *sql.Tx, s Step) error {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO steps(chain_id, step, wu_name, state, created) VALUES (?,?,?,?,?)`, s.ChainID, s.Step, s.WU, s.State, now()); err != nil {
+		if isUnique(err) {
+			return fmt.Errorf("work unit %s: %w", s.WU, ErrExists)
+		}
+		return err
+	}
+	for pos, m := range s.Inputs {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO step_inputs(wu_name, pos, md5) VALUES (?,?,?)`, s.WU, pos, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DeleteChains removes chains created by CreateChains whose work units could
+// not be created, so their names are free again.
+func (d *DB) DeleteChains(ctx context.Context, ids []int64) error {
+	return d.Tx(ctx, func(tx *sql.Tx) error {
+		for _, id := range ids {
+			for _, q := range []string{
+				`DELETE FROM step_inputs WHERE wu_name IN (SELECT wu_name FROM steps WHERE chain_id = ?)`,
+				`DELETE FROM steps WHERE chain_id = ?`,
+				`DELETE FROM chain_inputs WHERE chain_id = ?`,
+				`DELETE FROM results WHERE chain_id = ?`,
+				`DELETE FROM chains WHERE id = ?`,
+			} {
+				if _, err := tx.ExecContext(ctx, q, id); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// SetStepState sets the state of the named steps.
+func (d *DB) SetStepState(ctx context.Context, wus []string, state string) error {
+	return d.Tx(ctx, func(tx *sql.Tx) error {
+		for _, w := range wus {
+			if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = ? WHERE wu_name = ?`, state, w); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// StepByWU finds a step and its chain by work-unit name.
+func (d *DB) StepByWU(ctx context.Context, wu string) (Chain, Step, error) {
+	row := d.sql.QueryRowContext(ctx, `SELECT `+chainCols+`, s.step, s.state FROM steps s JOIN chains c ON c.id = s.chain_id JOIN users u ON u.id = c.user_id WHERE s.wu_name = ?`, wu)
+	var c Chain
+	var s Step
+	err := row.Scan(&c.ID, &c.UserID, &c.User, &c.Group, &c.Name, &c.Queue, &c.App, &c.Tag, &c.NSteps, &c.Priority, &c.Params, &c.WUTmpl, &c.ResTmpl, &c.Layout, &c.State, &c.StepsDone, &c.Error, &s.Step, &s.State)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, s, ErrNotFound
+	}
+	if err != nil {
+		return c, s, err
+	}
+	c.User = strings.ToUpper(c.User)
+	s.ChainID, s.WU = c.ID, wu
+	s.Inputs, err = d.stepInputs(ctx, wu)
+	return c, s, err
+}
+
+// StepOf finds step n of a chain.
+func (d *DB) StepOf(ctx context.Context, c Chain, n int) (Step, error) {
+	s := Step{ChainID: c.ID, Step: n}
+	err := d.sql.QueryRowContext(ctx, `SELECT wu_name, state FROM steps WHERE chain_id = ? AND step = ?`, c.ID, n).Scan(&s.WU, &s.State)
+	if errors.Is(err, sql.ErrNoRows) {
+		return s, ErrNotFound
+	}
+	if err != nil {
+		return s, err
+	}
+	s.Inputs, err = d.stepInputs(ctx, s.WU)
+	return s, err
+}
+
+func (d *DB) stepInputs(ctx context.Context, wu string) ([]string, error) {
+	rows, err := d.sql.QueryContext(ctx, `SELECT md5 FROM step_inputs WHERE wu_name = ? ORDER BY pos`, wu)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var m string
+		if err := rows.Scan(&m); err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// Result is one output file of a finished step.
+type Result struct {
+	ChainID int64
+	Step    int
+	Index   int
+	File    string // <wu>_<index>
+	MD5     string
+	Size    int64
+}
+
+// CompleteStep records a finished step's results and, when next is given and
+// the chain still runs, inserts the next step in state "creating"; all in one
+// transaction. A step already done is left alone (done=false): the hook may
+// be called twice for one work unit.
+func (d *DB) CompleteStep(ctx context.Context, c Chain, step int, results []Result, next *Step) (done, nextCreated bool, state string, err error) {
+	err = d.Tx(ctx, func(tx *sql.Tx) error {
+		var stepState string
+		if err := tx.QueryRowContext(ctx, `SELECT c.state, s.state FROM chains c JOIN steps s ON s.chain_id = c.id WHERE c.id = ? AND s.step = ?`, c.ID, step).Scan(&state, &stepState); err != nil {
+			return fmt.Errorf("looking up step %d of chain %s: %w", step, c.Name, err)
+		}
+		if stepState == "done" || stepState == "failed" {
+			return nil
+		}
+		done = true
+		for _, r := range results {
+			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO results(chain_id, step, idx, file, md5, size) VALUES (?,?,?,?,?,?)`, c.ID, r.Step, r.Index, r.File, r.MD5, r.Size); err != nil {
+				return err
+			}
+		}
+		t := now()
+		if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'done', finished = ? WHERE chain_id = ? AND step = ?`, t, c.ID, step); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE chains SET steps_done = max(steps_done, ?), updated = ? WHERE id = ?`, step+1, t, c.ID); err != nil {
+			return err
+		}
+		if state != "running" {
+			return nil
+		}
+		if step+1 >= c.NSteps {
+			state = "done"
+			_, err := tx.ExecContext(ctx, `UPDATE chains SET state = 'done' WHERE id = ?`, c.ID)
+			return err
+		}
+		if next != nil {
+			if err := insertStep(ctx, tx, *next); err != nil {
+				return err
+			}
+			nextCreated = true
+		}
+		return nil
+	})
+	return done, nextCreated, state, err
+}
+
+// FailChain marks a chain failed with a reason; with step >= 0 that step is
+// marked failed too. A chain already done or purged keeps its state.
+func (d *DB) FailChain(ctx context.Context, chainID int64, step int, reason string) error {
+	return d.Tx(ctx, func(tx *sql.Tx) error {
+		if step >= 0 {
+			if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'failed', finished = ? WHERE chain_id = ? AND step = ? AND state != 'done'`, now(), chainID, step); err != nil {
+				return err
+			}
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE chains SET state = 'failed', error = ?, updated = ? WHERE id = ? AND state IN ('running', 'stopped')`, reason, now(), chainID)
+		return err
+	})
+}
+
+// Chains lists a user's chains (not purged) in a group, or one chain, or
+// with an empty group all of them; sorted by group and name.
+func (d *DB) Chains(ctx context.Context, userID int64, group, name string) ([]Chain, error) {
+	q := `SELECT ` + chainCols + ` FROM chains c JOIN users u ON u.id = c.user_id WHERE c.user_id = ? AND c.state != 'purged'`
+	args := []any{userID}
+	if group != "" {
+		q += ` AND c.grp = ?`
+		args = append(args, group)
+	}
+	if name != "" {
+		q += ` AND c.name = ?`
+		args = append(args, name)
+	}
+	q += ` ORDER BY c.grp, c.name`
+	rows, err := d.sql.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Chain
+	for rows.Next() {
+		c, err := scanChain(rows)
+		if err != nil {
+			return nil, err
+		}
+		c.User = strings.ToUpper(c.User)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// Stop marks running chains of a group (or one chain) stopped: their next
+// steps are not created. It returns how many chains it stopped.
+func (d *DB) Stop(ctx context.Context, userID int64, group, name string) (int, error) {
+	var n int64
+	err := d.Tx(ctx, func(tx *sql.Tx) error {
+		q := `UPDATE chains SET state = 'stopped', updated = ? WHERE user_id = ? AND grp = ? AND state = 'running'`
+		args := []any{now(), userID, group}
+		if name != "" {
+			q += ` AND name = ?`
+			args = append(args, name)
+		}
+		res, err := tx.ExecContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return int(n), err
+}
+
+// Purge marks a group's chains (or one chain) purged, forgets their inputs
+// and pending results, and returns the purged chains and the result files
+// (<wu>_<k>) that were still on the server, for the caller to delete.
+func (d *DB) Purge(ctx context.Context, userID int64, group, name string) ([]Chain, []string, error) {
+	var chains []Chain
+	var files []string
+	err := d.Tx(ctx, func(tx *sql.Tx) error {
+		chains, files = nil, nil
+		q := `SELECT ` + chainCols + ` FROM chains c JOIN users u ON u.id = c.user_id WHERE c.user_id = ? AND c.grp = ? AND c.state != 'purged'`
+		args := []any{userID, group}
+		if name != "" {
+			q += ` AND c.name = ?`
+			args = append(args, name)
+		}
+		rows, err := tx.QueryContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			c, err := scanChain(rows)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			chains = append(chains, c)
+		}
+		rows.Close()
+		for _, c := range chains {
+			frows, err := tx.QueryContext(ctx, `DELETE FROM results WHERE chain_id = ? RETURNING file`, c.ID)
+			if err != nil {
+				return err
+			}
+			for frows.Next() {
+				var f string
+				if err := frows.Scan(&f); err != nil {
+					frows.Close()
+					return err
+				}
+				files = append(files, f)
+			}
+			frows.Close()
+			for _, q := range []string{
+				`DELETE FROM chain_inputs WHERE chain_id = ?`,
+				`UPDATE chains SET state = 'purged', updated = ` + fmt.Sprint(now()) + ` WHERE id = ?`,
+			} {
+				if _, err := tx.ExecContext(ctx, q, c.ID); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	return chains, files, err
+}

@@ -1,0 +1,83 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+)
+
+// PoolMissing returns the contents of md5s not in the pool, in order, and
+// marks the others as recently wanted so collection spares them.
+func (d *DB) PoolMissing(ctx context.Context, md5s []string) ([]string, error) {
+	var missing []string
+	err := d.Tx(ctx, func(tx *sql.Tx) error {
+		missing = missing[:0]
+		t := now()
+		for _, m := range md5s {
+			res, err := tx.ExecContext(ctx, `UPDATE pool SET touched = ? WHERE md5 = ?`, t, m)
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				missing = append(missing, m)
+			}
+		}
+		return nil
+	})
+	return missing, err
+}
+
+// PoolAdd records a content now present in the pool.
+func (d *DB) PoolAdd(ctx context.Context, md5 string, size int64) error {
+	return d.Tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO pool(md5, size, touched) VALUES (?,?,?) ON CONFLICT(md5) DO UPDATE SET touched = excluded.touched`, md5, size, now())
+		return err
+	})
+}
+
+// Collect finds, inside one write transaction, the pooled contents that no
+// live chain and no unfinished step refers to and that were not wanted since
+// before, and the contents that no unfinished step reads (their download
+// links may go). It calls remove with both lists while still holding the
+// write lock, so no concurrent submission or hook can start using a content
+// between the decision and the deletion; then forgets the collected ones.
+func (d *DB) Collect(ctx context.Context, before int64, remove func(pool, links []string) error) error {
+	return d.Tx(ctx, func(tx *sql.Tx) error {
+		pool, err := column(ctx, tx, `SELECT md5 FROM pool p WHERE touched < ?
+			AND NOT EXISTS (SELECT 1 FROM chain_inputs ci JOIN chains c ON c.id = ci.chain_id WHERE ci.md5 = p.md5 AND c.state != 'purged')
+			AND NOT EXISTS (SELECT 1 FROM step_inputs si JOIN steps s ON s.wu_name = si.wu_name WHERE si.md5 = p.md5 AND s.state IN ('creating', 'queued'))`, before)
+		if err != nil {
+			return err
+		}
+		links, err := column(ctx, tx, `SELECT md5 FROM pool p WHERE
+			NOT EXISTS (SELECT 1 FROM step_inputs si JOIN steps s ON s.wu_name = si.wu_name WHERE si.md5 = p.md5 AND s.state IN ('creating', 'queued'))`)
+		if err != nil {
+			return err
+		}
+		if err := remove(pool, links); err != nil {
+			return err
+		}
+		for _, m := range pool {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM pool WHERE md5 = ?`, m); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func column(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}

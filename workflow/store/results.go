@@ -1,0 +1,82 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+)
+
+// PendingResult is a result file not yet acknowledged, with its chain.
+type PendingResult struct {
+	Result
+	Group string
+	Chain string
+	Queue string
+	User  string
+}
+
+// PendingResults lists unacknowledged result files of a user's group (or
+// one chain), sorted by chain, step and output index.
+func (d *DB) PendingResults(ctx context.Context, userID int64, group, name string) ([]PendingResult, error) {
+	q := `SELECT r.chain_id, r.step, r.idx, r.file, r.md5, r.size, c.grp, c.name, c.queue, u.name
+		FROM results r JOIN chains c ON c.id = r.chain_id JOIN users u ON u.id = c.user_id
+		WHERE c.user_id = ? AND c.grp = ? AND c.state != 'purged'`
+	args := []any{userID, group}
+	if name != "" {
+		q += ` AND c.name = ?`
+		args = append(args, name)
+	}
+	q += ` ORDER BY c.name, r.step, r.idx`
+	rows, err := d.sql.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []PendingResult
+	for rows.Next() {
+		var p PendingResult
+		if err := rows.Scan(&p.ChainID, &p.Step, &p.Index, &p.File, &p.MD5, &p.Size, &p.Group, &p.Chain, &p.Queue, &p.User); err != nil {
+			return nil, err
+		}
+		p.User = strings.ToUpper(p.User)
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// PendingResult finds one unacknowledged result file of a user's group.
+func (d *DB) PendingResult(ctx context.Context, userID int64, group, file string) (PendingResult, error) {
+	var p PendingResult
+	err := d.sql.QueryRowContext(ctx, `SELECT r.chain_id, r.step, r.idx, r.file, r.md5, r.size, c.grp, c.name, c.queue, u.name
+		FROM results r JOIN chains c ON c.id = r.chain_id JOIN users u ON u.id = c.user_id
+		WHERE c.user_id = ? AND c.grp = ? AND r.file = ? AND c.state != 'purged'`, userID, group, file).
+		Scan(&p.ChainID, &p.Step, &p.Index, &p.File, &p.MD5, &p.Size, &p.Group, &p.Chain, &p.Queue, &p.User)
+	if err == sql.ErrNoRows {
+		return p, ErrNotFound
+	}
+	p.User = strings.ToUpper(p.User)
+	return p, err
+}
+
+// Ack forgets the named result files of a user's group and returns the
+// names it forgot (those that existed), for the caller to delete.
+func (d *DB) Ack(ctx context.Context, userID int64, group string, files []string) ([]string, error) {
+	var gone []string
+	err := d.Tx(ctx, func(tx *sql.Tx) error {
+		gone = gone[:0]
+		for _, f := range files {
+			var name string
+			err := tx.QueryRowContext(ctx, `DELETE FROM results WHERE file = ? AND chain_id IN
+				(SELECT id FROM chains WHERE user_id = ? AND grp = ?) RETURNING file`, f, userID, group).Scan(&name)
+			if err == sql.ErrNoRows {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			gone = append(gone, name)
+		}
+		return nil
+	})
+	return gone, err
+}

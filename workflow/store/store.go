@@ -1,0 +1,138 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// ErrNotFound is returned when a looked-up row does not exist.
+var ErrNotFound = errors.New("not found")
+
+// ErrExists is returned when a unique name is already taken.
+var ErrExists = errors.New("already exists")
+
+// DB is the state database.
+type DB struct {
+	sql *sql.DB
+}
+
+const schema = `
+CREATE TABLE IF NOT EXISTS users (
+	id         INTEGER PRIMARY KEY,
+	name       TEXT NOT NULL UNIQUE COLLATE NOCASE,
+	token_hash TEXT NOT NULL UNIQUE,
+	disabled   INTEGER NOT NULL DEFAULT 0,
+	created    INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chains (
+	id         INTEGER PRIMARY KEY,
+	user_id    INTEGER NOT NULL REFERENCES users(id),
+	grp        TEXT NOT NULL,
+	name       TEXT NOT NULL,
+	queue      TEXT NOT NULL,
+	app        TEXT NOT NULL,
+	tag        TEXT NOT NULL,
+	nsteps     INTEGER NOT NULL,
+	priority   INTEGER NOT NULL,
+	params     TEXT NOT NULL,        -- JSON boinc.WorkParams
+	wu_tmpl    TEXT NOT NULL,        -- create_work WU template, relative to the project
+	res_tmpl   TEXT NOT NULL,        -- create_work result template, relative to the project
+	layout     TEXT NOT NULL,        -- JSON: the queue's inputs and outputs at submission
+	state      TEXT NOT NULL,        -- running, done, failed, stopped, purged
+	steps_done INTEGER NOT NULL DEFAULT 0,
+	error      TEXT NOT NULL DEFAULT '',
+	created    INTEGER NOT NULL,
+	updated    INTEGER NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS chains_live ON chains(user_id, grp, name) WHERE state != 'purged';
+CREATE INDEX IF NOT EXISTS chains_group ON chains(user_id, grp);
+CREATE TABLE IF NOT EXISTS chain_inputs (   -- each input slot's content for step 0 and unchained slots
+	chain_id INTEGER NOT NULL REFERENCES chains(id),
+	pos      INTEGER NOT NULL,
+	md5      TEXT NOT NULL,
+	PRIMARY KEY (chain_id, pos)
+);
+CREATE INDEX IF NOT EXISTS chain_inputs_md5 ON chain_inputs(md5);
+CREATE TABLE IF NOT EXISTS steps (
+	chain_id INTEGER NOT NULL REFERENCES chains(id),
+	step     INTEGER NOT NULL,
+	wu_name  TEXT NOT NULL UNIQUE,
+	state    TEXT NOT NULL,           -- creating, queued, done, failed
+	created  INTEGER NOT NULL,
+	finished INTEGER NOT NULL DEFAULT 0,
+	PRIMARY KEY (chain_id, step)
+);
+CREATE TABLE IF NOT EXISTS step_inputs (    -- what each step reads, by input position
+	wu_name TEXT NOT NULL,
+	pos     INTEGER NOT NULL,
+	md5     TEXT NOT NULL,
+	PRIMARY KEY (wu_name, pos)
+);
+CREATE INDEX IF NOT EXISTS step_inputs_md5 ON step_inputs(md5);
+CREATE TABLE IF NOT EXISTS results (
+	id       INTEGER PRIMARY KEY,
+	chain_id INTEGER NOT NULL REFERENCES chains(id),
+	step     INTEGER NOT NULL,
+	idx      INTEGER NOT NULL,
+	file     TEXT NOT NULL,           -- <wu>_<idx>, the name in the results area
+	md5      TEXT NOT NULL,
+	size     INTEGER NOT NULL,
+	acked    INTEGER NOT NULL DEFAULT 0,
+	UNIQUE (chain_id, step, idx)
+);
+CREATE INDEX IF NOT EXISTS results_pending ON results(chain_id) WHERE acked = 0;
+CREATE TABLE IF NOT EXISTS pool (
+	md5     TEXT PRIMARY KEY,
+	size    INTEGER NOT NULL,
+	touched INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS uploads (
+	id      TEXT PRIMARY KEY,
+	user_id INTEGER NOT NULL REFERENCES users(id),
+	created INTEGER NOT NULL
+);
+`
+
+// Open opens (creating if needed) the database at path.
+func Open(ctx context.Context, path string) (*DB, error) {
+	dsn := "file:" + path + "?_pragma=busy_timeout(20000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("opening state database %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(4)
+	if _, err := db.ExecContext(ctx, schema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("preparing state database %s: %w", path, err)
+	}
+	return &DB{sql: db}, nil
+}
+
+// Close closes the database.
+func (d *DB) Close() error { return d.sql.Close() }
+
+// Tx runs fn in one immediate (write-locking) transaction.
+func (d *DB) Tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := d.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("state database: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("state database commit: %w", err)
+	}
+	return nil
+}
+
+// SQL exposes the handle for read-only queries.
+func (d *DB) SQL() *sql.DB { return d.sql }
+
+func now() int64 { return time.Now().Unix() }
