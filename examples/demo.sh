@@ -41,7 +41,7 @@ echo "$line"
 case "$line" in *done*) ;; *) echo "chain did not finish"; tail -20 "$work/server.log"; exit 1 ;; esac
 
 echo "== rboinc-retrieve into $work/results"
-rboinc-retrieve -group demo -into "$work/results" -verbose
+rboinc-retrieve -group demo -into "$work/results" -quiet=false
 ls -l "$work/results"
 last=$(ls "$work/results" | grep -- '-2-3-RND[0-9]*_0.coor$')
 echo "== final coordinates ($last)"

@@ -117,7 +117,11 @@ func retrieve(c *cli.Context, cl *client.Client, ref wire.ChainRef) error {
 		return client.Usagef("the download directory is empty")
 	}
 	asJSON := c.Bool("json")
-	quiet := c.Bool("quiet") || (!clitool.IsTerminal(os.Stdout) && !c.Bool("verbose"))
+	// Quiet by default off a terminal (cron); -verbose or -quiet=false say otherwise.
+	quiet := !clitool.IsTerminal(os.Stdout) && !c.Bool("verbose")
+	if c.IsSet("quiet") {
+		quiet = c.Bool("quiet")
+	}
 	start, finish := clitool.Progress(!quiet && !asJSON && clitool.IsTerminal(os.Stderr), "downloading")
 	in.OnDownload = start
 	rep, err := cl.Retrieve(c.Context, in)
