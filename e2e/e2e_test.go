@@ -51,6 +51,8 @@ func TestScripts(t *testing.T) {
 			"waitstatus": cmdWaitStatus,
 			"waitidle":   cmdWaitIdle,
 			"rbfiles":    cmdFiles,
+			"rbhook":     cmdHook,
+			"rbwucount":  cmdWUCount,
 		},
 	})
 }
