@@ -9,7 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/rboinc/rboinc/workflow/boinc"
 	"github.com/rboinc/rboinc/workflow/engine"
@@ -252,4 +254,160 @@ func md5s(s string) string {
 	defer os.Remove(p)
 	sum, _, _ := boinc.FileMD5(p)
 	return sum
+}
+
+// countCreateWork wraps the project's bin/create_work so that every run is
+// logged; it returns a function reading the number of runs.
+func (f *fixture) countCreateWork() func() int {
+	bin := filepath.Join(f.e.Proj.Dir, "bin")
+	orig := filepath.Join(bin, "create_work.orig")
+	if err := os.Rename(filepath.Join(bin, "create_work"), orig); err != nil {
+		f.t.Fatal(err)
+	}
+	log := filepath.Join(f.t.TempDir(), "runs")
+	script := "#!/bin/sh\necho run >> '" + log + "'\nexec '" + orig + "' \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "create_work"), []byte(script), 0o755); err != nil {
+		f.t.Fatal(err)
+	}
+	return func() int {
+		b, _ := os.ReadFile(log)
+		return len(b) / len("run\n")
+	}
+}
+
+func TestManyChainsOneCreateWork(t *testing.T) {
+	f := newFixture(t)
+	runs := f.countCreateWork()
+	up, refs := f.upload("1 2 3\n", "0 0 0\n", "4 5 6\n")
+	var chains []wire.ChainSpec
+	for i := 0; i < 50; i++ {
+		chains = append(chains, wire.ChainSpec{Name: fmt.Sprintf("c%d", i), Files: map[string]wire.FileRef{"coor_file": refs[i%2*2], "vel_file": refs[1]}})
+	}
+	resp, err := f.e.Submit(f.ctx, f.u, wire.SubmitRequest{Queue: "langevin", Group: "g", Upload: up, Options: wire.Options{NumSteps: 4}, Chains: chains})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Chains) != 50 || runs() != 1 {
+		t.Fatalf("%d chains with %d create_work runs", len(resp.Chains), runs())
+	}
+	for _, c := range resp.Chains {
+		if f.boincWUs(c.FirstWU) != 1 {
+			t.Fatalf("no work unit %s", c.FirstWU)
+		}
+	}
+	// Three uploaded contents, the licence and the default run parameters:
+	// each pooled once.
+	ents, _ := filepath.Glob(filepath.Join(f.root, "pool", "*", "*"))
+	if len(ents) != 5 {
+		t.Fatalf("pool holds %d contents: %v", len(ents), ents)
+	}
+}
+
+func TestCreateWorkFailureLeavesNothing(t *testing.T) {
+	f := newFixture(t)
+	// An app the stand-in does not know: create_work refuses the batch.
+	os.RemoveAll(filepath.Join(f.e.Proj.Dir, "apps", "langevin"))
+	up, refs := f.upload("1 2 3\n", "0 0 0\n")
+	_, err := f.e.Submit(f.ctx, f.u, wire.SubmitRequest{Queue: "langevin", Group: "g", Upload: up,
+		Chains: []wire.ChainSpec{{Name: "c1", Files: map[string]wire.FileRef{"coor_file": refs[0], "vel_file": refs[1]}}}})
+	if err == nil || !strings.Contains(err.Error(), "app not found") {
+		t.Fatalf("got %v", err)
+	}
+	if chains, _ := f.e.DB.Chains(f.ctx, f.u.ID, "g", ""); len(chains) != 0 {
+		t.Fatalf("a failed submission left chains: %+v", chains)
+	}
+}
+
+func TestConcurrentSameNameOneWins(t *testing.T) {
+	f := newFixture(t)
+	up, refs := f.upload("1 2 3\n", "0 0 0\n")
+	_ = up
+	req := wire.SubmitRequest{Queue: "langevin", Group: "g", Chains: []wire.ChainSpec{{Name: "same", Files: map[string]wire.FileRef{"coor_file": refs[0], "vel_file": refs[1]}}}}
+	// Put the contents into the pool first, so both requests need no upload.
+	req.Upload = up
+	req.Chains[0].Name = "first"
+	if _, err := f.e.Submit(f.ctx, f.u, req); err != nil {
+		t.Fatal(err)
+	}
+	req.Upload = ""
+	req.Chains[0].Name = "same"
+	errs := make(chan error, 4)
+	for i := 0; i < 4; i++ {
+		go func() { _, err := f.e.Submit(f.ctx, f.u, req); errs <- err }()
+	}
+	ok := 0
+	for i := 0; i < 4; i++ {
+		if err := <-errs; err == nil {
+			ok++
+		} else if engine.KindOf(err) != engine.KindNameTaken {
+			t.Errorf("unexpected error: %v", err)
+		}
+	}
+	if ok != 1 {
+		t.Fatalf("%d submissions of one name succeeded", ok)
+	}
+}
+
+func TestEncoder(t *testing.T) {
+	f := newFixture(t)
+	enc := filepath.Join(t.TempDir(), "enc")
+	os.WriteFile(enc, []byte("#!/bin/sh\n{ echo \"encoded $3\"; cat \"$1\"; } > \"$2\"\n"), 0o755)
+	f.e.Cfg.Encoder, f.e.Cfg.EncodeCode = enc, "-1"
+	// A queue whose second input is encoded.
+	tdir := filepath.Join(f.e.Proj.Dir, "templates")
+	wu, _ := os.ReadFile(filepath.Join(tdir, "rboinc_langevin_wu"))
+	wu = []byte(strings.Replace(string(wu), `parameter_name="vel_file"`, `encode="true" parameter_name="vel_file"`, 1))
+	os.WriteFile(filepath.Join(tdir, "rboinc_enc_wu"), wu, 0o644)
+	res, _ := os.ReadFile(filepath.Join(tdir, "rboinc_langevin_result"))
+	os.WriteFile(filepath.Join(tdir, "rboinc_enc_result"), res, 0o644)
+	up, refs := f.upload("1 2 3\n", "0 0 0\n")
+	resp, err := f.e.Submit(f.ctx, f.u, wire.SubmitRequest{Queue: "enc", Group: "g", Upload: up,
+		Chains: []wire.ChainSpec{{Name: "c1", Files: map[string]wire.FileRef{"coor_file": refs[0], "vel_file": refs[1]}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, s, _ := f.e.DB.StepByWU(f.ctx, resp.Chains[0].FirstWU)
+	if s.Inputs[2] != md5s("encoded -1\n0 0 0\n") {
+		t.Fatalf("input 2 is %s, not the encoded content", s.Inputs[2])
+	}
+	f.e.Cfg.Encoder = "/nonexistent/encoder"
+	up, refs = f.upload("7\n", "8\n")
+	_, err = f.e.Submit(f.ctx, f.u, wire.SubmitRequest{Queue: "enc", Group: "g", Upload: up,
+		Chains: []wire.ChainSpec{{Name: "c2", Files: map[string]wire.FileRef{"coor_file": refs[0], "vel_file": refs[1]}}}})
+	if err == nil || !strings.Contains(err.Error(), "encoder") {
+		t.Fatalf("broken encoder: %v", err)
+	}
+}
+
+func TestCollectKeepsWhatIsUsed(t *testing.T) {
+	f := newFixture(t)
+	wu0 := f.submit("g", "c1", 1).Chains[0].FirstWU
+	_, s0, _ := f.e.DB.StepByWU(f.ctx, wu0)
+	coor := s0.Inputs[1]
+	link := f.e.Proj.DownloadPath(pool.PhysicalName(coor))
+	if n, err := f.e.Collect(f.ctx, 0); err != nil || n != 0 {
+		t.Fatalf("collected %d (%v) while the chain runs", n, err)
+	}
+	if _, err := os.Stat(link); err != nil {
+		t.Fatal("download link of a running step removed")
+	}
+	if err := f.e.Advance(f.ctx, boinc.HookCall{WUName: wu0, Files: f.outputs(wu0)}); err != nil {
+		t.Fatal(err)
+	}
+	// Done but not purged: the chain's inputs stay pooled; links may go.
+	if _, err := f.e.Collect(f.ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if !f.e.Pool.Has(coor) {
+		t.Fatal("input of a live chain collected")
+	}
+	if _, err := os.Stat(link); err == nil {
+		t.Fatal("download link kept after the last step")
+	}
+	if _, err := f.e.Purge(f.ctx, f.u, wire.ChainRef{Group: "g"}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := f.e.Collect(f.ctx, -time.Hour); err != nil || n == 0 || f.e.Pool.Has(coor) {
+		t.Fatalf("after purge: collected %d (%v), still has input: %v", n, err, f.e.Pool.Has(coor))
+	}
 }
