@@ -155,6 +155,22 @@ func app(log *slog.Logger) *cli.App {
 				},
 			},
 			{
+				Name:  "volunteer",
+				Usage: "run only the embedded BOINC stand-in's volunteer loop (when the API is served as CGI)",
+				Flags: []cli.Flag{rootFlag, &cli.IntFlag{Name: "parallel", Value: 4, Usage: "work units computed at once"}},
+				Action: func(c *cli.Context) error {
+					cfg, err := engine.LoadConfig(absRoot(c.String("root")))
+					if err != nil {
+						return err
+					}
+					if !cfg.Simulated {
+						return errors.New("this server root drives a real BOINC project: its own daemons compute and assimilate")
+					}
+					v := &standin.Volunteer{ProjectDir: cfg.BoincProject, Parallel: c.Int("parallel"), Logger: log}
+					return v.Run(c.Context)
+				},
+			},
+			{
 				Name:  "gc",
 				Usage: "remove pool contents nothing refers to any more",
 				Flags: []cli.Flag{rootFlag, &cli.DurationFlag{Name: "grace", Value: server.CollectGrace, Usage: "spare contents asked about within this time"}},

@@ -40,10 +40,7 @@ func (e *Engine) Results(ctx context.Context, u store.User, group, name string) 
 	for _, p := range pend {
 		lay, ok := layouts[p.ChainID]
 		if !ok {
-			chains, err := e.DB.Chains(ctx, u.ID, group, p.Chain)
-			if err == nil && len(chains) == 1 {
-				lay, _ = parseLayout(chains[0].Layout)
-			}
+			lay, _ = parseLayout(p.Layout)
 			layouts[p.ChainID] = lay
 		}
 		wu, _, _ := naming.ParseResultFile(p.File)

@@ -69,5 +69,16 @@ func (e *Engine) Collect(ctx context.Context, grace time.Duration) (int, error) 
 		n = len(gone)
 		return nil
 	})
+	if err != nil {
+		return n, err
+	}
+	old, err := e.DB.TakeOldUploads(ctx, time.Now().Add(-UploadLifetime).Unix())
+	for _, u := range old {
+		os.RemoveAll(filepath.Join(e.davDir(u.User), u.ID))
+	}
 	return n, err
 }
+
+// UploadLifetime is how long an upload collection may wait for its
+// submission before collection removes it.
+const UploadLifetime = 24 * time.Hour

@@ -11,14 +11,15 @@ type PendingResult struct {
 	Result
 	Group string
 	Chain string
-	Queue string
-	User  string
+	Queue  string
+	User   string
+	Layout string
 }
 
 // PendingResults lists unacknowledged result files of a user's group (or
 // one chain), sorted by chain, step and output index.
 func (d *DB) PendingResults(ctx context.Context, userID int64, group, name string) ([]PendingResult, error) {
-	q := `SELECT r.chain_id, r.step, r.idx, r.file, r.md5, r.size, c.grp, c.name, c.queue, u.name
+	q := `SELECT r.chain_id, r.step, r.idx, r.file, r.md5, r.size, c.grp, c.name, c.queue, u.name, c.layout
 		FROM results r JOIN chains c ON c.id = r.chain_id JOIN users u ON u.id = c.user_id
 		WHERE c.user_id = ? AND c.grp = ? AND c.state != 'purged'`
 	args := []any{userID, group}
@@ -35,7 +36,7 @@ func (d *DB) PendingResults(ctx context.Context, userID int64, group, name strin
 	var out []PendingResult
 	for rows.Next() {
 		var p PendingResult
-		if err := rows.Scan(&p.ChainID, &p.Step, &p.Index, &p.File, &p.MD5, &p.Size, &p.Group, &p.Chain, &p.Queue, &p.User); err != nil {
+		if err := rows.Scan(&p.ChainID, &p.Step, &p.Index, &p.File, &p.MD5, &p.Size, &p.Group, &p.Chain, &p.Queue, &p.User, &p.Layout); err != nil {
 			return nil, err
 		}
 		p.User = strings.ToUpper(p.User)

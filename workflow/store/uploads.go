@@ -31,3 +31,32 @@ func (d *DB) DeleteUpload(ctx context.Context, id string) error {
 		return err
 	})
 }
+
+// OldUpload is an upload collection left behind.
+type OldUpload struct {
+	ID   string
+	User string
+}
+
+// TakeOldUploads forgets and returns the upload collections created before
+// the given time (clients that died between upload and submit).
+func (d *DB) TakeOldUploads(ctx context.Context, before int64) ([]OldUpload, error) {
+	var out []OldUpload
+	err := d.Tx(ctx, func(tx *sql.Tx) error {
+		out = out[:0]
+		rows, err := tx.QueryContext(ctx, `DELETE FROM uploads WHERE created < ? RETURNING id, (SELECT name FROM users WHERE users.id = uploads.user_id)`, before)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var u OldUpload
+			if err := rows.Scan(&u.ID, &u.User); err != nil {
+				return err
+			}
+			out = append(out, u)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
