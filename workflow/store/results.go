@@ -9,8 +9,8 @@ import (
 // PendingResult is a result file not yet acknowledged, with its chain.
 type PendingResult struct {
 	Result
-	Group string
-	Chain string
+	Group  string
+	Chain  string
 	Queue  string
 	User   string
 	Layout string
