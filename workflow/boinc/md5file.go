@@ -101,3 +101,39 @@ func splitDir(path string) (string, string) {
 	}
 	return path[:i+1], path[i+1:]
 }
+
+// CopyFileAtomic streams src to dst through a temporary file in dst's
+// directory, hashing on the way, syncs it and renames it into place, so
+// nobody ever sees a partial dst. It returns the MD5 and size.
+func CopyFileAtomic(src, dst string, perm os.FileMode) (string, int64, error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return "", 0, err
+	}
+	defer in.Close()
+	dir, base := splitDir(dst)
+	out, err := os.CreateTemp(dir, "."+base+".tmp*")
+	if err != nil {
+		return "", 0, err
+	}
+	tmp := out.Name()
+	h := md5.New()
+	n, err := io.Copy(io.MultiWriter(out, h), in)
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, perm)
+	}
+	if err == nil {
+		err = os.Rename(tmp, dst)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return "", 0, fmt.Errorf("copying %s to %s: %w", src, dst, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
+}

@@ -179,33 +179,5 @@ func linkOrCopy(src, dst string) error {
 // CopyAtomic streams src to dst through a temporary file in dst's directory,
 // hashing on the way, and renames it into place. It returns MD5 and size.
 func CopyAtomic(src, dst string, perm os.FileMode) (string, int64, error) {
-	in, err := os.Open(src)
-	if err != nil {
-		return "", 0, err
-	}
-	defer in.Close()
-	out, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp*")
-	if err != nil {
-		return "", 0, err
-	}
-	tmp := out.Name()
-	h := md5.New()
-	n, err := io.Copy(io.MultiWriter(out, h), in)
-	if err == nil {
-		err = out.Sync()
-	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, perm)
-	}
-	if err == nil {
-		err = os.Rename(tmp, dst)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return "", 0, fmt.Errorf("copying %s to %s: %w", src, dst, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), n, nil
+	return boinc.CopyFileAtomic(src, dst, perm)
 }

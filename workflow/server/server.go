@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -55,16 +56,22 @@ func (s *Server) Handler() http.Handler {
 		writeJSON(w, wire.WhoAmI{User: u.Name})
 	}))
 	mux.HandleFunc("GET "+api+wire.PathQueues, s.withUser(s.queues))
-	mux.HandleFunc("GET "+api+wire.PathQueues+"/{name}", s.withUser(s.queue))
-	mux.HandleFunc("POST "+api+wire.PathMissing, s.withUser(s.missing))
-	mux.HandleFunc("POST "+api+wire.PathUploads, s.withUser(s.newUpload))
-	mux.HandleFunc("POST "+api+wire.PathSubmit, s.withUser(s.submit))
-	mux.HandleFunc("GET "+api+wire.PathStatus, s.withUser(s.status))
-	mux.HandleFunc("POST "+api+wire.PathStop, s.withUser(s.stop))
-	mux.HandleFunc("POST "+api+wire.PathPurge, s.withUser(s.purge))
-	mux.HandleFunc("GET "+api+wire.PathResults, s.withUser(s.results))
+	mux.HandleFunc("GET "+api+wire.PathQueues+"/{name}", s.withUser(func(w http.ResponseWriter, r *http.Request, u store.User) {
+		s.answer(w, r)(s.E.Queue(r.PathValue("name")))
+	}))
+	mux.HandleFunc("POST "+api+wire.PathMissing, s.withUser(post(s, func(ctx context.Context, u store.User, req wire.MissingRequest) (wire.MissingResponse, error) {
+		return s.E.Missing(ctx, req.MD5s)
+	})))
+	mux.HandleFunc("POST "+api+wire.PathUploads, s.withUser(func(w http.ResponseWriter, r *http.Request, u store.User) {
+		s.answer(w, r)(s.E.NewUpload(r.Context(), u))
+	}))
+	mux.HandleFunc("POST "+api+wire.PathSubmit, s.withUser(post(s, s.E.Submit)))
+	mux.HandleFunc("GET "+api+wire.PathStatus, s.withUser(get(s, s.E.Status)))
+	mux.HandleFunc("POST "+api+wire.PathStop, s.withUser(post(s, s.E.Stop)))
+	mux.HandleFunc("POST "+api+wire.PathPurge, s.withUser(post(s, s.E.Purge)))
+	mux.HandleFunc("GET "+api+wire.PathResults, s.withUser(get(s, s.E.Results)))
 	mux.HandleFunc("GET "+api+wire.PathFiles+"/{group}/{file}", s.withUser(s.file))
-	mux.HandleFunc("POST "+api+wire.PathAck, s.withUser(s.ack))
+	mux.HandleFunc("POST "+api+wire.PathAck, s.withUser(post(s, s.E.Ack)))
 	mux.Handle(wire.DAVPrefix, s.withUser(s.dav))
 	return mux
 }
@@ -123,94 +130,34 @@ func (s *Server) queues(w http.ResponseWriter, r *http.Request, u store.User) {
 	writeJSON(w, out)
 }
 
-func (s *Server) queue(w http.ResponseWriter, r *http.Request, u store.User) {
-	q, err := s.E.Queue(r.PathValue("name"))
-	if err != nil {
-		s.fail(w, r, err)
-		return
+// post adapts an engine call taking a JSON body.
+func post[Req, Resp any](s *Server, call func(context.Context, store.User, Req) (Resp, error)) func(http.ResponseWriter, *http.Request, store.User) {
+	return func(w http.ResponseWriter, r *http.Request, u store.User) {
+		var req Req
+		if !decode(w, r, &req) {
+			return
+		}
+		s.answer(w, r)(call(r.Context(), u, req))
 	}
-	writeJSON(w, q)
 }
 
-func (s *Server) missing(w http.ResponseWriter, r *http.Request, u store.User) {
-	var req wire.MissingRequest
-	if !decode(w, r, &req) {
-		return
+// get adapts an engine call taking the group and name query parameters.
+func get[Resp any](s *Server, call func(context.Context, store.User, string, string) (Resp, error)) func(http.ResponseWriter, *http.Request, store.User) {
+	return func(w http.ResponseWriter, r *http.Request, u store.User) {
+		q := r.URL.Query()
+		s.answer(w, r)(call(r.Context(), u, q.Get("group"), q.Get("name")))
 	}
-	resp, err := s.E.Missing(r.Context(), req.MD5s)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, resp)
 }
 
-func (s *Server) newUpload(w http.ResponseWriter, r *http.Request, u store.User) {
-	resp, err := s.E.NewUpload(r.Context(), u)
-	if err != nil {
-		s.fail(w, r, err)
-		return
+// answer writes an engine call's result or error.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request) func(any, error) {
+	return func(resp any, err error) {
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		writeJSON(w, resp)
 	}
-	writeJSON(w, resp)
-}
-
-func (s *Server) submit(w http.ResponseWriter, r *http.Request, u store.User) {
-	var req wire.SubmitRequest
-	if !decode(w, r, &req) {
-		return
-	}
-	resp, err := s.E.Submit(r.Context(), u, req)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, resp)
-}
-
-func (s *Server) status(w http.ResponseWriter, r *http.Request, u store.User) {
-	q := r.URL.Query()
-	resp, err := s.E.Status(r.Context(), u, q.Get("group"), q.Get("name"))
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, resp)
-}
-
-func (s *Server) stop(w http.ResponseWriter, r *http.Request, u store.User) {
-	var ref wire.ChainRef
-	if !decode(w, r, &ref) {
-		return
-	}
-	resp, err := s.E.Stop(r.Context(), u, ref)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, resp)
-}
-
-func (s *Server) purge(w http.ResponseWriter, r *http.Request, u store.User) {
-	var ref wire.ChainRef
-	if !decode(w, r, &ref) {
-		return
-	}
-	resp, err := s.E.Purge(r.Context(), u, ref)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, resp)
-}
-
-func (s *Server) results(w http.ResponseWriter, r *http.Request, u store.User) {
-	q := r.URL.Query()
-	resp, err := s.E.Results(r.Context(), u, q.Get("group"), q.Get("name"))
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, resp)
 }
 
 func (s *Server) file(w http.ResponseWriter, r *http.Request, u store.User) {
@@ -228,19 +175,6 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request, u store.User) {
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("ETag", `"`+p.MD5+`"`)
 	http.ServeContent(w, r, p.File, fi.ModTime(), f)
-}
-
-func (s *Server) ack(w http.ResponseWriter, r *http.Request, u store.User) {
-	var req wire.AckRequest
-	if !decode(w, r, &req) {
-		return
-	}
-	resp, err := s.E.Ack(r.Context(), u, req)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, resp)
 }
 
 // dav serves /DAV/<user>/... from the user's own scratch directory; any

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -139,36 +138,10 @@ func InstallExe(root, exe string) (string, error) {
 			return dst, nil
 		}
 	}
-	if err := copyFile(exe, dst, 0o755); err != nil {
+	if _, _, err := boinc.CopyFileAtomic(exe, dst, 0o755); err != nil {
 		return "", fmt.Errorf("installing the server binary into %s: %w", dst, err)
 	}
 	return dst, nil
-}
-
-func copyFile(src, dst string, perm os.FileMode) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp*")
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(tmp, in)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), perm)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), dst)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
 }
 
 func checkProject(dir string) (*boinc.Project, error) {

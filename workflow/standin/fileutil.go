@@ -2,40 +2,16 @@ package standin
 
 import (
 	"errors"
-	"fmt"
-	"io"
 	"os"
-	"path/filepath"
 	"syscall"
+
+	"github.com/rboinc/rboinc/workflow/boinc"
 )
 
-// copyFile streams src into a temporary file beside dst and renames it into
-// place, so nobody ever sees a partial dst.
+// copyFile puts a copy of src at dst atomically.
 func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp*")
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(tmp, in)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), dst)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("copying %s to %s: %w", src, dst, err)
-	}
-	return nil
+	_, _, err := boinc.CopyFileAtomic(src, dst, 0o644)
+	return err
 }
 
 // moveFile renames src to dst, copying when they are on different file systems.
