@@ -14,7 +14,9 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-var binDir, examples string
+// binDir holds the built commands, examples the example app, repoDir the
+// repository.
+var binDir, examples, repoDir string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "rboinc-e2e-bin")
@@ -30,19 +32,37 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	examples, _ = filepath.Abs("../examples/langevin")
+	repoDir, _ = filepath.Abs("..")
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
 
+// TestScripts runs every script against both deployments: the standalone
+// server, and Apache running rboinc-server as CGI with mod_dav.
 func TestScripts(t *testing.T) {
+	t.Run(modeStandalone, func(t *testing.T) { runScripts(t, modeStandalone) })
+	t.Run(modeApache, func(t *testing.T) {
+		if why := apacheMissing(); why != "" {
+			t.Skip(why)
+		}
+		runScripts(t, modeApache)
+	})
+}
+
+func runScripts(t *testing.T, mode string) {
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata",
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("PATH", binDir+string(os.PathListSeparator)+env.Getenv("PATH"))
 			env.Setenv("EXAMPLES", examples)
-			env.Setenv("ROOT", filepath.Join(env.WorkDir, "root"))
+			root := filepath.Join(env.WorkDir, "root")
+			env.Setenv("ROOT", root)
 			env.Setenv("RBOINC_LOG_LEVEL", "WARN")
+			env.Setenv("RBOINC_E2E_MODE", mode)
+			if mode == modeApache {
+				return prepareApache(env, root)
+			}
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -53,16 +73,23 @@ func TestScripts(t *testing.T) {
 			"rbfiles":    cmdFiles,
 			"rbhook":     cmdHook,
 			"rbwucount":  cmdWUCount,
+			"rblitmus":   cmdLitmus,
 		},
 	})
 }
 
 // rbserve: init $ROOT (embedded stand-in) and run `rboinc-server serve` on
-// a free loopback port until the script ends; sets RBOINC_URL.
+// a free loopback port until the script ends (in the Apache variant:
+// Apache with rboinc-server as CGI and mod_dav, and the stand-in's
+// volunteer loop); sets RBOINC_URL.
 func cmdServe(ts *testscript.TestScript, neg bool, args []string) {
 	root := ts.Getenv("ROOT")
 	if _, err := os.Stat(filepath.Join(root, "rboinc.json")); err != nil {
 		ts.Check(runCmd(ts, "rboinc-server", "init", "--root", root))
+	}
+	if ts.Getenv("RBOINC_E2E_MODE") == modeApache {
+		serveApache(ts, root)
+		return
 	}
 	addr := filepath.Join(ts.Getenv("WORK"), ".addr")
 	os.Remove(addr)
@@ -103,7 +130,7 @@ func cmdUser(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 1 {
 		ts.Fatalf("usage: rbuser NAME")
 	}
-	out, err := exec.Command(filepath.Join(binDir, "rboinc-server"), "user", "add", "--root", ts.Getenv("ROOT"), args[0]).Output()
+	out, err := asServer(ts, exec.Command(filepath.Join(binDir, "rboinc-server"), "user", "add", "--root", ts.Getenv("ROOT"), args[0])).Output()
 	ts.Check(err)
 	tok := strings.TrimSpace(string(out))
 	if strings.Count(string(out), "\n") != 1 || len(tok) < 32 {
@@ -188,7 +215,7 @@ func cmdFiles(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 func runCmd(ts *testscript.TestScript, name string, args ...string) error {
-	cmd := exec.Command(filepath.Join(binDir, name), args...)
+	cmd := asServer(ts, exec.Command(filepath.Join(binDir, name), args...))
 	cmd.Env = envOf(ts)
 	out, err := cmd.CombinedOutput()
 	if err != nil {

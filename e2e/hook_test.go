@@ -40,12 +40,14 @@ func cmdHook(ts *testscript.TestScript, neg bool, args []string) {
 		p := proj.UploadPath(fmt.Sprintf("%s_0_r1176225829_%d", wu, k))
 		ts.Check(os.MkdirAll(filepath.Dir(p), 0o755))
 		ts.Check(os.WriteFile(p, []byte(fmt.Sprintf("output %d of %s\n", k, wu)), 0o644))
+		ownByServer(ts, filepath.Dir(p), p)
 		hookArgs = append(hookArgs, p)
 	}
 	tmp := filepath.Join(proj.Dir, "tmp_hook")
 	ts.Check(os.MkdirAll(tmp, 0o755))
+	ownByServer(ts, tmp)
 	for i := 0; i < times; i++ {
-		cmd := exec.Command("../bin/rboinc_hook", hookArgs...)
+		cmd := asServer(ts, exec.Command("../bin/rboinc_hook", hookArgs...))
 		cmd.Dir = tmp
 		out, err := cmd.CombinedOutput()
 		if err != nil {

@@ -14,7 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// action picks the first of purge, stop, status, retrieve.
+// action picks the first of purge, stop, status, gridstatus, retrieve.
 func action(c *cli.Context) error {
 	clitool.NoteIgnored(c)
 	group, name := c.String("group"), c.String("name")
@@ -31,7 +31,7 @@ func action(c *cli.Context) error {
 			return client.Usagef("-name needs -group")
 		}
 	}
-	if group == "" && !c.Bool("status") {
+	if group == "" && !c.Bool("status") && !c.Bool("gridstatus") {
 		return client.Usagef("missing mandatory option -group (see -help)")
 	}
 	if c.Bool("purge") && (c.IsSet("into") || c.IsSet("intotree")) {
@@ -49,6 +49,8 @@ func action(c *cli.Context) error {
 		return change(c, "stop", "Stop", ref, cl.Stop)
 	case c.Bool("status"):
 		return status(c, cl, ref)
+	case c.Bool("gridstatus"):
+		return gridStatus(c, cl)
 	}
 	return retrieve(c, cl, ref)
 }
@@ -100,6 +102,54 @@ func status(c *cli.Context, cl *client.Client, ref wire.ChainRef) error {
 			label = ch.Group + "/" + ch.Name
 		}
 		fmt.Fprintf(c.App.Writer, "%s\t%d\t%s\t%d\n", label, ch.StepsDone, ch.State, ch.NumSteps)
+	}
+	return nil
+}
+
+// groupCount is one line of -gridstatus.
+type groupCount struct {
+	Group   string `json:"group"`
+	Chains  int    `json:"chains"`
+	Running int    `json:"running"`
+	Done    int    `json:"done"`
+	Failed  int    `json:"failed"`
+	Stopped int    `json:"stopped"`
+}
+
+// gridStatus is the original's -gridstatus, which printed BOINC database
+// statistics per group: here, the chains of each group by state.
+func gridStatus(c *cli.Context, cl *client.Client) error {
+	r, err := cl.Status(c.Context, "", "")
+	if err != nil {
+		return err
+	}
+	groups := []*groupCount{}
+	byName := map[string]*groupCount{}
+	for _, ch := range r.Chains {
+		g, ok := byName[ch.Group]
+		if !ok {
+			g = &groupCount{Group: ch.Group}
+			byName[ch.Group] = g
+			groups = append(groups, g)
+		}
+		g.Chains++
+		switch ch.State {
+		case wire.StateRunning:
+			g.Running++
+		case wire.StateDone:
+			g.Done++
+		case wire.StateFailed:
+			g.Failed++
+		case wire.StateStopped:
+			g.Stopped++
+		}
+	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, groups)
+	}
+	fmt.Fprintln(c.App.Writer, "GROUP\tCHAINS\tRUNNING\tDONE\tFAILED\tSTOPPED")
+	for _, g := range groups {
+		fmt.Fprintf(c.App.Writer, "%s\t%d\t%d\t%d\t%d\t%d\n", g.Group, g.Chains, g.Running, g.Done, g.Failed, g.Stopped)
 	}
 	return nil
 }

@@ -73,6 +73,11 @@ func TestRetrieveActions(t *testing.T) {
 		{[]string{"-group", "g", "-into", dir, "-intotree", dir}, client.ExitUsage, "", 0},
 		{[]string{"-group", "g", "-into", dir}, client.ExitOK, "", 1}, // stdout is not a terminal: quiet
 		{[]string{"-group", "nope", "-into", dir}, client.ExitRefused, "", 0},
+		// The original's options, abbreviations and letter case.
+		{[]string{"-gridstatus"}, client.ExitOK, "GROUP\tCHAINS\tRUNNING\tDONE\tFAILED\tSTOPPED\ng\t2\t1\t1\t0\t0\n", 1},
+		{[]string{"-GRID", "-json"}, client.ExitOK, "[\n  {\n    \"group\": \"g\",\n    \"chains\": 2,\n    \"running\": 1,\n    \"done\": 1,\n    \"failed\": 0,\n    \"stopped\": 0\n  }\n]\n", 1},
+		{[]string{"-stat", "-grou", "g", "-user", "x"}, client.ExitOK, "b\t2\trunning\t5\na\t5\tdone\t5\n", 1},
+		{[]string{"-st", "-group", "g"}, client.ExitUsage, "", 0}, // -status or -stop?
 	} {
 		calls = nil
 		out, code := runApp(t, append(base, tc.args...)...)

@@ -21,6 +21,7 @@ func newApp() *cli.App {
 		Usage: "download the results of rboinc chains, or report, stop or purge them",
 		UsageText: prog + " -group GROUP [-name NAME] [-into DIR | -intotree DIR] [-keep]\n" +
 			prog + " -status [-group GROUP [-name NAME]] [-json]\n" +
+			prog + " -gridstatus [-json]\n" +
 			prog + " -stop|-purge -group GROUP [-name NAME] [-yes]",
 		Description: "Options take one or two dashes. Exit codes: 0 ok, 1 failure, 2 usage error\n" +
 			"(also -stop or -purge without a terminal and without -yes), 3 server\n" +
@@ -34,6 +35,7 @@ func newApp() *cli.App {
 			&cli.StringFlag{Name: "intotree", Category: catAction, Usage: "download into `DIR`/<chain name>/"},
 			&cli.BoolFlag{Name: "keep", Category: catAction, Usage: "leave the files on the server (do not acknowledge them)"},
 			&cli.BoolFlag{Name: "status", Category: catAction, Usage: "print NAME, steps done, state and steps of each chain"},
+			&cli.BoolFlag{Name: "gridstatus", Category: catAction, Usage: "print the number of chains per state of each of your groups"},
 			&cli.BoolFlag{Name: "stop", Category: catAction, Usage: "create no further steps for the group (or chain)"},
 			&cli.BoolFlag{Name: "purge", Category: catAction, Usage: "remove the group (or chain) from the server for good"},
 			&cli.BoolFlag{Name: "yes", Category: catAction, Usage: "do not ask before -stop or -purge"},

@@ -74,25 +74,18 @@ func app(log *slog.Logger) *cli.App {
 					if err != nil {
 						return err
 					}
-					kind := "real BOINC project"
-					if rep.Simulated {
-						kind = "embedded BOINC stand-in"
-					}
-					fmt.Printf("server root %s ready (%s at %s)\n", rep.Root, kind, rep.Project)
-					for _, d := range rep.Daemons {
-						fmt.Println("add to config.xml <daemons>:", d)
-					}
-					for _, n := range rep.Notes {
-						fmt.Println("note:", n)
-					}
+					printInit(os.Stdout, rep)
 					return nil
 				},
 			},
+			doctorCommand(),
 			{
 				Name:  "serve",
 				Usage: "serve the API and WebDAV area (and run the stand-in's volunteers)",
 				Flags: []cli.Flag{rootFlag, &cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", Usage: "address to listen on (port 0: any free port)"},
-					&cli.StringFlag{Name: "addr-file", Usage: "write the address actually listened on to this file once ready"}},
+					&cli.StringFlag{Name: "addr-file", Usage: "write the address actually listened on to this file once ready"},
+					&cli.StringFlag{Name: "tls-cert", Usage: "serve HTTPS with this PEM certificate (chain) `FILE`"},
+					&cli.StringFlag{Name: "tls-key", Usage: "the PEM private key `FILE` of --tls-cert"}},
 				Action: func(c *cli.Context) error {
 					root := c.String("root")
 					if _, err := setup.InstallExe(absRoot(root), ""); err != nil {
@@ -111,7 +104,7 @@ func app(log *slog.Logger) *cli.App {
 							}
 						}
 					}
-					return server.Serve(c.Context, e, c.String("listen"), log, ready)
+					return server.ServeWith(c.Context, e, server.Listen{Addr: c.String("listen"), CertFile: c.String("tls-cert"), KeyFile: c.String("tls-key")}, log, ready)
 				},
 			},
 			{
@@ -127,7 +120,7 @@ func app(log *slog.Logger) *cli.App {
 								return errors.New("usage: rboinc-server user add --root DIR NAME")
 							}
 							return withDB(c, func(db *store.DB) error {
-								tok, err := addUser(c.Context, db, name)
+								tok, err := addUser(c.Context, absRoot(c.String("root")), db, name)
 								if err != nil {
 									return err
 								}
@@ -152,6 +145,9 @@ func app(log *slog.Logger) *cli.App {
 							})
 						},
 					},
+					userStateCommand(true),
+					userStateCommand(false),
+					rotateCommand(),
 				},
 			},
 			{
@@ -212,13 +208,18 @@ func withDB(c *cli.Context, fn func(*store.DB) error) error {
 	return fn(db)
 }
 
-func addUser(ctx context.Context, db *store.DB, name string) (string, error) {
+// addUser creates the account and lets the same token through Apache's
+// mod_dav (dav.htpasswd), for the CGI deployment.
+func addUser(ctx context.Context, root string, db *store.DB, name string) (string, error) {
 	if err := naming.CheckUser(name); err != nil {
 		return "", err
 	}
 	tok := server.NewToken()
 	if _, err := db.AddUser(ctx, name, server.HashToken(tok)); err != nil {
 		return "", err
+	}
+	if err := setup.SetDAVPassword(root, name, tok); err != nil {
+		return "", fmt.Errorf("user %s created, but Apache's WebDAV will refuse them: %w", name, err)
 	}
 	return tok, nil
 }

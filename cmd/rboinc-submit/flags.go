@@ -35,6 +35,9 @@ func fixedFlags() []cli.Flag {
 		&cli.Int64Flag{Name: "batch", Category: catSchedule, Usage: "BOINC batch `ID`"},
 		&cli.Int64Flag{Name: "assign_user_all", Category: catSchedule, Usage: "send the work only to BOINC user `ID`"},
 
+		&cli.IntFlag{Name: "balance", Category: catSchedule, Usage: "load balancer `ON` (1) or off (0): accepted for the original's scripts; rboinc has no load balancer"},
+		&cli.StringFlag{Name: "metadata_file", Category: catChain, Usage: "`FILE` is ignored: accepted for the original's scripts, which never uploaded it either"},
+
 		&cli.BoolFlag{Name: "dry_run", Category: clitool.CatGeneral, Usage: "check everything and upload the files, but create no work"},
 		&cli.BoolFlag{Name: "help_parameters", Category: clitool.CatGeneral, Usage: "list the file parameters of the queue and exit"},
 		&cli.BoolFlag{Name: "json", Category: clitool.CatOutput, Usage: "print the result as one JSON object"},

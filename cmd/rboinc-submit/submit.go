@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -14,6 +15,12 @@ import (
 // submit is the command's action, once the queue is known.
 func submit(c *cli.Context, cl *client.Client, q *wire.Queue) error {
 	clitool.NoteIgnored(c)
+	if c.IsSet("metadata_file") {
+		fmt.Fprintf(c.App.ErrWriter, "%s: note: -metadata_file ignored: rboinc keeps no per-chain metadata\n", prog)
+	}
+	if c.Int("balance") != 0 {
+		fmt.Fprintf(c.App.ErrWriter, "%s: note: -balance ignored: rboinc has no load balancer (steps of a chain get decreasing priority)\n", prog)
+	}
 	if c.Bool("help_parameters") {
 		printParameters(c.App.Writer, q)
 		return nil

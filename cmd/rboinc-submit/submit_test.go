@@ -28,6 +28,19 @@ func TestPrescan(t *testing.T) {
 	if got != want {
 		t.Errorf("prescan = %+v, want %+v", got, want)
 	}
+	// As the original's Getopt::Long: any case, unambiguous prefixes.
+	got = prescan([]string{"-APP", "md", "-Verb", "-co", "x", "-he"})
+	want = preArgs{url: "http://env", token: "envtok", app: "md", verbose: true}
+	if got != want {
+		t.Errorf("prescan = %+v, want %+v", got, want)
+	}
+	// The original clients' URL carries the token.
+	t.Setenv("RBOINC_TOKEN", "")
+	got = prescan([]string{"-url", "http://toni:tok@h/rboinc_cgi", "-app_name", "md"})
+	want = preArgs{url: "http://h/rboinc_cgi", token: "tok", app: "md"}
+	if got != want {
+		t.Errorf("prescan = %+v, want %+v", got, want)
+	}
 }
 
 func TestPrintParameters(t *testing.T) {
@@ -113,6 +126,10 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"-group", "g", "-name", "c1", "-bogus", "x"}, client.ExitUsage},
 		{[]string{"-group", "g", "-name", "c1", "-coor_file", coor, "-num_steps", "0"}, client.ExitUsage},
 		{[]string{"-group", "g", "-name", "c1", "-coor_file", coor}, client.ExitRefused}, // our server has no /pool/missing
+		// The original's options, abbreviations and letter case.
+		{[]string{"-gr", "g", "-na", "c1", "-coor", coor, "-dry", "-Num_Steps", "3"}, client.ExitRefused},
+		{[]string{"-Group", "g", "-name", "c1", "-coor_file", coor, "-balance", "1", "-metadata_file", "m", "-user", "u", "-email", "e"}, client.ExitRefused},
+		{[]string{"-group", "g", "-name", "c1", "-coor_file", coor, "-b", "1"}, client.ExitUsage}, // -balance or -batch?
 	} {
 		if got := run(context.Background(), append(base, tc.args...)); got != tc.want {
 			t.Errorf("run %v = %d, want %d", tc.args, got, tc.want)

@@ -65,6 +65,8 @@ func (e *APIError) Error() string {
 		msg = http.StatusText(e.Status)
 	}
 	switch {
+	case e.Code == wire.CodeQuotaExceeded || e.Code == wire.CodeTooLarge:
+		return "refused by the server's limits: " + msg
 	case e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden:
 		return "authentication failed: " + msg + " (check -authenticator or RBOINC_TOKEN)"
 	case e.Status >= 500:
@@ -133,7 +135,7 @@ func (c *Client) hostURL(path string) string {
 // *APIError. On success the caller owns resp.Body.
 func (c *Client) send(ctx context.Context, req *http.Request) (*http.Response, error) {
 	req = req.WithContext(ctx)
-	if c.Token != "" {
+	if c.Token != "" && req.Header.Get("Authorization") == "" {
 		req.Header.Set("Authorization", "Bearer "+c.Token)
 	}
 	resp, err := c.HTTP.Do(req)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+
+	"github.com/rboinc/rboinc/workflow/wire"
 )
 
 // Exit codes of rboinc-submit and rboinc-retrieve:
@@ -14,7 +16,7 @@ import (
 //	   unreadable input file, missing confirmation for -stop/-purge
 //	3  the server cannot be reached
 //	4  the server refused the request: unknown queue, name already used,
-//	   no such group or chain, invalid request
+//	   no such group or chain, invalid request, a quota or size limit
 //	5  authentication failed (HTTP 401 or 403)
 //	6  another rboinc-retrieve holds the lock on the download directory
 //	7  some files failed to download; the others were kept (and, unless
@@ -67,6 +69,8 @@ func ExitCode(err error) int {
 		return ExitUsage
 	case errors.Is(err, ErrLocked):
 		return ExitLocked
+	case isAPI && (api.Code == wire.CodeQuotaExceeded || api.Code == wire.CodeTooLarge):
+		return ExitRefused
 	case isAPI && (api.Status == http.StatusUnauthorized || api.Status == http.StatusForbidden):
 		return ExitAuth
 	case errors.Is(err, ErrUnreachable):

@@ -57,7 +57,13 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.requests++
-	if r.Header.Get("Authorization") != "Bearer "+f.token {
+	authorized := r.Header.Get("Authorization") == "Bearer "+f.token
+	if strings.HasPrefix(r.URL.Path, wire.DAVPrefix) {
+		// WebDAV takes HTTP Basic with the path's owner (as mod_dav does).
+		u, p, ok := r.BasicAuth()
+		authorized = ok && p == f.token && strings.HasPrefix(r.URL.Path, wire.DAVPrefix+u+"/")
+	}
+	if !authorized {
 		writeErr(w, http.StatusUnauthorized, wire.CodeUnauthorized, "unknown token")
 		return
 	}

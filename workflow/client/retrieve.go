@@ -82,15 +82,28 @@ func (c *Client) Retrieve(ctx context.Context, in RetrieveInput) (*RetrieveRepor
 	if in.OnDownload != nil && len(todo) > 0 {
 		progress = in.OnDownload(len(todo), bytes)
 	}
+	// Verified downloads are made durable in batches (durable.go) before
+	// any is acknowledged.
+	cm := newCommitter(len(todo))
 	errs := parallel(ctx, len(todo), downloadWorkers, false, func(ctx context.Context, i int) error {
 		rf := todo[i]
 		dir := TargetDir(in.Dir, rf, in.Tree)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("cannot create %s: %w", dir, err)
 		}
-		return c.Download(ctx, rf, filepath.Join(dir, LocalName(rf)), progress)
+		dest := filepath.Join(dir, LocalName(rf))
+		tmp, err := c.fetch(ctx, rf, dest, progress, false)
+		if err != nil {
+			return err
+		}
+		cm.add(pendingFile{i: i, tmp: tmp, dest: dest, size: rf.Size})
+		return nil
 	})
+	cm.flush()
 	for i, err := range errs {
+		if err == nil {
+			err = cm.errs[i]
+		}
 		if err != nil {
 			rep.Failed = append(rep.Failed, FailedFile{Name: todo[i].Name, Error: err.Error()})
 			continue

@@ -67,6 +67,12 @@ func (c *Client) PutFile(ctx context.Context, davPath, md5hex, localPath string,
 	}
 	req.ContentLength = st.Size()
 	req.Header.Set("Content-Type", "application/octet-stream")
+	// HTTP Basic, not a bearer token: under Apache the scratch area is
+	// mod_dav, which knows only Basic (user name from the path, token as
+	// password); rboinc-server's own WebDAV accepts both.
+	if owner, _, _ := strings.Cut(strings.TrimPrefix(davPath, wire.DAVPrefix), "/"); c.Token != "" && owner != "" && strings.HasPrefix(davPath, wire.DAVPrefix) {
+		req.SetBasicAuth(owner, c.Token)
+	}
 	resp, err := c.send(ctx, req)
 	if err != nil {
 		return fmt.Errorf("uploading %s: %w", localPath, err)
@@ -78,18 +84,34 @@ func (c *Client) PutFile(ctx context.Context, davPath, md5hex, localPath string,
 
 // Download fetches rf into destPath. The bytes go to a temporary file in
 // the same directory while being hashed; only a file whose MD5 matches
-// rf.MD5 is renamed to destPath, so destPath never holds a partial file.
-func (c *Client) Download(ctx context.Context, rf wire.ResultFile, destPath string, onProgress func(n int64)) (err error) {
+// rf.MD5 is synced and renamed to destPath, so destPath never holds a
+// partial file.
+func (c *Client) Download(ctx context.Context, rf wire.ResultFile, destPath string, onProgress func(n int64)) error {
+	tmp, err := c.fetch(ctx, rf, destPath, onProgress, true)
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, destPath); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", destPath, err)
+	}
+	return nil
+}
+
+// fetch streams rf into a temporary file beside destPath, hashing on the
+// way, and returns its name once the content is verified (and, with sync,
+// on stable storage). The caller renames it into place.
+func (c *Client) fetch(ctx context.Context, rf wire.ResultFile, destPath string, onProgress func(n int64), sync bool) (_ string, err error) {
 	if !strings.HasPrefix(rf.Path, "/") {
-		return fmt.Errorf("the server gave an invalid path %q for %s", rf.Path, rf.Name)
+		return "", fmt.Errorf("the server gave an invalid path %q for %s", rf.Path, rf.Name)
 	}
 	req, err := http.NewRequest(http.MethodGet, c.Base.String()+rf.Path, nil)
 	if err != nil {
-		return fmt.Errorf("building the download of %s: %w", rf.Name, err)
+		return "", fmt.Errorf("building the download of %s: %w", rf.Name, err)
 	}
 	resp, err := c.send(ctx, req)
 	if err != nil {
-		return fmt.Errorf("downloading %s: %w", rf.Name, err)
+		return "", fmt.Errorf("downloading %s: %w", rf.Name, err)
 	}
 	defer resp.Body.Close()
 
@@ -99,7 +121,7 @@ func (c *Client) Download(ctx context.Context, rf wire.ResultFile, destPath stri
 	}
 	tmp, err := os.CreateTemp(dir, "."+base+".part-*")
 	if err != nil {
-		return fmt.Errorf("cannot write into %s: %w", dir, err)
+		return "", fmt.Errorf("cannot write into %s: %w", dir, err)
 	}
 	defer func() {
 		if err != nil {
@@ -111,25 +133,24 @@ func (c *Client) Download(ctx context.Context, rf wire.ResultFile, destPath stri
 	n, err := io.Copy(io.MultiWriter(tmp, h), &progressReader{r: resp.Body, onProgress: onProgress})
 	if err != nil {
 		if ctx.Err() != nil {
-			return fmt.Errorf("interrupted: %w", ctx.Err())
+			return "", fmt.Errorf("interrupted: %w", ctx.Err())
 		}
-		return fmt.Errorf("downloading %s: %w", rf.Name, err)
+		return "", fmt.Errorf("downloading %s: %w", rf.Name, err)
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); !strings.EqualFold(got, rf.MD5) {
-		return fmt.Errorf("downloaded %s is damaged (%d bytes, MD5 %s; the server announced %d bytes, MD5 %s)",
+		return "", fmt.Errorf("downloaded %s is damaged (%d bytes, MD5 %s; the server announced %d bytes, MD5 %s)",
 			rf.Name, n, got, rf.Size, rf.MD5)
 	}
 	if err = tmp.Chmod(0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", destPath, err)
+		return "", fmt.Errorf("writing %s: %w", destPath, err)
 	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("writing %s: %w", destPath, err)
+	if sync {
+		if err = tmp.Sync(); err != nil {
+			return "", fmt.Errorf("writing %s: %w", destPath, err)
+		}
 	}
 	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", destPath, err)
+		return "", fmt.Errorf("writing %s: %w", destPath, err)
 	}
-	if err = os.Rename(tmp.Name(), destPath); err != nil {
-		return fmt.Errorf("writing %s: %w", destPath, err)
-	}
-	return nil
+	return tmp.Name(), nil
 }

@@ -47,6 +47,7 @@ func (e *Engine) Advance(ctx context.Context, call boinc.HookCall) error {
 		return fmt.Errorf("chain %s: bad layout: %w", c.Name, err)
 	}
 	var results []store.Result
+	var pooled []store.PoolEntry // recorded with the step, in one transaction
 	next := append([]string(nil), s.Inputs...)
 	var missingChained []string
 	produced := map[int]bool{}
@@ -75,9 +76,7 @@ func (e *Engine) Advance(ctx context.Context, call boinc.HookCall) error {
 				if err := e.Pool.Adopt(dst, sum); err != nil {
 					return err
 				}
-				if err := e.DB.PoolAdd(ctx, sum, size); err != nil {
-					return err
-				}
+				pooled = append(pooled, store.PoolEntry{MD5: sum, Size: size})
 				next[lo.ChainPos] = sum
 			}
 		}
@@ -91,7 +90,7 @@ func (e *Engine) Advance(ctx context.Context, call boinc.HookCall) error {
 	if c.State == "running" && s.Step+1 < c.NSteps && len(missingChained) == 0 {
 		nextStep = &store.Step{ChainID: c.ID, Step: s.Step + 1, WU: c.WU(s.Step + 1), State: "creating", Inputs: next}
 	}
-	_, created, state, err := e.DB.CompleteStep(ctx, c, s.Step, results, nextStep)
+	_, created, state, err := e.DB.CompleteStepPooling(ctx, c, s.Step, results, pooled, nextStep)
 	if err != nil {
 		return err
 	}

@@ -33,11 +33,35 @@ type Config struct {
 	// every work unit (the original RBoinc used 5 and 10).
 	MaxErrorResults int `json:"max_error_results"`
 	MaxTotalResults int `json:"max_total_results"`
+	// Limits are the per-user quotas and submission policy.
+	Limits
+}
+
+// Limits bound what one user may do. Zero means no limit.
+type Limits struct {
+	// MaxUploadBytes bounds one uploaded file (checked while it streams).
+	MaxUploadBytes int64 `json:"max_upload_bytes"`
+	// MaxScratchBytes bounds the bytes held in one user's WebDAV scratch area.
+	MaxScratchBytes int64 `json:"max_scratch_bytes"`
+	// MaxRunningChains bounds one user's chains in progress.
+	MaxRunningChains int `json:"max_running_chains"`
+	// MaxPoolBytes bounds the pooled input contents one user's chains (not
+	// purged) refer to, each distinct content counted once.
+	MaxPoolBytes int64 `json:"max_pool_bytes"`
+	// MaxPriority and MaxTargetNResults bound the submission options that
+	// take BOINC resources from other scientists.
+	MaxPriority       int `json:"max_priority,omitempty"`
+	MaxTargetNResults int `json:"max_target_nresults,omitempty"`
+}
+
+// DefaultLimits are generous: they stop accidents and abuse, not work.
+func DefaultLimits() Limits {
+	return Limits{MaxUploadBytes: 4 << 30, MaxScratchBytes: 64 << 30, MaxRunningChains: 100000, MaxPoolBytes: 1 << 40}
 }
 
 // DefaultConfig is the configuration `init` writes.
 func DefaultConfig() Config {
-	return Config{HookScript: "rboinc_hook", EncodeCode: "-1", MaxErrorResults: 5, MaxTotalResults: 10}
+	return Config{HookScript: "rboinc_hook", EncodeCode: "-1", MaxErrorResults: 5, MaxTotalResults: 10, Limits: DefaultLimits()}
 }
 
 // ConfigFile is the name of the configuration file in the server root.
@@ -52,6 +76,10 @@ func LoadConfig(root string) (Config, error) {
 	}
 	if err := json.Unmarshal(data, &c); err != nil {
 		return c, fmt.Errorf("parsing %s: %w", filepath.Join(root, ConfigFile), err)
+	}
+	l := c.Limits
+	if l.MaxUploadBytes < 0 || l.MaxScratchBytes < 0 || l.MaxRunningChains < 0 || l.MaxPoolBytes < 0 || l.MaxPriority < 0 || l.MaxTargetNResults < 0 {
+		return c, fmt.Errorf("%s: the limits (max_*) must not be negative; 0 means no limit", filepath.Join(root, ConfigFile))
 	}
 	return c, nil
 }
@@ -122,6 +150,8 @@ const (
 	KindMissingContent
 	KindNotFound
 	KindForbidden
+	KindQuota    // a per-user limit would be passed
+	KindTooLarge // an upload is larger than the server accepts
 )
 
 // Error is an error the requester can act on.

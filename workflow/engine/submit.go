@@ -40,6 +40,15 @@ func (e *Engine) Submit(ctx context.Context, u store.User, req wire.SubmitReques
 		return resp, fmt.Errorf("queue %s is misconfigured on the server: %w", req.Queue, err)
 	}
 	params.App = q.Application
+	if err := e.checkPolicy(req.Options, prio); err != nil {
+		return resp, err
+	}
+	if err := checkParams(q, req); err != nil {
+		return resp, err
+	}
+	if err := e.checkQuota(ctx, u, req); err != nil {
+		return resp, err
+	}
 	if err := e.takeUploads(ctx, u, req); err != nil {
 		return resp, err
 	}
@@ -77,10 +86,13 @@ func (e *Engine) Submit(ctx context.Context, u store.User, req wire.SubmitReques
 		}
 		return resp, nil
 	}
-	created, err := e.DB.CreateChains(ctx, u, chains)
+	created, err := e.DB.CreateChainsWithin(ctx, u, chains, e.Cfg.MaxRunningChains)
 	if err != nil {
 		if errors.Is(err, store.ErrExists) {
 			return resp, errf(KindNameTaken, "%v: choose another name, or purge the old chain first", err)
+		}
+		if errors.Is(err, store.ErrQuota) {
+			return resp, errf(KindQuota, "%v", err)
 		}
 		return resp, err
 	}
@@ -165,7 +177,7 @@ func (e *Engine) checkSubmit(req wire.SubmitRequest) (boinc.WorkParams, int, int
 
 // takeUploads moves the contents of the request's upload collection into
 // the pool, each checked against its MD5 name.
-func (e *Engine) takeUploads(ctx context.Context, u store.User, req wire.SubmitRequest) error {
+func (e *Engine) takeUploads(ctx context.Context, u store.User, req wire.SubmitRequest) (err error) {
 	need := map[string]bool{}
 	for _, c := range req.Chains {
 		for param, f := range c.Files {
@@ -185,8 +197,22 @@ func (e *Engine) takeUploads(ctx context.Context, u store.User, req wire.SubmitR
 			return errf(KindNotFound, "upload %s does not exist", req.Upload)
 		}
 		dir = filepath.Join(e.davDir(u.Name), req.Upload)
+		if err := realDir(e.davDir(u.Name), "your scratch area"); err != nil {
+			return err
+		}
+		if err := realDir(dir, "upload "+req.Upload); err != nil {
+			return err
+		}
 	}
 	var missing []string
+	// Recorded in one transaction at the end, also when a later upload
+	// fails: what is in the pool directory must be in its index.
+	var added []store.PoolEntry
+	defer func() {
+		if aerr := e.DB.PoolAddAll(ctx, added); aerr != nil && err == nil {
+			err = aerr
+		}
+	}()
 	for sum := range need {
 		if e.Pool.Has(sum) {
 			continue
@@ -204,9 +230,7 @@ func (e *Engine) takeUploads(ctx context.Context, u store.User, req wire.SubmitR
 		if err != nil {
 			return errf(KindBadRequest, "%v", err)
 		}
-		if err := e.DB.PoolAdd(ctx, sum, n); err != nil {
-			return err
-		}
+		added = append(added, store.PoolEntry{MD5: sum, Size: n})
 	}
 	if len(missing) > 0 {
 		return errf(KindMissingContent, "%d input content(s) are neither on the server nor in the upload (first: %s); upload them and submit again", len(missing), missing[0])

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/rboinc/rboinc/workflow/naming"
 	"github.com/rboinc/rboinc/workflow/store"
 )
 
@@ -63,4 +64,27 @@ func (s *Server) withUser(h func(http.ResponseWriter, *http.Request, store.User)
 		}
 		h(w, r.WithContext(context.WithValue(r.Context(), userKey{}, u)), u)
 	}
+}
+
+// AddUser creates an account and returns its token: shown once, since only
+// its hash is kept.
+func AddUser(ctx context.Context, db *store.DB, name string) (string, error) {
+	if err := naming.CheckUser(name); err != nil {
+		return "", err
+	}
+	tok := NewToken()
+	if _, err := db.AddUser(ctx, name, HashToken(tok)); err != nil {
+		return "", err
+	}
+	return tok, nil
+}
+
+// RotateToken gives a user a new token and returns it; the old one stops
+// working at once.
+func RotateToken(ctx context.Context, db *store.DB, name string) (string, error) {
+	tok := NewToken()
+	if err := db.SetUserToken(ctx, name, HashToken(tok)); err != nil {
+		return "", err
+	}
+	return tok, nil
 }

@@ -2,7 +2,10 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -24,11 +27,41 @@ const (
 // area, pool collection and, on the embedded stand-in, its volunteer loop.
 // ready, if not nil, receives the listening address.
 func Serve(ctx context.Context, e *engine.Engine, listen string, log *slog.Logger, ready func(addr string)) error {
-	ln, err := net.Listen("tcp", listen)
+	return ServeWith(ctx, e, Listen{Addr: listen}, log, ready)
+}
+
+// Listen says where and how the standalone server listens.
+type Listen struct {
+	Addr string
+	// CertFile and KeyFile, both given, make the server speak HTTPS only
+	// (PEM files; the certificate file may hold the whole chain).
+	CertFile, KeyFile string
+}
+
+// ServeWith is Serve with TLS when l names a certificate and key.
+func ServeWith(ctx context.Context, e *engine.Engine, l Listen, log *slog.Logger, ready func(addr string)) error {
+	var tlsCfg *tls.Config
+	if l.CertFile != "" || l.KeyFile != "" {
+		if l.CertFile == "" || l.KeyFile == "" {
+			return errors.New("HTTPS needs both a certificate (--tls-cert) and its key (--tls-key)")
+		}
+		cert, err := tls.LoadX509KeyPair(l.CertFile, l.KeyFile)
+		if err != nil {
+			return fmt.Errorf("loading the TLS certificate %s and key %s: %w", l.CertFile, l.KeyFile, err)
+		}
+		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	ln, err := net.Listen("tcp", l.Addr)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: New(e, log).Handler(), ReadHeaderTimeout: 30 * time.Second}
+	scheme := "http"
+	if tlsCfg != nil {
+		ln, scheme = tls.NewListener(ln, tlsCfg), "https"
+	}
+	// Failed TLS handshakes (scanners, plain HTTP) are routine: debug level.
+	srv := &http.Server{Handler: New(e, log).Handler(), ReadHeaderTimeout: 30 * time.Second, TLSConfig: tlsCfg,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 	errc := make(chan error, 3)
 	go func() { errc <- srv.Serve(ln) }()
 	if e.Cfg.Simulated {
@@ -55,7 +88,7 @@ func Serve(ctx context.Context, e *engine.Engine, listen string, log *slog.Logge
 			}
 		}
 	}()
-	log.Info("rboinc-server listening", "api", "http://"+ln.Addr().String()+Base, "dav", "http://"+ln.Addr().String()+"/DAV/", "simulated_boinc", e.Cfg.Simulated)
+	log.Info("rboinc-server listening", "api", scheme+"://"+ln.Addr().String()+Base, "dav", scheme+"://"+ln.Addr().String()+"/DAV/", "simulated_boinc", e.Cfg.Simulated)
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
@@ -74,5 +107,11 @@ func Serve(ctx context.Context, e *engine.Engine, listen string, log *slog.Logge
 
 // ServeCGI answers the one request a web server hands to a CGI program.
 func ServeCGI(e *engine.Engine, log *slog.Logger) error {
-	return cgi.Serve(New(e, log).Handler())
+	h := New(e, log).Handler()
+	return cgi.Serve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r)
+		// A CGI program that exits with part of the request unread resets
+		// its socket, and Apache then loses the answer.
+		io.Copy(io.Discard, r.Body)
+	}))
 }

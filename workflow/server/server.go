@@ -1,20 +1,19 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
-	"strings"
 	"sync"
 
 	"golang.org/x/net/webdav"
 
 	"github.com/rboinc/rboinc/workflow/engine"
-	"github.com/rboinc/rboinc/workflow/naming"
+	"github.com/rboinc/rboinc/workflow/legacy"
 	"github.com/rboinc/rboinc/workflow/store"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
@@ -32,6 +31,8 @@ type Server struct {
 
 	mu    sync.Mutex
 	locks map[string]webdav.LockSystem
+
+	scratch scratchCache // bytes in each user's WebDAV area, for its quota
 }
 
 // New makes a server.
@@ -65,7 +66,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST "+api+wire.PathUploads, s.withUser(func(w http.ResponseWriter, r *http.Request, u store.User) {
 		s.answer(w, r)(s.E.NewUpload(r.Context(), u))
 	}))
-	mux.HandleFunc("POST "+api+wire.PathSubmit, s.withUser(post(s, s.E.Submit)))
+	mux.HandleFunc("POST "+api+wire.PathSubmit, s.withUser(post(s, s.submit)))
 	mux.HandleFunc("GET "+api+wire.PathStatus, s.withUser(get(s, s.E.Status)))
 	mux.HandleFunc("POST "+api+wire.PathStop, s.withUser(post(s, s.E.Stop)))
 	mux.HandleFunc("POST "+api+wire.PathPurge, s.withUser(post(s, s.E.Purge)))
@@ -73,6 +74,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET "+api+wire.PathFiles+"/{group}/{file}", s.withUser(s.file))
 	mux.HandleFunc("POST "+api+wire.PathAck, s.withUser(post(s, s.E.Ack)))
 	mux.Handle(wire.DAVPrefix, s.withUser(s.dav))
+	// The original RBoinc protocol, for the unmodified Perl clients.
+	legacy.New(s.E, s.Log, s.authenticate).Register(mux, Base)
 	return mux
 }
 
@@ -103,19 +106,52 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusNotFound, wire.CodeNotFound, err.Error())
 	case engine.KindForbidden:
 		writeError(w, http.StatusForbidden, wire.CodeForbidden, err.Error())
+	case engine.KindQuota:
+		writeError(w, http.StatusForbidden, wire.CodeQuotaExceeded, err.Error())
+	case engine.KindTooLarge:
+		writeError(w, http.StatusRequestEntityTooLarge, wire.CodeTooLarge, err.Error())
 	default:
 		s.Log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 		writeError(w, http.StatusInternalServerError, wire.CodeInternal, "internal server error: "+err.Error())
 	}
 }
 
+// decode reads a request body strictly: one JSON object of the expected
+// shape, no unknown fields (identity, for one, cannot be asserted in a
+// body), nothing after it.
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
-	if err := dec.Decode(v); err != nil {
+	if err := decodeBody(http.MaxBytesReader(w, r.Body, maxBody), v); err != nil {
 		writeError(w, http.StatusBadRequest, wire.CodeBadRequest, "malformed JSON request: "+err.Error())
 		return false
 	}
 	return true
+}
+
+func decodeBody(body io.Reader, v any) error {
+	br := bufio.NewReader(body)
+	for {
+		c, err := br.ReadByte()
+		if err != nil {
+			return errors.New("the body is empty; want a JSON object")
+		}
+		if c == ' ' || c == '\t' || c == '\r' || c == '\n' {
+			continue
+		}
+		br.UnreadByte()
+		if c != '{' {
+			return errors.New("the body is not a JSON object")
+		}
+		break
+	}
+	dec := json.NewDecoder(br)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("unexpected data after the JSON object")
+	}
+	return nil
 }
 
 func (s *Server) queues(w http.ResponseWriter, r *http.Request, u store.User) {
@@ -175,42 +211,4 @@ func (s *Server) file(w http.ResponseWriter, r *http.Request, u store.User) {
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("ETag", `"`+p.MD5+`"`)
 	http.ServeContent(w, r, p.File, fi.ModTime(), f)
-}
-
-// dav serves /DAV/<user>/... from the user's own scratch directory; any
-// other user's prefix is refused.
-func (s *Server) dav(w http.ResponseWriter, r *http.Request, u store.User) {
-	rest := strings.TrimPrefix(r.URL.Path, wire.DAVPrefix)
-	owner, _, _ := strings.Cut(rest, "/")
-	if naming.CheckUser(owner) != nil || !strings.EqualFold(owner, u.Name) {
-		writeError(w, http.StatusForbidden, wire.CodeForbidden, "you may only use your own scratch area "+wire.DAVPrefix+u.Name+"/")
-		return
-	}
-	root := s.E.DAVRoot(u)
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	h := &webdav.Handler{
-		Prefix:     wire.DAVPrefix + owner,
-		FileSystem: webdav.Dir(root),
-		LockSystem: s.lockSystem(u.Name),
-		Logger: func(r *http.Request, err error) {
-			if err != nil && !errors.Is(err, os.ErrNotExist) {
-				s.Log.Debug("webdav", "method", r.Method, "path", r.URL.Path, "err", err)
-			}
-		},
-	}
-	h.ServeHTTP(w, r)
-}
-
-func (s *Server) lockSystem(user string) webdav.LockSystem {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ls, ok := s.locks[user]
-	if !ok {
-		ls = webdav.NewMemLS()
-		s.locks[user] = ls
-	}
-	return ls
 }

@@ -20,17 +20,16 @@ import (
 )
 
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	srv    *httptest.Server
 	tokens map[string]string
 	e      *engine.Engine
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	ctx := context.Background()
 	root := t.TempDir()
-	exe, _ := os.Executable()
-	if _, err := setup.Init(ctx, setup.Options{Root: root, Exe: exe}); err != nil {
+	if _, err := setup.Init(ctx, setup.Options{Root: root, Exe: testExe(t), URLBase: "http://127.0.0.1:1"}); err != nil {
 		t.Fatal(err)
 	}
 	e, err := engine.Open(ctx, root, slog.New(slog.NewTextHandler(io.Discard, nil)))

@@ -9,9 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
 	"strings"
-	"syscall"
 
 	"github.com/rboinc/rboinc"
 	"github.com/rboinc/rboinc/workflow/boinc"
@@ -33,8 +31,10 @@ type Report struct {
 	Root      string
 	Project   string
 	Simulated bool
-	Daemons   []string // <daemon> entries to add to config.xml (real projects)
-	Notes     []string
+	// Daemons are the script_assimilator entries the project's rboinc
+	// applications need in config.xml (real projects only).
+	Daemons []DaemonLine
+	Notes   []string
 }
 
 // Init creates or completes a server root. It is idempotent.
@@ -95,12 +95,18 @@ func Init(ctx context.Context, o Options) (Report, error) {
 			return rep, err
 		}
 	}
-	p, err := checkProject(proj)
-	if err != nil {
-		return rep, err
+	pc := CheckProject(proj, !cfg.Simulated)
+	if err := pc.Findings.Err(); err != nil {
+		return rep, fmt.Errorf("the BOINC project %s is not ready for rboinc; fix this and run init again:\n%w", proj, err)
 	}
-	if err := sameFS(root, p.DownloadDir); err != nil {
-		rep.Notes = append(rep.Notes, err.Error())
+	linkCheck(&pc.Findings, root, pc.Project.DownloadDir)
+	if !cfg.Simulated {
+		ownerCheck(&pc.Findings, root, pc.Project)
+	}
+	for _, x := range pc.Findings {
+		if x.Severity == Note {
+			rep.Notes = append(rep.Notes, x.Msg)
+		}
 	}
 	if err := installHook(proj, cfg.HookScript, exe, root); err != nil {
 		return rep, err
@@ -115,10 +121,11 @@ func Init(ctx context.Context, o Options) (Report, error) {
 	}
 	db.Close()
 	if !cfg.Simulated {
-		apps, _ := filepath.Glob(filepath.Join(proj, "templates", "rboinc_*_wu"))
-		sort.Strings(apps)
-		rep.Daemons = append(rep.Daemons, fmt.Sprintf("<daemon><cmd>script_assimilator -d 3 --app APP --script %s</cmd></daemon>", cfg.HookScript))
-		rep.Notes = append(rep.Notes, "add one such daemon per BOINC application (the application= of each rboinc_<queue>_wu template), with --script exactly as shown: today's script_assimilator passes no arguments when --script has more than one word")
+		rep.Daemons = DaemonLines(pc.Project, pc.Queues, cfg.HookScript)
+		if len(rep.Daemons) == 0 {
+			rep.Daemons = []DaemonLine{{App: "APP", Line: DaemonLineFor("APP", cfg.HookScript)}}
+			rep.Notes = append(rep.Notes, "no rboinc queue yet: add one such daemon per BOINC application (the application= of each rboinc_<queue>_wu template); `rboinc-server doctor` prints the exact lines once the templates are there")
+		}
 	}
 	return rep, nil
 }
@@ -144,46 +151,20 @@ func InstallExe(root, exe string) (string, error) {
 	return dst, nil
 }
 
-func checkProject(dir string) (*boinc.Project, error) {
-	p, err := boinc.LoadProject(dir)
-	if err != nil {
-		return nil, err
-	}
-	for _, need := range []string{"bin/create_work", "templates"} {
-		if _, err := os.Stat(filepath.Join(dir, need)); err != nil {
-			return nil, fmt.Errorf("BOINC project %s has no %s: %w", dir, need, err)
-		}
-	}
-	for _, d := range []string{p.DownloadDir, p.UploadDir} {
-		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
-			return nil, fmt.Errorf("BOINC project %s: directory %s is missing", dir, d)
-		}
-	}
-	return p, nil
-}
-
-// sameFS explains when inputs must be copied instead of hard-linked.
-func sameFS(a, b string) error {
-	var sa, sb syscall.Stat_t
-	if syscall.Stat(a, &sa) != nil || syscall.Stat(b, &sb) != nil {
-		return nil
-	}
-	if sa.Dev != sb.Dev {
-		return fmt.Errorf("the server root %s and the download directory %s are on different file systems: inputs will be copied, not hard-linked", a, b)
-	}
-	return nil
-}
-
 // installHook writes bin/<hook> in the project: a two-line sh wrapper that
 // runs `rboinc-server process` with the server root; BOINC's
 // script_assimilator runs it as ../bin/<hook> from tmp_<host>.
 func installHook(proj, name, exe, root string) error {
-	script := "#!/bin/sh\n# rboinc assimilator hook: called by script_assimilator (--script " + name + ").\nexec '" + exe + "' process --root '" + root + "' \"$@\"\n"
 	dst := filepath.Join(proj, "bin", name)
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
-	return boinc.WriteFileAtomic(dst, []byte(script), 0o755)
+	return boinc.WriteFileAtomic(dst, []byte(hookScript(name, exe, root)), 0o755)
+}
+
+// hookScript is the hook's text; Init refuses quotes in the paths.
+func hookScript(name, exe, root string) string {
+	return "#!/bin/sh\n# rboinc assimilator hook: called by script_assimilator (--script " + name + ").\nexec '" + exe + "' process --root '" + root + "' \"$@\"\n"
 }
 
 // installExample puts the shipped example queue into a fresh stand-in:

@@ -67,19 +67,38 @@ func scanChain(s scanner) (Chain, error) {
 // a purged chain of the same name. A name in use fails the whole call with an
 // error wrapping ErrExists that names the chain.
 func (d *DB) CreateChains(ctx context.Context, u User, chains []NewChain) ([]Chain, error) {
+	return d.CreateChainsWithin(ctx, u, chains, 0)
+}
+
+// CreateChainsWithin is CreateChains that also refuses, with an error
+// wrapping ErrQuota, to take the user's chains in progress past maxRunning
+// (0: no limit). The count and the inserts share one transaction, so
+// concurrent submissions cannot pass the limit together.
+func (d *DB) CreateChainsWithin(ctx context.Context, u User, chains []NewChain, maxRunning int) ([]Chain, error) {
 	out := make([]Chain, 0, len(chains))
 	err := d.Tx(ctx, func(tx *sql.Tx) error {
 		out = out[:0]
 		t := now()
+		st := newStmtCache(tx)
+		defer st.Close()
+		if maxRunning > 0 {
+			var running int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM chains WHERE user_id = ? AND state = 'running'`, u.ID).Scan(&running); err != nil {
+				return err
+			}
+			if running+len(chains) > maxRunning {
+				return fmt.Errorf("you have %d chain(s) in progress and this submission adds %d; the limit is %d: %w", running, len(chains), maxRunning, ErrQuota)
+			}
+		}
 		for _, nc := range chains {
 			c := nc.Chain
 			c.UserID, c.User, c.State = u.ID, strings.ToUpper(u.Name), "running"
-			tag, err := freeTag(ctx, tx, u.ID, c.Group, c.Name)
+			tag, err := freeTag(ctx, st, u.ID, c.Group, c.Name)
 			if err != nil {
 				return err
 			}
 			c.Tag = tag
-			res, err := tx.ExecContext(ctx, `INSERT INTO chains(user_id, grp, name, queue, app, tag, nsteps, priority, params, wu_tmpl, res_tmpl, layout, state, created, updated)
+			res, err := st.ExecContext(ctx, `INSERT INTO chains(user_id, grp, name, queue, app, tag, nsteps, priority, params, wu_tmpl, res_tmpl, layout, state, created, updated)
 				VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, u.ID, c.Group, c.Name, c.Queue, c.App, c.Tag, c.NSteps, c.Priority, c.Params, c.WUTmpl, c.ResTmpl, c.Layout, c.State, t, t)
 			if err != nil {
 				if isUnique(err) {
@@ -90,12 +109,16 @@ func (d *DB) CreateChains(ctx context.Context, u User, chains []NewChain) ([]Cha
 			if c.ID, err = res.LastInsertId(); err != nil {
 				return err
 			}
-			for pos, m := range nc.Inputs {
-				if _, err := tx.ExecContext(ctx, `INSERT INTO chain_inputs(chain_id, pos, md5) VALUES (?,?,?)`, c.ID, pos, m); err != nil {
+			if len(nc.Inputs) > 0 {
+				args := make([]any, 0, 3*len(nc.Inputs))
+				for pos, m := range nc.Inputs {
+					args = append(args, c.ID, pos, m)
+				}
+				if _, err := st.ExecContext(ctx, `INSERT INTO chain_inputs(chain_id, pos, md5) VALUES `+valueRows(len(nc.Inputs), 3), args...); err != nil {
 					return err
 				}
 			}
-			if err := insertStep(ctx, tx, Step{ChainID: c.ID, Step: 0, WU: c.WU(0), State: "creating", Inputs: nc.Inputs}); err != nil {
+			if err := insertStep(ctx, st, Step{ChainID: c.ID, Step: 0, WU: c.WU(0), State: "creating", Inputs: nc.Inputs}); err != nil {
 				return err
 			}
 			out = append(out, c)
@@ -105,8 +128,13 @@ func (d *DB) CreateChains(ctx context.Context, u User, chains []NewChain) ([]Cha
 	return out, err
 }
 
-func freeTag(ctx context.Context, tx *sql.Tx, uid int64, grp, name string) (string, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT tag FROM chains WHERE user_id = ? AND grp = ? AND name = ?`, uid, grp, name)
+// querier is a transaction or its statement cache.
+type querier interface {
+	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+}
+
+func freeTag(ctx context.Context, q querier, uid int64, grp, name string) (string, error) {
+	rows, err := q.QueryContext(ctx, `SELECT tag FROM chains WHERE user_id = ? AND grp = ? AND name = ?`, uid, grp, name)
 	if err != nil {
 		return "", err
 	}
@@ -130,19 +158,22 @@ func freeTag(ctx context.Context, tx *sql.Tx, uid int64, grp, name string) (stri
 	}
 }
 
-func insertStep(ctx context.Context, tx *sql.Tx, s Step) error {
-	if _, err := tx.ExecContext(ctx, `INSERT INTO steps(chain_id, step, wu_name, state, created) VALUES (?,?,?,?,?)`, s.ChainID, s.Step, s.WU, s.State, now()); err != nil {
+func insertStep(ctx context.Context, ex execer, s Step) error {
+	if _, err := ex.ExecContext(ctx, `INSERT INTO steps(chain_id, step, wu_name, state, created) VALUES (?,?,?,?,?)`, s.ChainID, s.Step, s.WU, s.State, now()); err != nil {
 		if isUnique(err) {
 			return fmt.Errorf("work unit %s: %w", s.WU, ErrExists)
 		}
 		return err
 	}
-	for pos, m := range s.Inputs {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO step_inputs(wu_name, pos, md5) VALUES (?,?,?)`, s.WU, pos, m); err != nil {
-			return err
-		}
+	if len(s.Inputs) == 0 {
+		return nil
 	}
-	return nil
+	args := make([]any, 0, 3*len(s.Inputs))
+	for pos, m := range s.Inputs {
+		args = append(args, s.WU, pos, m)
+	}
+	_, err := ex.ExecContext(ctx, `INSERT INTO step_inputs(wu_name, pos, md5) VALUES `+valueRows(len(s.Inputs), 3), args...)
+	return err
 }
 
 // DeleteChains removes chains created by CreateChains whose work units could
@@ -169,8 +200,10 @@ func (d *DB) DeleteChains(ctx context.Context, ids []int64) error {
 // SetStepState sets the state of the named steps.
 func (d *DB) SetStepState(ctx context.Context, wus []string, state string) error {
 	return d.Tx(ctx, func(tx *sql.Tx) error {
+		st := newStmtCache(tx)
+		defer st.Close()
 		for _, w := range wus {
-			if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = ? WHERE wu_name = ?`, state, w); err != nil {
+			if _, err := st.ExecContext(ctx, `UPDATE steps SET state = ? WHERE wu_name = ?`, state, w); err != nil {
 				return err
 			}
 		}
@@ -242,7 +275,17 @@ type Result struct {
 // transaction. A step already done is left alone (done=false): the hook may
 // be called twice for one work unit.
 func (d *DB) CompleteStep(ctx context.Context, c Chain, step int, results []Result, next *Step) (done, nextCreated bool, state string, err error) {
+	return d.CompleteStepPooling(ctx, c, step, results, nil, next)
+}
+
+// CompleteStepPooling is CompleteStep that also records contents just
+// added to the pool (the chained outputs) in the same transaction, whether
+// or not the step was already done.
+func (d *DB) CompleteStepPooling(ctx context.Context, c Chain, step int, results []Result, pooled []PoolEntry, next *Step) (done, nextCreated bool, state string, err error) {
 	err = d.Tx(ctx, func(tx *sql.Tx) error {
+		if err := poolUpsert(ctx, tx, pooled); err != nil {
+			return err
+		}
 		var stepState string
 		if err := tx.QueryRowContext(ctx, `SELECT c.state, s.state FROM chains c JOIN steps s ON s.chain_id = c.id WHERE c.id = ? AND s.step = ?`, c.ID, step).Scan(&state, &stepState); err != nil {
 			return fmt.Errorf("looking up step %d of chain %s: %w", step, c.Name, err)

@@ -28,10 +28,36 @@ func (d *DB) PoolMissing(ctx context.Context, md5s []string) ([]string, error) {
 
 // PoolAdd records a content now present in the pool.
 func (d *DB) PoolAdd(ctx context.Context, md5 string, size int64) error {
+	return d.PoolAddAll(ctx, []PoolEntry{{MD5: md5, Size: size}})
+}
+
+// PoolEntry is a content of the pool and its size.
+type PoolEntry struct {
+	MD5  string
+	Size int64
+}
+
+// PoolAddAll records contents now present in the pool, all in one
+// transaction (a submission brings thousands).
+func (d *DB) PoolAddAll(ctx context.Context, entries []PoolEntry) error {
+	if len(entries) == 0 {
+		return nil
+	}
 	return d.Tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO pool(md5, size, touched) VALUES (?,?,?) ON CONFLICT(md5) DO UPDATE SET touched = excluded.touched`, md5, size, now())
-		return err
+		st := newStmtCache(tx)
+		defer st.Close()
+		return poolUpsert(ctx, st, entries)
 	})
+}
+
+func poolUpsert(ctx context.Context, ex execer, entries []PoolEntry) error {
+	t := now()
+	for _, e := range entries {
+		if _, err := ex.ExecContext(ctx, `INSERT INTO pool(md5, size, touched) VALUES (?,?,?) ON CONFLICT(md5) DO UPDATE SET touched = excluded.touched`, e.MD5, e.Size, t); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Collect finds, inside one write transaction, the pooled contents that no

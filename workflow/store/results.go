@@ -65,17 +65,28 @@ func (d *DB) Ack(ctx context.Context, userID int64, group string, files []string
 	var gone []string
 	err := d.Tx(ctx, func(tx *sql.Tx) error {
 		gone = gone[:0]
+		st := newStmtCache(tx)
+		defer st.Close()
 		for _, f := range files {
-			var name string
-			err := tx.QueryRowContext(ctx, `DELETE FROM results WHERE file = ? AND chain_id IN
-				(SELECT id FROM chains WHERE user_id = ? AND grp = ?) RETURNING file`, f, userID, group).Scan(&name)
-			if err == sql.ErrNoRows {
-				continue
-			}
+			// EXISTS, not IN (SELECT ...): IN would list the whole group's
+			// chains for every file.
+			rows, err := st.QueryContext(ctx, `DELETE FROM results WHERE file = ? AND EXISTS
+				(SELECT 1 FROM chains c WHERE c.id = results.chain_id AND c.user_id = ? AND c.grp = ?) RETURNING file`, f, userID, group)
 			if err != nil {
 				return err
 			}
-			gone = append(gone, name)
+			for rows.Next() {
+				var name string
+				if err := rows.Scan(&name); err != nil {
+					rows.Close()
+					return err
+				}
+				gone = append(gone, name)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
 		}
 		return nil
 	})

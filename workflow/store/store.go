@@ -16,6 +16,9 @@ var ErrNotFound = errors.New("not found")
 // ErrExists is returned when a unique name is already taken.
 var ErrExists = errors.New("already exists")
 
+// ErrQuota is returned when a per-user limit would be passed.
+var ErrQuota = errors.New("quota exceeded")
+
 // DB is the state database.
 type DB struct {
 	sql *sql.DB
@@ -51,6 +54,7 @@ CREATE TABLE IF NOT EXISTS chains (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS chains_live ON chains(user_id, grp, name) WHERE state != 'purged';
 CREATE INDEX IF NOT EXISTS chains_group ON chains(user_id, grp);
+CREATE INDEX IF NOT EXISTS chains_name ON chains(user_id, grp, name); -- a name's tags, purged chains included
 CREATE TABLE IF NOT EXISTS chain_inputs (   -- each input slot's content for step 0 and unchained slots
 	chain_id INTEGER NOT NULL REFERENCES chains(id),
 	pos      INTEGER NOT NULL,
@@ -86,6 +90,7 @@ CREATE TABLE IF NOT EXISTS results (
 	UNIQUE (chain_id, step, idx)
 );
 CREATE INDEX IF NOT EXISTS results_pending ON results(chain_id) WHERE acked = 0;
+CREATE INDEX IF NOT EXISTS results_file ON results(file); -- one file's download and acknowledgement
 CREATE TABLE IF NOT EXISTS pool (
 	md5     TEXT PRIMARY KEY,
 	size    INTEGER NOT NULL,

@@ -70,3 +70,46 @@ func (d *DB) Users(ctx context.Context) ([]User, error) {
 func isUnique(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
 }
+
+// UserByName finds a user by name (case-insensitive).
+func (d *DB) UserByName(ctx context.Context, name string) (User, error) {
+	var u User
+	var dis int
+	err := d.sql.QueryRowContext(ctx, `SELECT id, name, disabled FROM users WHERE name = ?`, name).Scan(&u.ID, &u.Name, &dis)
+	if errors.Is(err, sql.ErrNoRows) {
+		return u, fmt.Errorf("user %q: %w", name, ErrNotFound)
+	}
+	if err != nil {
+		return u, err
+	}
+	u.Disabled = dis != 0
+	return u, nil
+}
+
+// SetUserDisabled disables (or enables again) a user; a disabled user's
+// requests are all refused, while their chains keep running.
+func (d *DB) SetUserDisabled(ctx context.Context, name string, disabled bool) error {
+	v := 0
+	if disabled {
+		v = 1
+	}
+	return d.updateUser(ctx, name, `UPDATE users SET disabled = ? WHERE name = ?`, v, name)
+}
+
+// SetUserToken replaces a user's token hash: the old token stops working.
+func (d *DB) SetUserToken(ctx context.Context, name, tokenHash string) error {
+	return d.updateUser(ctx, name, `UPDATE users SET token_hash = ? WHERE name = ?`, tokenHash, name)
+}
+
+func (d *DB) updateUser(ctx context.Context, name, q string, args ...any) error {
+	return d.Tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("user %q: %w", name, ErrNotFound)
+		}
+		return nil
+	})
+}

@@ -36,6 +36,8 @@ const (
 	CodeUnknownQueue   = "unknown_queue"   // 404: no such application queue
 	CodeNameTaken      = "name_taken"      // 409: group/name already used
 	CodeMissingContent = "missing_content" // 409: announced content is neither pooled nor uploaded
+	CodeQuotaExceeded  = "quota_exceeded"  // 403 or 413: a per-user limit would be passed; Error says which
+	CodeTooLarge       = "too_large"       // 413: an upload is larger than the server accepts
 	CodeInternal       = "internal"        // 500
 )
 

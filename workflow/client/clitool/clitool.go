@@ -33,6 +33,8 @@ func ServerFlags() []cli.Flag {
 			Usage: "your access `TOKEN`; it also says who you are"},
 		&cli.StringFlag{Name: "user", Category: CatServer, Usage: "`NAME` is ignored: the token says who you are"},
 		&cli.StringFlag{Name: "email", Category: CatServer, Usage: "`ADDRESS` is ignored"},
+		&cli.StringFlag{Name: "cacert", EnvVars: []string{"RBOINC_CA_FILE"}, Category: CatServer,
+			Usage: "also trust the PEM certificates in `FILE` for https (a self-signed server)"},
 	}
 }
 
@@ -81,6 +83,13 @@ func Main(app *cli.App) {
 
 // Run runs app, prints any error on stderr and returns the exit code.
 func Run(ctx context.Context, app *cli.App, args []string) int {
+	if len(args) > 1 {
+		rest, err := ExpandArgs(args[1:], app.Flags, false)
+		if err != nil {
+			return Report(app.Name, client.Usagef("%v (see -help)", err))
+		}
+		args = append(args[:1:1], rest...)
+	}
 	return Report(app.Name, app.RunContext(ctx, args))
 }
 
@@ -95,10 +104,19 @@ func Report(prog string, err error) int {
 
 // Connect builds a client from -url and -authenticator.
 func Connect(c *cli.Context) (*client.Client, error) {
-	if c.String("authenticator") == "" {
+	// A URL written for the original clients carries the token.
+	base, tok := URLCredentials(c.String("url"))
+	if c.String("authenticator") != "" {
+		tok = c.String("authenticator")
+	}
+	if tok == "" {
 		return nil, client.Usagef("no access token: give -authenticator or set RBOINC_TOKEN")
 	}
-	return client.New(c.String("url"), c.String("authenticator"))
+	cl, err := client.New(base, tok)
+	if err == nil && c.String("cacert") != "" {
+		err = cl.TrustCAFile(c.String("cacert"))
+	}
+	return cl, err
 }
 
 // NoteIgnored prints a one-line notice when -user or -email was given.

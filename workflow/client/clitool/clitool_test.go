@@ -60,3 +60,52 @@ func TestFlagString(t *testing.T) {
 		t.Errorf("unbalanced quote: %q %q", p, u)
 	}
 }
+
+func TestExpandArgs(t *testing.T) {
+	flags := []cli.Flag{
+		&cli.StringFlag{Name: "app_name"}, &cli.StringFlag{Name: "name"}, &cli.StringFlag{Name: "name_x"},
+		&cli.BoolFlag{Name: "dry_run"}, &cli.BoolFlag{Name: "help", Aliases: []string{"h"}}, &cli.BoolFlag{Name: "help_parameters"},
+		&cli.StringFlag{Name: "coor_file"}, &cli.StringFlag{Name: "conf_file"}, &cli.IntFlag{Name: "num_steps"},
+	}
+	for _, tc := range []struct {
+		in   string
+		want string
+		err  string
+	}{
+		{"-app md -dry -Num_Steps 10", "-app_name md -dry_run -num_steps 10", ""},
+		{"--APP=md -NAME n1 -name_x v", "--app_name=md -name n1 -name_x v", ""},
+		{"-name -dry -coor -co", "-name -dry -coor_file -co", ""}, // a value is never rewritten
+		{"-H -help_p", "-h -help_parameters", ""},
+		{"-bogus 1 -- -app x", "-bogus 1 -- -app x", ""},
+		{"x - -num_steps=3", "x - -num_steps=3", ""},
+		{"-co x", "", "option -co is ambiguous: it could be -conf_file, -coor_file"},
+		{"-he", "", "option -he is ambiguous: it could be -help, -help_parameters"},
+	} {
+		got, err := ExpandArgs(strings.Fields(tc.in), flags, false)
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("%q: err %v, want %q", tc.in, err, tc.err)
+			}
+			if lenient, err := ExpandArgs(strings.Fields(tc.in), flags, true); err != nil || strings.Join(lenient, " ") != tc.in {
+				t.Errorf("%q lenient: %q %v", tc.in, lenient, err)
+			}
+			continue
+		}
+		if err != nil || strings.Join(got, " ") != tc.want {
+			t.Errorf("%q: got %q %v, want %q", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func TestURLCredentials(t *testing.T) {
+	for _, tc := range []struct{ in, url, tok string }{
+		{"http://toni:abc@h:8080/rboinc_cgi", "http://h:8080/rboinc_cgi", "abc"},
+		{"http://h/rboinc_cgi", "http://h/rboinc_cgi", ""},
+		{"http://toni@h/x", "http://h/x", ""},
+		{"::", "::", ""},
+	} {
+		if u, tok := URLCredentials(tc.in); u != tc.url || tok != tc.tok {
+			t.Errorf("URLCredentials(%q) = %q, %q", tc.in, u, tok)
+		}
+	}
+}

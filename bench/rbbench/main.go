@@ -1,0 +1,161 @@
+// Command rbbench measures rboinc against baselines measured in the same
+// run, for BENCHMARKS.md: it starts a real `rboinc-server serve` on the
+// embedded BOINC stand-in, drives the real clients, and times md5sum, cp,
+// the stand-in's create_work --stdin and a plain HTTP file server with curl
+// on the same bytes. bench/run.sh builds the binaries and runs it.
+//
+// Usage: rbbench -bin DIR -work DIR [-short]
+//
+// It never asserts a timing: it exits non-zero only when something does
+// not work (a command fails, a count is wrong).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rboinc/rboinc/workflow/engine"
+)
+
+// sizes of one run.
+type sizes struct {
+	Big        int64 // the large file: hashing, 1 GB upload and retrieval
+	Submit     int   // chains in one submission
+	Hook       int   // sequential hook processes
+	HookPar    int   // hook processes, two at a time
+	HookInproc int   // in-process engine.Advance calls
+	RetrFiles  int   // result files to retrieve
+	RetrSize   int64 // bytes of each
+	Status     int   // chains in the status group
+	Total      int   // work units the server holds at the end
+	Batch      int   // chains per submission while filling up to Total
+}
+
+var fullSizes = sizes{Big: 1 << 30, Submit: 1000, Hook: 200, HookPar: 200, HookInproc: 300,
+	RetrFiles: 10000, RetrSize: 100000, Status: 10000, Total: 150000, Batch: 10000}
+
+var shortSizes = sizes{Big: 32 << 20, Submit: 100, Hook: 20, HookPar: 20, HookInproc: 30,
+	RetrFiles: 300, RetrSize: 100000, Status: 1000, Total: 3000, Batch: 1000}
+
+type bench struct {
+	ctx   context.Context
+	bin   string
+	work  string
+	data  string
+	short bool
+	sz    sizes
+	srv   *rbServer
+	eng   *engine.Engine
+	rows  []row
+	notes []string
+	// figures shared between stages
+	md5sumRate float64 // bytes/s, fastest md5sum
+	cpTime     time.Duration
+	md5Time    time.Duration
+	cwAlone    time.Duration // create_work --stdin alone for the submission's work units
+	s1kWUs     []string      // first work units of the 1,000-chain submission, for the hook
+}
+
+func main() {
+	bin := flag.String("bin", "", "directory holding rboinc-server, rboinc-submit and rboinc-retrieve")
+	work := flag.String("work", "", "working directory (created; large files go here)")
+	short := flag.Bool("short", false, "small sizes: a smoke run that finishes in well under a minute")
+	flag.Parse()
+	if *bin == "" || *work == "" {
+		fmt.Fprintln(os.Stderr, "usage: rbbench -bin DIR -work DIR [-short]")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	b := &bench{ctx: ctx, bin: abs(*bin), work: abs(*work), short: *short, sz: fullSizes}
+	if *short {
+		b.sz = shortSizes
+	}
+	if err := b.run(); err != nil {
+		fmt.Fprintln(os.Stderr, "rbbench:", err)
+		os.Exit(1)
+	}
+}
+
+func abs(p string) string {
+	a, err := filepath.Abs(p)
+	if err != nil {
+		return p
+	}
+	return a
+}
+
+func (b *bench) run() error {
+	b.data = filepath.Join(b.work, "data")
+	if err := os.MkdirAll(b.data, 0o755); err != nil {
+		return err
+	}
+	mode := "full"
+	if b.short {
+		mode = "short (smoke)"
+	}
+	fmt.Printf("rbbench: %s run, %d CPUs, %s, load average at start %s\n", mode, runtime.NumCPU(), runtime.Version(), loadAvg())
+	b.notes = append(b.notes, fmt.Sprintf("%s run; %d CPUs; %s; load average at start: %s", mode, runtime.NumCPU(), runtime.Version(), loadAvg()))
+	t0 := time.Now()
+	srv, err := startServer(b.ctx, b.bin, b.work)
+	if err != nil {
+		return fmt.Errorf("starting the server: %w", err)
+	}
+	b.srv = srv
+	defer srv.stop()
+	eng, err := engine.Open(b.ctx, srv.root, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		return err
+	}
+	b.eng = eng
+	defer eng.Close()
+	if err := b.writeSmallInputs(); err != nil {
+		return err
+	}
+	stages := []struct {
+		name string
+		fn   func() error
+	}{
+		{"hashing", b.stageHash},
+		{"large upload", b.stageUploadBig},
+		{"large retrieval", b.stageRetrieveBig},
+		{"submission", b.stageSubmit},
+		{"resubmission", b.stageResubmit},
+		{"hook", b.stageHook},
+		{"retrieval", b.stageRetrieve},
+		{"status", b.stageStatus},
+		{"scale", b.stageScale},
+	}
+	for _, s := range stages {
+		if b.ctx.Err() != nil {
+			return b.ctx.Err()
+		}
+		fmt.Printf("== %s\n", s.name)
+		if err := s.fn(); err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+	}
+	if errs := countErrors(filepath.Join(b.work, "server.log")); errs > 0 {
+		b.notes = append(b.notes, fmt.Sprintf("the server logged %d error line(s): see %s", errs, filepath.Join(b.work, "server.log")))
+	}
+	b.notes = append(b.notes, fmt.Sprintf("load average at the end: %s; whole run %.0f s", loadAvg(), time.Since(t0).Seconds()))
+	return b.writeReport()
+}
+
+func countErrors(path string) int {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	return strings.Count(string(data), "level=ERROR")
+}

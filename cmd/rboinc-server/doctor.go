@@ -1,0 +1,74 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/rboinc/rboinc/workflow/setup"
+)
+
+// printInit tells the administrator what init did and what is left to do.
+func printInit(w io.Writer, rep setup.Report) {
+	kind := "real BOINC project"
+	if rep.Simulated {
+		kind = "embedded BOINC stand-in"
+	}
+	fmt.Fprintf(w, "server root %s ready (%s at %s)\n", rep.Root, kind, rep.Project)
+	var add, have []setup.DaemonLine
+	for _, d := range rep.Daemons {
+		if d.Present {
+			have = append(have, d)
+		} else {
+			add = append(add, d)
+		}
+	}
+	if len(add) > 0 {
+		fmt.Fprintf(w, "\nAdd to <daemons> in %s, then restart the project's daemons (bin/stop; bin/start):\n\n", filepath.Join(rep.Project, "config.xml"))
+		for _, d := range add {
+			fmt.Fprintf(w, "    %s\n", d.Line)
+		}
+		fmt.Fprintln(w, "\nKeep --script a single word: today's script_assimilator passes no arguments to a --script of several words.")
+		for _, d := range add {
+			if d.Conflict != "" {
+				fmt.Fprintln(w, "warning:", d.Conflict)
+			}
+		}
+	}
+	for _, d := range have {
+		fmt.Fprintf(w, "config.xml already runs the hook for %s\n", d.App)
+	}
+	for _, n := range rep.Notes {
+		fmt.Fprintln(w, "note:", n)
+	}
+	if !rep.Simulated {
+		fmt.Fprintf(w, "\nNext: serve the API (Apache: examples/apache/rboinc.conf; or `rboinc-server serve --root %s`), add users (`rboinc-server user add --root %s NAME`), then check everything with `rboinc-server doctor --root %s`.\n", rep.Root, rep.Root, rep.Root)
+	}
+}
+
+// doctorCommand is `doctor`: re-check an installation, print every finding,
+// fail when something needs fixing.
+func doctorCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "doctor",
+		Usage: "check a server root and its BOINC project, and say what to fix",
+		Flags: []cli.Flag{rootFlag, &cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only notes and problems"}},
+		Action: func(c *cli.Context) error {
+			fs := setup.Doctor(c.Context, c.String("root"))
+			w := c.App.Writer
+			for _, x := range fs {
+				if x.Severity == setup.OK && c.Bool("quiet") {
+					continue
+				}
+				fmt.Fprintf(w, "%-7s %s\n", x.Severity.String()+":", x.Msg)
+			}
+			if n := len(fs.Problems()); n > 0 {
+				return cli.Exit(fmt.Sprintf("rboinc-server doctor: %d problem(s) to fix", n), 1)
+			}
+			fmt.Fprintln(w, "no problems found")
+			return nil
+		},
+	}
+}

@@ -1,0 +1,69 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A retrieval of more files than one commit batch holds: every file in
+// place with its content, no temporary file left, all acknowledged.
+func TestRetrieveCommitsInBatches(t *testing.T) {
+	n := commitFiles*2 + 7
+	body := []byte("result body\n")
+	s := &benchServer{body: body, md5: md5hex(body), nFiles: n}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	c, err := New(srv.URL+"/rboinc_cgi", "tok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "r")
+	rep, err := c.Retrieve(context.Background(), RetrieveInput{Group: "g", Dir: dir})
+	if err != nil || rep.Retrieved != n || rep.Acknowledged != n {
+		t.Fatalf("report %+v, %v", rep, err)
+	}
+	ents, _ := os.ReadDir(dir)
+	files := 0
+	for _, e := range ents {
+		switch {
+		case e.Name() == LockName:
+		case strings.HasPrefix(e.Name(), "."):
+			t.Fatalf("temporary file left: %s", e.Name())
+		default:
+			files++
+			if got, _ := os.ReadFile(filepath.Join(dir, e.Name())); !bytes.Equal(got, body) {
+				t.Fatalf("%s holds %q", e.Name(), got)
+			}
+		}
+	}
+	if files != n {
+		t.Fatalf("%d files in place, want %d", files, n)
+	}
+}
+
+// A file that cannot be renamed into place fails alone and leaves no
+// temporary file; the others of its batch are committed.
+func TestCommitBatchFailsOneFile(t *testing.T) {
+	dir := t.TempDir()
+	var batch []pendingFile
+	for i, dest := range []string{"a", "gone/b", "c"} {
+		tmp := filepath.Join(dir, ".tmp"+dest[len(dest)-1:])
+		os.WriteFile(tmp, []byte(dest), 0o644)
+		batch = append(batch, pendingFile{i: i, tmp: tmp, dest: filepath.Join(dir, dest), size: 1})
+	}
+	errs := commitBatch(batch)
+	if errs[0] != nil || errs[2] != nil || errs[1] == nil {
+		t.Fatalf("errors %v", errs)
+	}
+	if _, err := os.Stat(batch[1].tmp); !os.IsNotExist(err) {
+		t.Fatal("temporary file of the failed rename left")
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "c")); string(got) != "c" {
+		t.Fatalf("c holds %q", got)
+	}
+}

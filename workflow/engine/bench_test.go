@@ -1,0 +1,236 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/rboinc/rboinc/workflow/boinc"
+	"github.com/rboinc/rboinc/workflow/engine"
+	"github.com/rboinc/rboinc/workflow/setup"
+	"github.com/rboinc/rboinc/workflow/store"
+	"github.com/rboinc/rboinc/workflow/wire"
+)
+
+// The benchmarks run the engine in-process on a server root with the
+// embedded BOINC stand-in (its create_work is the real separate process).
+// bench/run.sh measures the same paths end to end, next to baselines.
+
+// benchSize picks the full size, or a small one under -short (CI smoke).
+func benchSize(full, short int) int {
+	if testing.Short() {
+		return short
+	}
+	return full
+}
+
+type benchEnv struct {
+	tb  testing.TB
+	ctx context.Context
+	e   *engine.Engine
+	u   store.User
+	n   int // contents written so far, to keep them distinct
+}
+
+func newBenchEnv(tb testing.TB) *benchEnv {
+	tb.Helper()
+	ctx := context.Background()
+	root := tb.TempDir()
+	if _, err := setup.Init(ctx, setup.Options{Root: root, Exe: serverExe, URLBase: "http://127.0.0.1:1"}); err != nil {
+		tb.Fatal(err)
+	}
+	e, err := engine.Open(ctx, root, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { e.Close() })
+	id, err := e.DB.AddUser(ctx, "bench", "hash-bench")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &benchEnv{tb: tb, ctx: ctx, e: e, u: store.User{ID: id, Name: "bench"}}
+}
+
+// request builds a submission of n chains that share the velocities and
+// each have their own coordinates, with the contents in a fresh upload.
+func (b *benchEnv) request(group string, n, steps int) wire.SubmitRequest {
+	b.tb.Helper()
+	up, err := b.e.NewUpload(b.ctx, b.u)
+	if err != nil {
+		b.tb.Fatal(err)
+	}
+	dir := filepath.Join(b.e.DAVRoot(b.u), up.ID)
+	put := func(content string) wire.FileRef {
+		p := filepath.Join(dir, "tmp")
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			b.tb.Fatal(err)
+		}
+		sum, size, err := boinc.FileMD5(p)
+		if err != nil {
+			b.tb.Fatal(err)
+		}
+		if err := os.Rename(p, filepath.Join(dir, sum)); err != nil {
+			b.tb.Fatal(err)
+		}
+		return wire.FileRef{MD5: sum, Size: size}
+	}
+	vel := put("0 0 0\n")
+	req := wire.SubmitRequest{Queue: "langevin", Group: group, Upload: up.ID, Options: wire.Options{NumSteps: steps}}
+	for i := 0; i < n; i++ {
+		b.n++
+		coor := put(fmt.Sprintf("%d 1 2\n", b.n))
+		req.Chains = append(req.Chains, wire.ChainSpec{Name: fmt.Sprintf("c%d", i), Files: map[string]wire.FileRef{"coor_file": coor, "vel_file": vel}})
+	}
+	return req
+}
+
+func (b *benchEnv) submit(req wire.SubmitRequest) wire.SubmitResponse {
+	b.tb.Helper()
+	resp, err := b.e.Submit(b.ctx, b.u, req)
+	if err != nil {
+		b.tb.Fatal(err)
+	}
+	return resp
+}
+
+// outputs puts the three outputs of a langevin work unit into BOINC's
+// upload hierarchy, as a volunteer's upload would.
+func (b *benchEnv) outputs(wu string) []string {
+	var paths []string
+	for k := 0; k < 3; k++ {
+		p := b.e.Proj.UploadPath(fmt.Sprintf("%s_0_r1804289383_%d", wu, k))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(fmt.Sprintf("output %d of %s\n", k, wu)), 0o644); err != nil {
+			b.tb.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	return paths
+}
+
+func perSecond(b *testing.B, n int, d time.Duration, unit string) {
+	if d > 0 {
+		b.ReportMetric(float64(n)/d.Seconds(), unit)
+	}
+}
+
+// BenchmarkSubmit: one request of many chains sharing most inputs, uploads
+// taken into the pool, one create_work run (target: >= 500 chains/s).
+func BenchmarkSubmit(b *testing.B) {
+	n := benchSize(1000, 50)
+	env := newBenchEnv(b)
+	var total time.Duration
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		req := env.request(fmt.Sprintf("g%d", i), n, 3)
+		b.StartTimer()
+		t0 := time.Now()
+		env.submit(req)
+		total += time.Since(t0)
+	}
+	perSecond(b, n*b.N, total, "chains/s")
+}
+
+// BenchmarkAdvance: the hook in-process, per chain: copy the outputs out
+// of the upload hierarchy, record them, create the next step with its own
+// create_work run (target: >= 200 chains/s, see BENCHMARKS.md).
+func BenchmarkAdvance(b *testing.B) {
+	env := newBenchEnv(b)
+	resp := env.submit(env.request("g", b.N, 3))
+	calls := make([]boinc.HookCall, b.N)
+	for i, c := range resp.Chains {
+		calls[i] = boinc.HookCall{WUName: c.FirstWU, WUID: int64(i + 1), Files: env.outputs(c.FirstWU)}
+	}
+	b.ResetTimer()
+	t0 := time.Now()
+	for i := 0; i < b.N; i++ {
+		if err := env.e.Advance(env.ctx, calls[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	perSecond(b, b.N, time.Since(t0), "chains/s")
+}
+
+// BenchmarkAdvanceLastStep: the hook for a chain's last step: ingest only,
+// no create_work.
+func BenchmarkAdvanceLastStep(b *testing.B) {
+	env := newBenchEnv(b)
+	resp := env.submit(env.request("g", b.N, 1))
+	calls := make([]boinc.HookCall, b.N)
+	for i, c := range resp.Chains {
+		calls[i] = boinc.HookCall{WUName: c.FirstWU, WUID: int64(i + 1), Files: env.outputs(c.FirstWU)}
+	}
+	b.ResetTimer()
+	t0 := time.Now()
+	for i := 0; i < b.N; i++ {
+		if err := env.e.Advance(env.ctx, calls[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	perSecond(b, b.N, time.Since(t0), "chains/s")
+}
+
+// BenchmarkOpen: what every hook process pays before its work.
+func BenchmarkOpen(b *testing.B) {
+	env := newBenchEnv(b)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		e, err := engine.Open(env.ctx, env.e.Root, log)
+		if err != nil {
+			b.Fatal(err)
+		}
+		e.Close()
+	}
+}
+
+// BenchmarkStatus: the status of one group of many chains (target: 10,000
+// chains in < 0.5 s).
+func BenchmarkStatus(b *testing.B) {
+	n := benchSize(10000, 500)
+	env := newBenchEnv(b)
+	env.submit(env.request("g", n, 1))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		st, err := env.e.Status(env.ctx, env.u, "g", "")
+		if err != nil || len(st.Chains) != n {
+			b.Fatalf("status: %d chains, %v", len(st.Chains), err)
+		}
+	}
+	b.ReportMetric(float64(n), "chains")
+}
+
+// BenchmarkResults: listing many result files waiting for retrieval
+// (10,000 in the full run).
+func BenchmarkResults(b *testing.B) {
+	chains := benchSize(3334, 100)
+	env := newBenchEnv(b)
+	resp := env.submit(env.request("g", chains, 1))
+	for _, c := range resp.Chains {
+		ch, s, err := env.e.DB.StepByWU(env.ctx, c.FirstWU)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var rs []store.Result
+		for k := 0; k < 3; k++ {
+			rs = append(rs, store.Result{ChainID: ch.ID, Step: s.Step, Index: k, File: fmt.Sprintf("%s_%d", c.FirstWU, k),
+				MD5: "0123456789abcdef0123456789abcdef", Size: 100000})
+		}
+		if _, _, _, err := env.e.DB.CompleteStep(env.ctx, ch, s.Step, rs, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r, err := env.e.Results(env.ctx, env.u, "g", "")
+		if err != nil || len(r.Files) != 3*chains {
+			b.Fatalf("results: %d files, %v", len(r.Files), err)
+		}
+	}
+	b.ReportMetric(float64(3*chains), "files")
+}

@@ -1,0 +1,28 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/rboinc/rboinc/workflow/boinc"
+	"github.com/rboinc/rboinc/workflow/wire"
+)
+
+// TakeFile moves a file of a user's scratch area (an upload of the
+// original protocol, which names files by parameter rather than by
+// content) into the pool, and returns the reference to submit it by.
+func (e *Engine) TakeFile(ctx context.Context, path string) (wire.FileRef, error) {
+	sum, _, err := boinc.FileMD5(path)
+	if err != nil {
+		return wire.FileRef{}, err
+	}
+	// Ingest hashes once more: the file may change between the two reads,
+	// and the pool must only ever hold what its name says.
+	n, err := e.Pool.Ingest(path, sum)
+	if err != nil {
+		return wire.FileRef{}, errf(KindBadRequest, "%v", err)
+	}
+	if err := e.DB.PoolAdd(ctx, sum, n); err != nil {
+		return wire.FileRef{}, err
+	}
+	return wire.FileRef{MD5: sum, Size: n}, nil
+}

@@ -1,0 +1,314 @@
+package setup
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/rboinc/rboinc/workflow/boinc"
+	"github.com/rboinc/rboinc/workflow/engine"
+	"github.com/rboinc/rboinc/workflow/standin"
+	"github.com/rboinc/rboinc/workflow/store"
+)
+
+// Doctor re-checks an installed server root and its BOINC project: the
+// configuration, the database, the project, the hook, the templates, hard
+// links into download/, the daemon entries, the stand-in's volunteer loop,
+// file ownership and Apache's password file. Every finding says what to do.
+func Doctor(ctx context.Context, root string) Findings {
+	var f Findings
+	root, err := filepath.Abs(root)
+	if err != nil {
+		f.add(Problem, "server root %s: %v", root, err)
+		return f
+	}
+	cfg, err := engine.LoadConfig(root)
+	if err != nil {
+		f.add(Problem, "%v", err)
+		return f
+	}
+	f.add(OK, "server root %s: %s read", root, engine.ConfigFile)
+	if cfg.HookScript == "" || strings.ContainsAny(cfg.HookScript, " \t/") {
+		f.add(Problem, "hook_script %q in %s must be one word, a file name in the project's bin/: script_assimilator passes no arguments to a --script of several words", cfg.HookScript, engine.ConfigFile)
+	}
+	for _, d := range []string{"pool", "dav", "results", "etc", "bin"} {
+		if fi, err := os.Stat(filepath.Join(root, d)); err != nil || !fi.IsDir() {
+			f.add(Problem, "%s is missing: run `rboinc-server init --root %s` again", filepath.Join(root, d), root)
+		}
+	}
+
+	users := checkDB(ctx, &f, root)
+	exe := filepath.Join(root, "bin", "rboinc-server")
+	checkExe(ctx, &f, exe)
+
+	pc := CheckProject(cfg.BoincProject, !cfg.Simulated)
+	f = append(f, pc.Findings...)
+	if pc.Project == nil {
+		return f
+	}
+	p := pc.Project
+	checkHook(&f, p, cfg.HookScript, exe, root)
+	if _, err := os.Stat(p.DownloadDir); err == nil {
+		linkCheck(&f, root, p.DownloadDir)
+	}
+	if cfg.Simulated {
+		checkVolunteer(&f, p.Dir)
+	} else {
+		for _, d := range DaemonLines(p, pc.Queues, cfg.HookScript) {
+			switch {
+			case d.Present:
+				f.add(OK, "config.xml runs rboinc's hook for BOINC application %s", d.App)
+			case d.Conflict != "":
+				f.add(Problem, "%s. The entry should be: %s", d.Conflict, d.Line)
+			default:
+				f.add(Problem, "config.xml has no script_assimilator for BOINC application %s, so its chains never advance: add %s to <daemons> in %s and restart the daemons (bin/stop; bin/start)", d.App, d.Line, filepath.Join(p.Dir, "config.xml"))
+			}
+		}
+		ownerCheck(&f, root, p)
+	}
+	checkOwnership(&f, root)
+	if users != nil {
+		checkDAVPasswd(&f, root, users)
+	}
+	return f
+}
+
+// checkDB opens the state database and returns its users (nil on failure).
+func checkDB(ctx context.Context, f *Findings, root string) []store.User {
+	path := filepath.Join(root, "state.db")
+	if _, err := os.Stat(path); err != nil {
+		f.add(Problem, "the state database %s is missing: run `rboinc-server init --root %s` (it keeps existing data)", path, root)
+		return nil
+	}
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		f.add(Problem, "cannot open the state database %s: %v", path, err)
+		return nil
+	}
+	defer db.Close()
+	us, err := db.Users(ctx)
+	if err != nil {
+		f.add(Problem, "cannot read the state database %s: %v", path, err)
+		return nil
+	}
+	if us == nil {
+		us = []store.User{}
+	}
+	f.add(OK, "state database opens; %d user(s)", len(us))
+	if len(us) == 0 {
+		f.add(Note, "no users yet: `rboinc-server user add --root %s NAME` prints a user's token", root)
+	}
+	return us
+}
+
+// checkExe runs the installed server binary, which the hook, the CGI
+// program and the stand-in's create_work all are.
+func checkExe(ctx context.Context, f *Findings, exe string) {
+	if unix.Access(exe, unix.X_OK) != nil {
+		f.add(Problem, "the installed server binary %s is missing or not executable: run init again with the rboinc-server you mean to use", exe)
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe, "--help")
+	cmd.Env = []string{"PATH=/usr/bin:/bin"} // no GATEWAY_INTERFACE: not as CGI
+	if out, err := cmd.CombinedOutput(); err != nil {
+		f.add(Problem, "the installed server binary %s does not run (%v): %s", exe, err, firstLine(out))
+		return
+	}
+	f.add(OK, "the installed server binary %s runs", exe)
+}
+
+func firstLine(b []byte) string {
+	s, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+	return s
+}
+
+var hookRootRE = regexp.MustCompile(`process --root '([^']*)'`)
+
+// checkHook compares the project's bin/<hook> with what init installs.
+func checkHook(f *Findings, p *boinc.Project, hook, exe, root string) {
+	path := filepath.Join(p.Dir, "bin", hook)
+	data, err := os.ReadFile(path)
+	switch {
+	case err != nil:
+		f.add(Problem, "the assimilator hook %s is missing: run `rboinc-server init --root %s` to install it", path, root)
+	case string(data) != hookScript(hook, exe, root):
+		if m := hookRootRE.FindSubmatch(data); m != nil && string(m[1]) != root {
+			f.add(Problem, "the assimilator hook %s serves another server root (%s), not %s: two roots cannot share one project's hook; run init again for the root that should own it", path, m[1], root)
+		} else {
+			f.add(Problem, "%s is not the hook rboinc installs for this root: run `rboinc-server init --root %s` to reinstall it", path, root)
+		}
+	case unix.Access(path, unix.X_OK) != nil:
+		f.add(Problem, "the assimilator hook %s is not executable: chmod 755 it", path)
+	default:
+		f.add(OK, "assimilator hook %s installed for this root", path)
+	}
+}
+
+// checkVolunteer sees whether the stand-in's volunteer loop (in `serve`,
+// or `volunteer` beside a CGI deployment) holds the project's lock.
+func checkVolunteer(f *Findings, proj string) {
+	alive, err := flockHeld(filepath.Join(proj, "standin.lock"))
+	switch {
+	case err != nil:
+		f.add(Note, "cannot tell whether the stand-in's volunteer loop runs: %v", err)
+	case alive:
+		f.add(OK, "the BOINC stand-in's volunteer loop is running")
+	default:
+		idle, err := standin.Idle(proj)
+		if err == nil && idle {
+			f.add(Note, "the BOINC stand-in's volunteer loop is not running (nothing is waiting now): `rboinc-server serve` runs it, or `rboinc-server volunteer --root ROOT` beside Apache")
+		} else {
+			f.add(Problem, "work units are waiting but the BOINC stand-in's volunteer loop is not running: start `rboinc-server serve`, or `rboinc-server volunteer --root ROOT` when Apache serves the API")
+		}
+	}
+}
+
+// flockHeld says whether some process holds a flock on path, from
+// /proc/locks: probing with flock ourselves could make a volunteer that
+// starts at that moment fail.
+func flockHeld(path string) (bool, error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		if os.IsNotExist(err) {
+			return false, nil
+		}
+		return false, err
+	}
+	fh, err := os.Open("/proc/locks")
+	if err != nil {
+		return false, err
+	}
+	defer fh.Close()
+	want := fmt.Sprintf("%02x:%02x:%d", unix.Major(uint64(st.Dev)), unix.Minor(uint64(st.Dev)), st.Ino)
+	sc := bufio.NewScanner(fh)
+	for sc.Scan() {
+		// "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"
+		fs := strings.Fields(sc.Text())
+		if len(fs) >= 6 && fs[1] == "FLOCK" && fs[5] == want {
+			return true, nil
+		}
+	}
+	return false, sc.Err()
+}
+
+// ownerCheck warns when the server root and the project belong to
+// different users: the hook runs as the project's daemons' user and writes
+// the server root, and so do the web server and `serve`.
+func ownerCheck(f *Findings, root string, p *boinc.Project) {
+	ru, err1 := ownerOf(root)
+	pu, err2 := ownerOf(p.DownloadDir)
+	if err1 != nil || err2 != nil || ru == pu {
+		return
+	}
+	f.add(Note, "the server root belongs to %s but the BOINC project (%s) to %s: the hook runs as the project's daemons' user and writes the server root, and so does the web server. Run them as one user (as BOINC's own Apache setup does), or give both a group with write access to %s", userName(ru), p.DownloadDir, userName(pu), root)
+}
+
+func ownerOf(path string) (uint32, error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return 0, err
+	}
+	return st.Uid, nil
+}
+
+func userName(uid uint32) string {
+	id := strconv.FormatUint(uint64(uid), 10)
+	if u, err := user.LookupId(id); err == nil {
+		return u.Username
+	}
+	return "uid " + id
+}
+
+// checkOwnership finds files of the server root that belong to someone
+// other than the root's owner, typically made by an administrator working
+// as root: the server, the hook and Apache then cannot change them.
+func checkOwnership(f *Findings, root string) {
+	owner, err := ownerOf(root)
+	if err != nil {
+		return
+	}
+	var paths []string
+	for _, n := range []string{engine.ConfigFile, "state.db", "state.db-wal", "state.db-shm", DAVPasswdFile, "pool", "dav", "results", "etc", "bin", "bin/rboinc-server"} {
+		paths = append(paths, filepath.Join(root, n))
+	}
+	for _, d := range []string{"dav", "results"} {
+		ents, _ := os.ReadDir(filepath.Join(root, d))
+		for i, e := range ents {
+			if i == 1000 {
+				break
+			}
+			paths = append(paths, filepath.Join(root, d, e.Name()))
+		}
+	}
+	var wrong []string
+	for _, p := range paths {
+		if u, err := ownerOf(p); err == nil && u != owner {
+			rel, _ := filepath.Rel(root, p)
+			wrong = append(wrong, rel+" ("+userName(u)+")")
+		}
+	}
+	if len(wrong) == 0 {
+		f.add(OK, "the server root's files belong to its owner, %s", userName(owner))
+		return
+	}
+	sort.Strings(wrong)
+	more := ""
+	if len(wrong) > 5 {
+		more = fmt.Sprintf(" and %d more", len(wrong)-5)
+		wrong = wrong[:5]
+	}
+	f.add(Problem, "%s%s in %s belong to another user than the root's owner %s, who runs the server, the hook and Apache and cannot change them: `chown -R %s: %s`, and run administration commands as %s", strings.Join(wrong, ", "), more, root, userName(owner), userName(owner), root, userName(owner))
+}
+
+// checkDAVPasswd compares dav.htpasswd (Apache's WebDAV) with the users.
+func checkDAVPasswd(f *Findings, root string, users []store.User) {
+	m, err := DAVPasswdUsers(root)
+	if err != nil {
+		f.add(Problem, "cannot read %s: %v", filepath.Join(root, DAVPasswdFile), err)
+		return
+	}
+	known := map[string]bool{}
+	var missing []string
+	for _, u := range users {
+		known[u.Name] = true
+		_, has := m[u.Name]
+		switch {
+		case u.Disabled && has:
+			f.add(Problem, "user %s is disabled but %s still lets them upload through Apache: run `rboinc-server user disable --root %s %s` again", u.Name, DAVPasswdFile, root, u.Name)
+		case !u.Disabled && !has:
+			missing = append(missing, u.Name)
+		}
+		if d := filepath.Join(root, "dav", u.Name); !u.Disabled {
+			if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+				f.add(Note, "%s's scratch area %s does not exist yet: Apache's mod_dav cannot make collections in it (the original clients' uploads fail) until it does; `rboinc-server user rotate` creates it, or mkdir it as the root's owner", u.Name, d)
+			}
+		}
+	}
+	if len(missing) > 0 {
+		f.add(Note, "user(s) %s have no line in %s: when Apache serves the WebDAV area they cannot upload; `rboinc-server user rotate --root %s NAME` gives a new token that works everywhere (only matters for the Apache deployment)", strings.Join(missing, ", "), DAVPasswdFile, root)
+	}
+	var stray []string
+	for u := range m {
+		if !known[u] {
+			stray = append(stray, u)
+		}
+	}
+	if len(stray) > 0 {
+		sort.Strings(stray)
+		f.add(Problem, "%s lets in %s, who are not rboinc users: remove their lines", filepath.Join(root, DAVPasswdFile), strings.Join(stray, ", "))
+	}
+}

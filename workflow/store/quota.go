@@ -1,0 +1,95 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// Usage is what one user holds on the server, for quota checks.
+type Usage struct {
+	RunningChains int   // chains in progress
+	PoolBytes     int64 // pooled contents their chains (not purged) refer to, each once
+}
+
+// UsageOf measures a user's usage.
+func (d *DB) UsageOf(ctx context.Context, userID int64) (Usage, error) {
+	var u Usage
+	err := d.sql.QueryRowContext(ctx, `SELECT count(*) FROM chains WHERE user_id = ? AND state = 'running'`, userID).Scan(&u.RunningChains)
+	if err != nil {
+		return u, fmt.Errorf("measuring chains in progress: %w", err)
+	}
+	err = d.sql.QueryRowContext(ctx, `SELECT COALESCE(SUM(p.size), 0) FROM pool p WHERE p.md5 IN
+		(SELECT ci.md5 FROM chain_inputs ci JOIN chains c ON c.id = ci.chain_id WHERE c.user_id = ? AND c.state != 'purged')`, userID).Scan(&u.PoolBytes)
+	if err != nil {
+		return u, fmt.Errorf("measuring pooled input: %w", err)
+	}
+	return u, nil
+}
+
+// Referenced returns the subset of md5s that the user's chains (not
+// purged) already refer to: those add nothing to the user's pool usage.
+func (d *DB) Referenced(ctx context.Context, userID int64, md5s []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	// SQLite bounds the number of parameters; ask in slices.
+	for len(md5s) > 0 {
+		n := min(len(md5s), 500)
+		part := md5s[:n]
+		md5s = md5s[n:]
+		args := make([]any, 0, n+1)
+		args = append(args, userID)
+		for _, m := range part {
+			args = append(args, m)
+		}
+		rows, err := d.sql.QueryContext(ctx, `SELECT DISTINCT ci.md5 FROM chain_inputs ci JOIN chains c ON c.id = ci.chain_id
+			WHERE c.user_id = ? AND c.state != 'purged' AND ci.md5 IN (?`+strings.Repeat(",?", n-1)+`)`, args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var m string
+			if err := rows.Scan(&m); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[m] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// PoolSizes returns the recorded sizes of those md5s that are in the pool.
+func (d *DB) PoolSizes(ctx context.Context, md5s []string) (map[string]int64, error) {
+	out := map[string]int64{}
+	for len(md5s) > 0 {
+		n := min(len(md5s), 500)
+		part := md5s[:n]
+		md5s = md5s[n:]
+		args := make([]any, 0, n)
+		for _, m := range part {
+			args = append(args, m)
+		}
+		rows, err := d.sql.QueryContext(ctx, `SELECT md5, size FROM pool WHERE md5 IN (?`+strings.Repeat(",?", n-1)+`)`, args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var m string
+			var sz int64
+			if err := rows.Scan(&m, &sz); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[m] = sz
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
