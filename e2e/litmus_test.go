@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -118,5 +119,27 @@ func cmdLitmus(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if len(unexpected) > 0 {
 		ts.Fatalf("litmus failures not known for this deployment: %v\n%s", unexpected, out)
+	}
+}
+
+func TestParseLitmus(t *testing.T) {
+	out := "-> running `locks':\n 0. init..................\r 0. init.................. pass\n" +
+		"\r18. cond_put_corrupt_token WARNING: PUT failed with 412 not 423\n    ...................... pass (with 1 warning)\n" +
+		"    ...................... \r19. complex_cond_put...... pass\n" +
+		"20. fail_complex_cond_put.\r20. fail_complex_cond_put. FAIL (PUT with complex bogus conditional should fail with 412: 201 Created)\n" +
+		"24. notowner_modify.......\r24. notowner_modify....... SKIPPED\n"
+	got := parseLitmus(out)
+	want := map[string]string{"locks/0 init": "pass", "locks/18 cond_put_corrupt_token": "pass", "locks/19 complex_cond_put": "pass",
+		"locks/20 fail_complex_cond_put": "FAIL", "locks/24 notowner_modify": "SKIPPED"}
+	if len(got) != len(want) {
+		t.Fatalf("parsed %v", got)
+	}
+	for k, v := range want {
+		if got[k].outcome != v {
+			t.Errorf("%s: %q, want %q", k, got[k].outcome, v)
+		}
+	}
+	if !strings.Contains(got["locks/20 fail_complex_cond_put"].detail, "412") {
+		t.Errorf("detail %q", got["locks/20 fail_complex_cond_put"].detail)
 	}
 }

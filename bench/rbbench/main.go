@@ -44,8 +44,8 @@ type sizes struct {
 var fullSizes = sizes{Big: 1 << 30, Submit: 1000, Hook: 200, HookPar: 200, HookInproc: 300,
 	RetrFiles: 10000, RetrSize: 100000, Status: 10000, Total: 150000, Batch: 10000}
 
-var shortSizes = sizes{Big: 32 << 20, Submit: 100, Hook: 20, HookPar: 20, HookInproc: 30,
-	RetrFiles: 300, RetrSize: 100000, Status: 1000, Total: 3000, Batch: 1000}
+var shortSizes = sizes{Big: 16 << 20, Submit: 100, Hook: 10, HookPar: 10, HookInproc: 20,
+	RetrFiles: 150, RetrSize: 100000, Status: 500, Total: 1500, Batch: 500}
 
 type bench struct {
 	ctx   context.Context

@@ -41,21 +41,32 @@ func startServer(ctx context.Context, bin, work string) (*rbServer, error) {
 	if _, err := run(ctx, cmdSpec{Name: srvBin, Args: []string{"init", "--root", root}}); err != nil {
 		return nil, err
 	}
+	// Generic JSON, so that settings this program does not know survive.
 	cfgPath := filepath.Join(root, engine.ConfigFile)
-	cfg, err := engine.LoadConfig(root)
+	raw, err := os.ReadFile(cfgPath)
 	if err != nil {
 		return nil, err
 	}
-	cfg.Simulated = false
+	var cfg map[string]any
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		return nil, err
+	}
+	cfg["simulated"] = false
+	// Nothing computes the work units, so every chain stays in progress:
+	// the 150,000 held work units need the limit of chains in progress off.
+	if _, ok := cfg["max_running_chains"]; ok {
+		cfg["max_running_chains"] = 0
+	}
 	data, _ := json.MarshalIndent(cfg, "", "  ")
 	if err := os.WriteFile(cfgPath, append(data, '\n'), 0o644); err != nil {
 		return nil, err
 	}
+	proj, _ := cfg["boinc_project"].(string)
 	r, err := run(ctx, cmdSpec{Name: srvBin, Args: []string{"user", "add", "--root", root, benchUser}})
 	if err != nil {
 		return nil, err
 	}
-	s := &rbServer{root: root, proj: cfg.BoincProject, token: strings.TrimSpace(string(r.Stdout)), done: make(chan struct{})}
+	s := &rbServer{root: root, proj: proj, token: strings.TrimSpace(string(r.Stdout)), done: make(chan struct{})}
 	addrFile := filepath.Join(work, "server.addr")
 	os.Remove(addrFile)
 	if s.log, err = os.Create(filepath.Join(work, "server.log")); err != nil {

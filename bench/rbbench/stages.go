@@ -185,7 +185,12 @@ func (b *bench) stageSubmit() error {
 	if err != nil {
 		return err
 	}
-	r, rep, err := b.submit("-group", "s1k", "-jobs", jobs, "-vel_file", b.path("v.vel"), "-num_steps", "3")
+	// Velocities of their own: a content the server has not seen yet.
+	vel := b.path("s1k.vel")
+	if err := os.WriteFile(vel, []byte("0.5 0 0\n"), 0o644); err != nil {
+		return err
+	}
+	r, rep, err := b.submit("-group", "s1k", "-jobs", jobs, "-vel_file", vel, "-num_steps", "3")
 	if err != nil {
 		return err
 	}
@@ -243,7 +248,7 @@ func (b *bench) createWorkAlone(wus []string, prefix string) (time.Duration, err
 // stageResubmit: the same inputs again, into another group.
 func (b *bench) stageResubmit() error {
 	n := b.sz.Submit
-	r, rep, err := b.submit("-group", "s1kb", "-jobs", b.path("s1k/jobs"), "-vel_file", b.path("v.vel"), "-num_steps", "3")
+	r, rep, err := b.submit("-group", "s1kb", "-jobs", b.path("s1k/jobs"), "-vel_file", b.path("s1k.vel"), "-num_steps", "3")
 	if err != nil {
 		return err
 	}

@@ -11,8 +11,11 @@ import (
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 
-// uploadWorkers bounds parallel uploads.
-const uploadWorkers = 4
+// uploadWorkers bounds parallel uploads, hashWorkers parallel hashing.
+const (
+	uploadWorkers = 4
+	hashWorkers   = 4
+)
 
 // Chain is one chain ready to submit: its name and, per parameter, the
 // local file given for it (parameter name without dash -> path).
@@ -121,24 +124,42 @@ func (c *Client) SubmitChains(ctx context.Context, in SubmitInput) (*SubmitRepor
 	if err := naming.CheckIdent("group", in.Group); err != nil {
 		return nil, Usagef("%v", err)
 	}
+	// Each distinct path once, in first-seen order, hashed a few at a time
+	// (a jobs file may name thousands of small files).
+	var paths []string
+	seen := map[string]bool{}
+	for _, ch := range in.Chains {
+		for _, path := range sortedValues(ch.Files) {
+			if !seen[path] {
+				seen[path] = true
+				paths = append(paths, path)
+			}
+		}
+	}
+	hashed := make([]wire.FileRef, len(paths))
+	errs := parallel(ctx, len(paths), hashWorkers, true, func(ctx context.Context, i int) error {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		sum, size, err := HashFile(paths[i])
+		if err != nil {
+			return fmt.Errorf("hashing %s: %w", paths[i], err)
+		}
+		hashed[i] = wire.FileRef{MD5: sum, Size: size}
+		return nil
+	})
+	if err := firstError(errs); err != nil {
+		return nil, err
+	}
 	refs := map[string]wire.FileRef{} // path -> content
 	byMD5 := map[string]content{}     // one local copy of each content
 	var md5s []string
-	for _, ch := range in.Chains {
-		for _, path := range sortedValues(ch.Files) {
-			if _, done := refs[path]; done {
-				continue
-			}
-			sum, size, err := HashFile(path)
-			if err != nil {
-				return nil, fmt.Errorf("hashing %s: %w", path, err)
-			}
-			ref := wire.FileRef{MD5: sum, Size: size}
-			refs[path] = ref
-			if _, dup := byMD5[sum]; !dup {
-				byMD5[sum] = content{path: path, ref: ref}
-				md5s = append(md5s, sum)
-			}
+	for i, path := range paths {
+		ref := hashed[i]
+		refs[path] = ref
+		if _, dup := byMD5[ref.MD5]; !dup {
+			byMD5[ref.MD5] = content{path: path, ref: ref}
+			md5s = append(md5s, ref.MD5)
 		}
 	}
 

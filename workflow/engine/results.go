@@ -36,12 +36,14 @@ func (e *Engine) Results(ctx context.Context, u store.User, group, name string) 
 		}
 		return r, nil
 	}
-	layouts := map[int64]Layout{}
+	// Keyed by the layout's text: the chains of a group almost always
+	// share one, parsed once.
+	layouts := map[string]Layout{}
 	for _, p := range pend {
-		lay, ok := layouts[p.ChainID]
+		lay, ok := layouts[p.Layout]
 		if !ok {
 			lay, _ = parseLayout(p.Layout)
-			layouts[p.ChainID] = lay
+			layouts[p.Layout] = lay
 		}
 		wu, _, _ := naming.ParseResultFile(p.File)
 		rf := wire.ResultFile{Group: p.Group, Chain: p.Chain, WU: wu, Step: p.Step, Index: p.Index, Name: p.File, MD5: p.MD5, Size: p.Size,

@@ -11,6 +11,7 @@ import (
 )
 
 func TestDisableEnableRotate(t *testing.T) {
+	t.Parallel()
 	v := newEnv(t)
 	ctx := context.Background()
 	tok, err := server.AddUser(ctx, v.e.DB, "carol")

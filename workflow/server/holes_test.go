@@ -23,6 +23,7 @@ import (
 
 // Hole 1: no authentication; identity was the client's -user.
 func TestHole01NoAuthentication(t *testing.T) {
+	t.Parallel()
 	v := newEnv(t)
 	v.submit("alice", "g", "c", 1)
 	reqs := [][2]string{
@@ -57,6 +58,7 @@ func TestHole01NoAuthentication(t *testing.T) {
 
 // Hole 2: client values were pasted into a bash script the server sourced.
 func TestHole02NoShellInjection(t *testing.T) {
+	t.Parallel()
 	v := newEnv(t)
 	canary := filepath.Join(t.TempDir(), "pwned")
 	up, refs := v.upload("alice", "1 2 3\n", "0 0 0\n")
@@ -101,6 +103,7 @@ func TestHole02NoShellInjection(t *testing.T) {
 // Hole 3: random_id unvalidated: a submission could read from and move
 // files out of any directory relative to the DAV root.
 func TestHole03UploadIDTraversal(t *testing.T) {
+	t.Parallel()
 	v := newEnv(t)
 	upB, refsB := v.upload("bob", "1 2 3\n", "0 0 0\n")
 	_, _ = v.upload("alice", "x\n")
@@ -123,6 +126,7 @@ func TestHole03UploadIDTraversal(t *testing.T) {
 // Hole 4: LoginName unvalidated, used in directory and WU names and in a
 // bash variable.
 func TestHole04UserNames(t *testing.T) {
+	t.Parallel()
 	v := newEnv(t)
 	for _, n := range []string{"../x", "a_b", "a-b", "a b", "a;id", "$(id)", "é", "", strings.Repeat("a", 33), "a/b", "."} {
 		if _, err := server.AddUser(context.Background(), v.e.DB, n); err == nil {
@@ -141,6 +145,7 @@ func TestHole04UserNames(t *testing.T) {
 // Hole 5 (and 12): the remove action took an unvalidated directory and
 // deleted every staged file, also those the client never got.
 func TestHole05AckOnlyOwnListedFiles(t *testing.T) {
+	t.Parallel()
 	v := newEnv(t)
 	c := v.submit("alice", "g", "c", 2)
 	v.finish(c.Chains[0].FirstWU)
@@ -176,6 +181,7 @@ func TestHole05AckOnlyOwnListedFiles(t *testing.T) {
 
 // Hole 6: the WebDAV area was anonymous, listable and writable by all.
 func TestHole06DAVNotAnonymous(t *testing.T) {
+	t.Parallel()
 	v := newEnv(t)
 	up, refs := v.upload("alice", "alice's data\n")
 	path := "/DAV/alice/" + up + "/" + refs[0].MD5
@@ -202,6 +208,7 @@ func TestHole06DAVNotAnonymous(t *testing.T) {
 // on command lines). Tokens are stored only as hashes: nothing under the
 // server root holds one, even after use.
 func TestHole07NoPlainSecretsStored(t *testing.T) {
+	t.Parallel()
 	v := newEnv(t)
 	v.submit("alice", "g", "c", 1)
 	v.call("alice", "GET", api+"/status", nil)
@@ -231,6 +238,7 @@ func TestHole07NoPlainSecretsStored(t *testing.T) {
 // Hole 8: a password hash file was committed. The repository holds no
 // password files, htpasswd/htdigest entries or private keys.
 func TestHole08NoCommittedCredentials(t *testing.T) {
+	t.Parallel()
 	repo, _ := filepath.Abs("../..")
 	digest := regexp.MustCompile(`(?m)^[A-Za-z0-9_.-]+:[^:\s]*:[0-9a-f]{32}\s*$`)
 	passwd := regexp.MustCompile(`(?m)^[A-Za-z0-9_.-]+:(\$apr1\$|\$2[aby]\$|\{SHA\}[A-Za-z0-9+/=]{20,})`)
@@ -273,6 +281,7 @@ func TestHole08NoCommittedCredentials(t *testing.T) {
 // Hole 10: no quotas, no upload size limit, no file-name whitelist, any
 // priority. (TestQuotas and TestUploadSizeLimits cover each in depth.)
 func TestHole10Limits(t *testing.T) {
+	t.Parallel()
 	v := newEnv(t)
 	v.e.Cfg.MaxUploadBytes = 100
 	v.e.Cfg.MaxRunningChains = 1
@@ -295,6 +304,7 @@ func TestHole10Limits(t *testing.T) {
 // work unit's outputs are dropped when it ends, no next step is created,
 // and a new chain of the same name gets a new tag (hole 21).
 func TestHole11PurgeWhileRunning(t *testing.T) {
+	t.Parallel()
 	v := newEnv(t)
 	c := v.submit("alice", "g", "c", 3)
 	wu := c.Chains[0].FirstWU
@@ -324,6 +334,7 @@ func TestHole11PurgeWhileRunning(t *testing.T) {
 // exclusive creation. Here the server chooses 128 random bits, each id is
 // new, and only its owner can use it.
 func TestHoleR30UploadIDs(t *testing.T) {
+	t.Parallel()
 	v := newEnv(t)
 	seen := map[string]bool{}
 	idRE := regexp.MustCompile(`^up[0-9a-f]{32}$`)

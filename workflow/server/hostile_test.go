@@ -50,6 +50,7 @@ func (v *env) everything() string {
 }
 
 func TestHostileSubmitFields(t *testing.T) {
+	t.Parallel()
 	v := newEnv(t)
 	up, refs := v.upload("alice", "1 2 3\n", "0 0 0\n")
 	base := func() wire.SubmitRequest { return langevin("g", "c", up, 2, refs[0], refs[1]) }
@@ -118,6 +119,7 @@ func TestHostileSubmitFields(t *testing.T) {
 }
 
 func TestHostileQueryAndPathFields(t *testing.T) {
+	t.Parallel()
 	v := newEnv(t)
 	v.submit("alice", "g", "c", 2)
 	type tc struct {
@@ -173,6 +175,7 @@ func urlq(s string) string {
 // TestHostileDAVPaths: unsafe paths in the user's own area are refused and
 // write nothing.
 func TestHostileDAVPaths(t *testing.T) {
+	t.Parallel()
 	v := newEnv(t)
 	up := v.newUpload("alice")
 	base := up.DAVPath
@@ -198,6 +201,7 @@ func TestHostileDAVPaths(t *testing.T) {
 // by other means (a shell on the server, a restored backup) are never
 // followed: neither by submit nor by WebDAV.
 func TestSymlinksInScratchArea(t *testing.T) {
+	t.Parallel()
 	v := newEnv(t)
 	outside := t.TempDir()
 	secret := "the administrator's secret\n"
@@ -255,6 +259,7 @@ func TestSymlinksInScratchArea(t *testing.T) {
 }
 
 func TestUploadMD5Mismatch(t *testing.T) {
+	t.Parallel()
 	v := newEnv(t)
 	up := v.newUpload("alice")
 	col := filepath.Join(v.e.DAVRoot(store0("alice")), up.ID)
@@ -281,6 +286,7 @@ type chunked struct{ r io.Reader }
 func (c chunked) Read(p []byte) (int, error) { return c.r.Read(p) }
 
 func TestUploadSizeLimits(t *testing.T) {
+	t.Parallel()
 	v := newEnv(t)
 	v.e.Cfg.MaxUploadBytes = 1000
 	v.e.Cfg.MaxScratchBytes = 2500
@@ -321,6 +327,7 @@ func TestUploadSizeLimits(t *testing.T) {
 }
 
 func TestQuotas(t *testing.T) {
+	t.Parallel()
 	v := newEnv(t)
 	v.e.Cfg.MaxRunningChains = 2
 	v.submit("alice", "g", "c1", 2)
@@ -376,6 +383,7 @@ func TestQuotas(t *testing.T) {
 }
 
 func TestMalformedJSON(t *testing.T) {
+	t.Parallel()
 	v := newEnv(t)
 	v.submit("alice", "g", "c", 1)
 	deep := strings.Repeat("[", 100000) + strings.Repeat("]", 100000)
@@ -405,6 +413,7 @@ func TestMalformedJSON(t *testing.T) {
 // TestConcurrentSameChainName: many clients submit the same chain name at
 // once over HTTP; exactly one wins and BOINC gets exactly one work unit.
 func TestConcurrentSameChainName(t *testing.T) {
+	t.Parallel()
 	v := newEnv(t)
 	v.submit("alice", "warmup", "w", 1) // pools the two contents
 	refs := []wire.FileRef{{MD5: md5of("1 2 3\n"), Size: 6}, {MD5: md5of("0 0 0\n"), Size: 6}}
@@ -437,6 +446,7 @@ func TestConcurrentSameChainName(t *testing.T) {
 // different names into one new group all succeed (the original failed one
 // of them with "Can't create group directory").
 func TestHoleR34ConcurrentFirstSubmissions(t *testing.T) {
+	t.Parallel()
 	v := newEnv(t)
 	v.submit("alice", "warmup", "w", 1) // pools the two contents
 	refs := []wire.FileRef{{MD5: md5of("1 2 3\n"), Size: 6}, {MD5: md5of("0 0 0\n"), Size: 6}}
@@ -459,6 +469,7 @@ func TestHoleR34ConcurrentFirstSubmissions(t *testing.T) {
 // TestCopyChecksLikeUpload: a COPY writes files under the same rules as a
 // PUT: a copy named by an MD5 must have it.
 func TestCopyChecksLikeUpload(t *testing.T) {
+	t.Parallel()
 	v := newEnv(t)
 	up, refs := v.upload("alice", "content\n")
 	src := "/DAV/alice/" + up + "/" + refs[0].MD5

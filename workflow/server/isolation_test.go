@@ -16,6 +16,7 @@ import (
 // headers into A's area — is refused (or, for B's own namespace, touches
 // only B's objects), and A's state is exactly the same afterwards.
 func TestIsolationMatrix(t *testing.T) {
+	t.Parallel()
 	v := newEnv(t)
 	ctx := context.Background()
 	// Alice: a running chain with results waiting, a second chain, and an

@@ -56,6 +56,7 @@ func selfSigned(t *testing.T, dir string) (certFile, keyFile string) {
 // Hole 9: plain HTTP only. The standalone server speaks HTTPS when given a
 // certificate, and the client trusts a self-signed one through -cacert.
 func TestHole09TLS(t *testing.T) {
+	t.Parallel()
 	v := newEnv(t)
 	v.e.Cfg.Simulated = false // no volunteer loop needed here
 	certFile, keyFile := selfSigned(t, t.TempDir())
@@ -118,6 +119,7 @@ func TestHole09TLS(t *testing.T) {
 }
 
 func TestServeTLSNeedsCertAndKey(t *testing.T) {
+	t.Parallel()
 	v := newEnv(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	certFile, keyFile := selfSigned(t, t.TempDir())

@@ -41,16 +41,22 @@ func benchN(full, short int) int {
 
 // BenchmarkCreateChains: the records of one submission of many chains.
 func BenchmarkCreateChains(b *testing.B) {
-	n := benchN(1000, 100)
-	db, u := benchDB(b)
-	ctx := context.Background()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, err := db.CreateChains(ctx, u, benchChains(fmt.Sprint("g", i), n)); err != nil {
-			b.Fatal(err)
-		}
+	sizes := []int{1000, 10000}
+	if testing.Short() {
+		sizes = []int{100}
 	}
-	b.ReportMetric(float64(n), "chains/op")
+	for _, n := range sizes {
+		b.Run(fmt.Sprint("chains=", n), func(b *testing.B) {
+			db, u := benchDB(b)
+			ctx := context.Background()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := db.CreateChains(ctx, u, benchChains(fmt.Sprint("g", i), n)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
 
 // withResults makes a group of chains with three pending results each.
