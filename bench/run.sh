@@ -7,20 +7,23 @@
 # figure, its baseline and the ratio, and writes WORK/results.md and
 # WORK/results.json. Then runs the Go benchmarks next to the code.
 #
-# Usage: bench/run.sh [--short] [--keep] [--no-go-bench] [WORKDIR]
+# Usage: bench/run.sh [--short] [--keep] [--no-go-bench] [--stages=LIST] [WORKDIR]
+#   WORKDIR        a directory of its own (default: a new one under /tmp)
 #   --short        small sizes, a smoke run (CI) in well under a minute
+#   --stages=LIST  only these stages (and those they build on), e.g. retrieve,status
 #   --keep         keep the server root and the data files (several GB)
 #   --no-go-bench  skip the Go benchmarks
 # No timing is asserted: it fails only when something does not work.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-short="" keep="" gobench=1 work=""
+short="" keep="" gobench=1 work="" stages=""
 for a in "$@"; do
 	case "$a" in
 	--short) short=--short ;;
 	--keep) keep=1 ;;
 	--no-go-bench) gobench="" ;;
-	-h | --help) sed -n '2,15p' "$0"; exit 0 ;;
+	--stages=*) stages=${a#--stages=} ;;
+	-h | --help) sed -n '2,17p' "$0"; exit 0 ;;
 	-*) echo "bench/run.sh: unknown option $a" >&2; exit 2 ;;
 	*) work=$a ;;
 	esac
@@ -34,7 +37,7 @@ work=$(cd "$work" && pwd)
 
 echo "== building into $work/bin"
 go build -o "$work/bin/" ./cmd/rboinc-server ./cmd/rboinc-submit ./cmd/rboinc-retrieve ./bench/rbbench
-"$work/bin/rbbench" -bin "$work/bin" -work "$work" $short
+"$work/bin/rbbench" -bin "$work/bin" -work "$work" -stages "$stages" $short
 [ -n "$keep" ] || rm -rf "$work/server" "$work/data"
 
 if [ -n "$gobench" ]; then

@@ -20,6 +20,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -54,6 +55,7 @@ type bench struct {
 	data  string
 	short bool
 	sz    sizes
+	only  map[string]bool // stages to run; empty: all
 	srv   *rbServer
 	eng   *engine.Engine
 	rows  []row
@@ -63,6 +65,7 @@ type bench struct {
 	cpTime     time.Duration
 	md5Time    time.Duration
 	cwAlone    time.Duration // create_work --stdin alone for the submission's work units
+	bigWU      string        // the large upload's work unit, whose output is retrieved
 	s1kWUs     []string      // first work units of the 1,000-chain submission, for the hook
 }
 
@@ -70,6 +73,7 @@ func main() {
 	bin := flag.String("bin", "", "directory holding rboinc-server, rboinc-submit and rboinc-retrieve")
 	work := flag.String("work", "", "working directory (created; large files go here)")
 	short := flag.Bool("short", false, "small sizes: a smoke run that finishes in well under a minute")
+	only := flag.String("stages", "", "comma-separated stages to run (default all): "+strings.Join(stageNames, ","))
 	flag.Parse()
 	if *bin == "" || *work == "" {
 		fmt.Fprintln(os.Stderr, "usage: rbbench -bin DIR -work DIR [-short]")
@@ -77,7 +81,20 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	b := &bench{ctx: ctx, bin: abs(*bin), work: abs(*work), short: *short, sz: fullSizes}
+	b := &bench{ctx: ctx, bin: abs(*bin), work: abs(*work), short: *short, sz: fullSizes, only: map[string]bool{}}
+	for _, s := range strings.Split(*only, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		if !slices.Contains(stageNames, s) {
+			fmt.Fprintf(os.Stderr, "rbbench: no stage %q (stages: %s)\n", s, strings.Join(stageNames, ","))
+			os.Exit(2)
+		}
+		b.only[s] = true
+		for _, d := range stageNeeds[s] {
+			b.only[d] = true
+		}
+	}
 	if *short {
 		b.sz = shortSizes
 	}
@@ -122,24 +139,22 @@ func (b *bench) run() error {
 	if err := b.writeSmallInputs(); err != nil {
 		return err
 	}
-	stages := []struct {
-		name string
-		fn   func() error
-	}{
-		{"hashing", b.stageHash},
-		{"large upload", b.stageUploadBig},
-		{"large retrieval", b.stageRetrieveBig},
-		{"submission", b.stageSubmit},
-		{"resubmission", b.stageResubmit},
-		{"hook", b.stageHook},
-		{"retrieval", b.stageRetrieve},
-		{"status", b.stageStatus},
-		{"scale", b.stageScale},
+	stages := map[string]func() error{
+		"hash": b.stageHash, "upload": b.stageUploadBig, "retrieve-big": b.stageRetrieveBig,
+		"submit": b.stageSubmit, "resubmit": b.stageResubmit, "hook": b.stageHook,
+		"retrieve": b.stageRetrieve, "status": b.stageStatus, "scale": b.stageScale,
 	}
-	for _, s := range stages {
+	for _, name := range stageNames {
+		if len(b.only) > 0 && !b.only[name] {
+			continue
+		}
 		if b.ctx.Err() != nil {
 			return b.ctx.Err()
 		}
+		s := struct {
+			name string
+			fn   func() error
+		}{name, stages[name]}
 		fmt.Printf("== %s\n", s.name)
 		if err := s.fn(); err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
@@ -151,6 +166,13 @@ func (b *bench) run() error {
 	b.notes = append(b.notes, fmt.Sprintf("load average at the end: %s; whole run %.0f s", loadAvg(), time.Since(t0).Seconds()))
 	return b.writeReport()
 }
+
+// stageNames in the order they run; stageNeeds are the earlier stages a
+// stage builds on.
+var (
+	stageNames = []string{"hash", "upload", "retrieve-big", "submit", "resubmit", "hook", "retrieve", "status", "scale"}
+	stageNeeds = map[string][]string{"upload": {"hash"}, "retrieve-big": {"hash", "upload"}, "resubmit": {"submit"}, "hook": {"submit"}}
+)
 
 func countErrors(path string) int {
 	data, err := os.ReadFile(path)

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rboinc/rboinc/workflow/wire"
 )
 
 // A retrieval of more files than one commit batch holds: every file in
@@ -65,5 +67,25 @@ func TestCommitBatchFailsOneFile(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(filepath.Join(dir, "c")); string(got) != "c" {
 		t.Fatalf("c holds %q", got)
+	}
+}
+
+func TestDirNamesAgreesWithAlreadyPresent(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"w_0", "w_1.log", "w_2.log.gz.bad", ".hidden"} {
+		os.WriteFile(filepath.Join(dir, n), nil, 0o644)
+	}
+	os.Mkdir(filepath.Join(dir, "w_5"), 0o755)
+	d := dirNames{}
+	for _, rf := range []wire.ResultFile{
+		{Name: "w_0"}, {Name: "w_1", Aliases: []string{".log", ".log.gz"}}, {Name: "w_2", Aliases: []string{".log.gz.bad"}},
+		{Name: "w_3", Aliases: []string{".dcd"}}, {Name: "w_5"}, {Name: "w_6"},
+	} {
+		if got, want := d.present(dir, rf), AlreadyPresent(dir, rf); got != want {
+			t.Errorf("%s: listing says %v, stat says %v", rf.Name, got, want)
+		}
+	}
+	if d.present(filepath.Join(dir, "nosuch"), wire.ResultFile{Name: "w_0"}) {
+		t.Error("a missing directory holds a file")
 	}
 }

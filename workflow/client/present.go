@@ -1,6 +1,7 @@
 package client
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -41,6 +42,53 @@ func AlreadyPresent(dir string, rf wire.ResultFile) bool {
 		}
 	}
 	return false
+}
+
+// dirNames answers AlreadyPresent for many files from one read of each
+// directory (names only) instead of a stat per name and alias: a group's
+// retrieval checks thousands.
+type dirNames map[string]map[string]bool
+
+func (d dirNames) present(dir string, rf wire.ResultFile) bool {
+	names, ok := d[dir]
+	if !ok {
+		names = readNames(dir)
+		d[dir] = names
+	}
+	if names == nil { // unreadable: ask name by name
+		return AlreadyPresent(dir, rf)
+	}
+	if names[rf.Name] {
+		return true
+	}
+	for _, a := range rf.Aliases {
+		if names[rf.Name+a] {
+			return true
+		}
+	}
+	return false
+}
+
+// readNames lists dir's entries; an absent directory holds nothing, one
+// that cannot be read gives nil.
+func readNames(dir string) map[string]bool {
+	f, err := os.Open(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return map[string]bool{}
+	}
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	list, err := f.Readdirnames(-1)
+	if err != nil {
+		return nil
+	}
+	names := make(map[string]bool, len(list))
+	for _, n := range list {
+		names[n] = true
+	}
+	return names
 }
 
 func exists(path string) bool {

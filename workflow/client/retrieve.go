@@ -64,12 +64,13 @@ func (c *Client) Retrieve(ctx context.Context, in RetrieveInput) (*RetrieveRepor
 	var have []wire.ResultFile // on disk now: present or downloaded
 	var todo []wire.ResultFile
 	var bytes int64
+	listed := dirNames{}
 	for _, rf := range res.Files {
 		if err := checkResultFile(rf, in.Tree); err != nil {
 			rep.Failed = append(rep.Failed, FailedFile{Name: rf.Name, Error: err.Error()})
 			continue
 		}
-		if AlreadyPresent(TargetDir(in.Dir, rf, in.Tree), rf) {
+		if listed.present(TargetDir(in.Dir, rf, in.Tree), rf) {
 			rep.Present++
 			have = append(have, rf)
 			continue

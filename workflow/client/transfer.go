@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bufio"
 	"context"
 	"crypto/md5"
 	"encoding/hex"
@@ -10,9 +11,23 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/rboinc/rboinc/workflow/wire"
 )
+
+// writeBufSize is how much a download gathers before writing it out.
+const writeBufSize = 256 << 10
+
+// downloadBuf is the buffers of one download, reused across downloads.
+type downloadBuf struct {
+	w    *bufio.Writer
+	copy []byte
+}
+
+var downloadBufs = sync.Pool{New: func() any {
+	return &downloadBuf{w: bufio.NewWriterSize(nil, writeBufSize), copy: make([]byte, 64<<10)}
+}}
 
 // HashFile streams a file and returns its MD5 (hex) and size.
 func HashFile(path string) (md5hex string, size int64, err error) {
@@ -130,7 +145,17 @@ func (c *Client) fetch(ctx context.Context, rf wire.ResultFile, destPath string,
 		}
 	}()
 	h := md5.New()
-	n, err := io.Copy(io.MultiWriter(tmp, h), &progressReader{r: resp.Body, onProgress: onProgress})
+	// The socket hands over a few kB at a time; written as they come,
+	// that is a write(2) per few kB. Gather them: one write per
+	// writeBufSize, a single one for most result files.
+	bufs := downloadBufs.Get().(*downloadBuf)
+	defer downloadBufs.Put(bufs)
+	bufs.w.Reset(tmp)
+	n, err := io.CopyBuffer(io.MultiWriter(bufs.w, h), &progressReader{r: resp.Body, onProgress: onProgress}, bufs.copy)
+	if err == nil {
+		err = bufs.w.Flush()
+	}
+	bufs.w.Reset(nil)
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", fmt.Errorf("interrupted: %w", ctx.Err())

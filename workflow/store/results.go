@@ -48,7 +48,7 @@ func (d *DB) PendingResults(ctx context.Context, userID int64, group, name strin
 // PendingResult finds one unacknowledged result file of a user's group.
 func (d *DB) PendingResult(ctx context.Context, userID int64, group, file string) (PendingResult, error) {
 	var p PendingResult
-	err := d.sql.QueryRowContext(ctx, `SELECT r.chain_id, r.step, r.idx, r.file, r.md5, r.size, c.grp, c.name, c.queue, u.name
+	err := d.queryRow(ctx, `SELECT r.chain_id, r.step, r.idx, r.file, r.md5, r.size, c.grp, c.name, c.queue, u.name
 		FROM results r JOIN chains c ON c.id = r.chain_id JOIN users u ON u.id = c.user_id
 		WHERE c.user_id = ? AND c.grp = ? AND r.file = ? AND c.state != 'purged'`, userID, group, file).
 		Scan(&p.ChainID, &p.Step, &p.Index, &p.File, &p.MD5, &p.Size, &p.Group, &p.Chain, &p.Queue, &p.User)

@@ -53,6 +53,33 @@ func (s *stmtCache) Close() {
 	}
 }
 
+// prepared returns the statement for q, prepared once for the life of the
+// database: the lookups behind every request (a token, a result file) run
+// thousands of times, and parsing them costs more than running them.
+func (d *DB) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
+	if st, ok := d.stmts.Load(q); ok {
+		return st.(*sql.Stmt), nil
+	}
+	st, err := d.sql.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if prev, loaded := d.stmts.LoadOrStore(q, st); loaded {
+		st.Close()
+		return prev.(*sql.Stmt), nil
+	}
+	return st, nil
+}
+
+// queryRow is QueryRowContext through the prepared statement of q.
+func (d *DB) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	st, err := d.prepared(ctx, q)
+	if err != nil {
+		return d.sql.QueryRowContext(ctx, q, args...) // carries the error
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
 // execer is a transaction or its statement cache.
 type execer interface {
 	ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error)

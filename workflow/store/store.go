@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -21,7 +22,8 @@ var ErrQuota = errors.New("quota exceeded")
 
 // DB is the state database.
 type DB struct {
-	sql *sql.DB
+	sql   *sql.DB
+	stmts sync.Map // query text -> *sql.Stmt, see prepared
 }
 
 const schema = `
@@ -119,7 +121,10 @@ func Open(ctx context.Context, path string) (*DB, error) {
 }
 
 // Close closes the database.
-func (d *DB) Close() error { return d.sql.Close() }
+func (d *DB) Close() error {
+	d.stmts.Range(func(_, st any) bool { st.(*sql.Stmt).Close(); return true })
+	return d.sql.Close()
+}
 
 // Tx runs fn in one immediate (write-locking) transaction.
 func (d *DB) Tx(ctx context.Context, fn func(*sql.Tx) error) error {

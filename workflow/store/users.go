@@ -36,7 +36,7 @@ func (d *DB) AddUser(ctx context.Context, name, tokenHash string) (int64, error)
 func (d *DB) UserByToken(ctx context.Context, tokenHash string) (User, error) {
 	var u User
 	var dis int
-	err := d.sql.QueryRowContext(ctx, `SELECT id, name, disabled FROM users WHERE token_hash = ?`, tokenHash).Scan(&u.ID, &u.Name, &dis)
+	err := d.queryRow(ctx, `SELECT id, name, disabled FROM users WHERE token_hash = ?`, tokenHash).Scan(&u.ID, &u.Name, &dis)
 	if errors.Is(err, sql.ErrNoRows) {
 		return u, ErrNotFound
 	}
