@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binDir = dir
-	cmd := exec.Command("go", "build", "-o", binDir+"/", "./cmd/rboinc-server", "./cmd/rboinc-submit", "./cmd/rboinc-retrieve")
+	cmd := exec.Command("go", "build", "-o", binDir+"/", "./cmd/rboinc-server", "./cmd/rboinc-hook", "./cmd/rboinc-submit", "./cmd/rboinc-retrieve")
 	cmd.Dir = ".."
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 work=${1:-$(mktemp -d /tmp/rboinc-demo.XXXXXX)}
 mkdir -p "$work"
 echo "== building into $work/bin"
-go build -o "$work/bin/" ./cmd/rboinc-server ./cmd/rboinc-submit ./cmd/rboinc-retrieve
+go build -o "$work/bin/" ./cmd/rboinc-server ./cmd/rboinc-hook ./cmd/rboinc-submit ./cmd/rboinc-retrieve
 export PATH="$work/bin:$PATH"
 root="$work/server"
 

@@ -67,6 +67,7 @@ type bench struct {
 	cwAlone    time.Duration // create_work --stdin alone for the submission's work units
 	bigWU      string        // the large upload's work unit, whose output is retrieved
 	s1kWUs     []string      // first work units of the 1,000-chain submission, for the hook
+	cwSeen     int           // creator passes already counted in the server's log
 }
 
 func main() {
@@ -171,7 +172,7 @@ func (b *bench) run() error {
 // stage builds on.
 var (
 	stageNames = []string{"hash", "upload", "retrieve-big", "submit", "resubmit", "hook", "retrieve", "status", "scale"}
-	stageNeeds = map[string][]string{"upload": {"hash"}, "retrieve-big": {"hash", "upload"}, "resubmit": {"submit"}, "hook": {"submit"}}
+	stageNeeds = map[string][]string{"upload": {"hash"}, "retrieve-big": {"hash", "upload"}, "resubmit": {"submit"}, "hook": {"submit"}, "scale": {"status"}}
 )
 
 func countErrors(path string) int {

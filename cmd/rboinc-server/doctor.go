@@ -31,6 +31,7 @@ func printInit(w io.Writer, rep setup.Report) {
 			fmt.Fprintf(w, "    %s\n", d.Line)
 		}
 		fmt.Fprintln(w, "\nKeep --script a single word: today's script_assimilator passes no arguments to a --script of several words.")
+		fmt.Fprintf(w, "The %s daemon is optional: it creates the chains' next steps in batches, so that many chains advance per second; without it the hook creates each next step itself.\n", setup.CreatorCmd)
 		for _, d := range add {
 			if d.Conflict != "" {
 				fmt.Fprintln(w, "warning:", d.Conflict)
@@ -38,6 +39,10 @@ func printInit(w io.Writer, rep setup.Report) {
 		}
 	}
 	for _, d := range have {
+		if d.App == "" {
+			fmt.Fprintf(w, "config.xml already runs rboinc's creator (%s)\n", setup.CreatorCmd)
+			continue
+		}
 		fmt.Fprintf(w, "config.xml already runs the hook for %s\n", d.App)
 	}
 	for _, n := range rep.Notes {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -60,8 +61,9 @@ var rootFlag = &cli.StringFlag{Name: "root", Usage: "server root directory", Env
 
 func app(log *slog.Logger) *cli.App {
 	return &cli.App{
-		Name:  "rboinc-server",
-		Usage: "submit and chain BOINC work units for remote scientists",
+		Name:    "rboinc-server",
+		Usage:   "submit and chain BOINC work units for remote scientists",
+		Version: version(),
 		Commands: []*cli.Command{
 			{
 				Name:  "init",
@@ -162,10 +164,22 @@ func app(log *slog.Logger) *cli.App {
 					if !cfg.Simulated {
 						return errors.New("this server root drives a real BOINC project: its own daemons compute and assimilate")
 					}
+					e, err := engine.Open(c.Context, c.String("root"), log)
+					if err != nil {
+						return err
+					}
+					defer e.Close()
+					// The stand-in plays BOINC's daemons, rboinc's creator among them.
+					go func() {
+						if err := e.RunCreator(c.Context, server.CreatorPoll, nil); err != nil {
+							log.Error("creating the work units of pending steps", "err", err)
+						}
+					}()
 					v := &standin.Volunteer{ProjectDir: cfg.BoincProject, Parallel: c.Int("parallel"), Logger: log}
 					return v.Run(c.Context)
 				},
 			},
+			creatorCommand(log),
 			{
 				Name:  "gc",
 				Usage: "remove pool contents nothing refers to any more",
@@ -237,6 +251,19 @@ func runHook(args []string, log *slog.Logger) int {
 		log.Error("hook: no server root: pass --root DIR or set RBOINC_ROOT")
 		return 2
 	}
+	// rboinc-hook, the small program the installed hook runs, spools the
+	// call itself and hands over with --spooled ENTRY [--alone].
+	entry, alone := "", false
+	if len(args) >= 2 && args[0] == "--spooled" {
+		entry, args = args[1], args[2:]
+		if entry != filepath.Base(entry) || strings.HasPrefix(entry, ".") {
+			log.Error("hook: bad --spooled entry name; ignored", "entry", entry)
+			return 0
+		}
+		if len(args) >= 1 && args[0] == "--alone" {
+			alone, args = true, args[1:]
+		}
+	}
 	call, err := boinc.ParseHookArgs(args)
 	if err != nil {
 		// Arguments we cannot understand will not improve on retry;
@@ -244,14 +271,12 @@ func runHook(args []string, log *slog.Logger) int {
 		log.Error("hook: cannot understand the call; ignored", "args", strings.Join(args, " "), "err", err)
 		return 0
 	}
-	ctx := context.Background()
-	e, err := engine.Open(ctx, root, log)
-	if err != nil {
-		log.Error("hook: opening the server", "err", err)
-		return 1
+	if entry != "" {
+		err = engine.Handover(context.Background(), root, call, entry, alone, log)
+	} else {
+		err = engine.Hook(context.Background(), root, call, log)
 	}
-	defer e.Close()
-	if err := e.Advance(ctx, call); err != nil {
+	if err != nil {
 		log.Error("hook: failed; BOINC will retry this work unit", "wu", call.WUName, "err", err)
 		return 1
 	}
@@ -284,4 +309,20 @@ func runCGI(log *slog.Logger) int {
 		return 1
 	}
 	return 0
+}
+
+// version is the module version, or the VCS revision a development build
+// was made from.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v += " (" + s.Value[:12] + ")"
+		}
+	}
+	return v
 }

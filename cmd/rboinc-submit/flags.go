@@ -39,6 +39,7 @@ func fixedFlags() []cli.Flag {
 		&cli.StringFlag{Name: "metadata_file", Category: catChain, Usage: "`FILE` is ignored: accepted for the original's scripts, which never uploaded it either"},
 
 		&cli.BoolFlag{Name: "dry_run", Category: clitool.CatGeneral, Usage: "check everything and upload the files, but create no work"},
+		&cli.BoolFlag{Name: "no_hash_cache", Category: clitool.CatGeneral, Usage: "hash every input file, ignoring the cache of unchanged files' checksums (also RBOINC_HASH_CACHE=off)"},
 		&cli.BoolFlag{Name: "help_parameters", Category: clitool.CatGeneral, Usage: "list the file parameters of the queue and exit"},
 		&cli.BoolFlag{Name: "json", Category: clitool.CatOutput, Usage: "print the result as one JSON object"},
 		&cli.BoolFlag{Name: "verbose", Category: clitool.CatOutput, Usage: "log every request"},

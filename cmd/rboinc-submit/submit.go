@@ -53,8 +53,12 @@ func submit(c *cli.Context, cl *client.Client, q *wire.Queue) error {
 
 	asJSON, quiet := c.Bool("json"), c.Bool("quiet")
 	start, finish := clitool.Progress(!quiet && !asJSON && clitool.IsTerminal(os.Stderr), "uploading")
+	var cache *client.HashCache
+	if path := client.DefaultHashCachePath(); path != "" && !c.Bool("no_hash_cache") {
+		cache = client.OpenHashCache(path)
+	}
 	rep, err := cl.SubmitChains(c.Context, client.SubmitInput{
-		Queue: q.Name, Group: group, Options: opts, Chains: chains, OnUpload: start,
+		Queue: q.Name, Group: group, Options: opts, Chains: chains, OnUpload: start, HashCache: cache,
 	})
 	finish()
 	if err != nil {

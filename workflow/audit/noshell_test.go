@@ -18,9 +18,13 @@ import (
 // until it is reviewed and added here.
 var runSites = map[string]string{
 	"workflow/boinc/creatework.go:CreateWork": "create_work at <project>/bin/create_work; argv built from typed, validated work parameters and names the engine made; job lines go through stdin",
-	"workflow/engine/defaults.go:encode":      "the encoder named in rboinc.json by the administrator; argv is two pool paths and the configured code",
-	"workflow/standin/compute.go:runApp":      "the stand-in's volunteer runs apps/<app>/run; app is a validated name from the templates, argv fixed",
-	"workflow/setup/doctor.go:checkExe":       "`rboinc-server doctor` (administrator) runs the server binary installed in the root with the fixed argument --help",
+	"workflow/boinc/createworkrun.go:StartCreateWork": "create_work --stdin at <project>/bin/create_work, fed job lines while a submission is recorded; " +
+		"argv built from typed, validated work parameters; each job line is checked (Add) before it is written to stdin",
+	"workflow/engine/defaults.go:encode": "the encoder named in rboinc.json by the administrator; argv is two pool paths and the configured code",
+	"cmd/rboinc-hook/main.go:handOver": "the hook program replaces itself with the rboinc-server installed beside it; argv is `process --root ROOT`, " +
+		"the spool entry name it made, and its own arguments from BOINC's script_assimilator, which rboinc-server parses as the hook always did",
+	"workflow/standin/compute.go:runApp": "the stand-in's volunteer runs apps/<app>/run; app is a validated name from the templates, argv fixed",
+	"workflow/setup/doctor.go:checkExe":  "`rboinc-server doctor` (administrator) runs the server binary installed in the root with the fixed argument --help",
 	"workflow/standin/assimilate.go:assimilate": "the stand-in reproduces script_assimilator, which runs the hook through system(); the command line is " +
 		"the configured hook name plus WU ids and paths the stand-in created",
 }

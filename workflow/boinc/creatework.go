@@ -97,21 +97,11 @@ func CreateWork(ctx context.Context, p *Project, params WorkParams, jobs []Job) 
 		return nil
 	}
 	var in bytes.Buffer
+	seen := map[string]bool{}
 	for _, j := range jobs {
-		// create_work exits 0 without creating a job whose result template is
-		// missing, so check it here.
-		if filepath.IsAbs(j.ResultTemplate) || len(j.ResultTemplate) > 63 {
-			return fmt.Errorf("result template path %q must be relative to the project and at most 63 characters", j.ResultTemplate)
-		}
-		if _, err := os.Stat(filepath.Join(p.Dir, j.ResultTemplate)); err != nil {
-			return fmt.Errorf("result template %s is missing: %w", j.ResultTemplate, err)
-		}
-		line := j.Line()
-		if len(line)+1 > maxLine || len(strings.Fields(line)) > maxWords {
-			return fmt.Errorf("work unit %s: create_work line too long (%d bytes, %d words)", j.WUName, len(line), len(strings.Fields(line)))
-		}
-		if strings.ContainsAny(line, "\"'\n") {
-			return fmt.Errorf("work unit %s: refusing quote or newline in a create_work line", j.WUName)
+		line, err := checkedLine(p, j, seen)
+		if err != nil {
+			return err
 		}
 		in.WriteString(line)
 		in.WriteByte('\n')
@@ -131,4 +121,30 @@ func CreateWork(ctx context.Context, p *Project, params WorkParams, jobs []Job) 
 		return fmt.Errorf("create_work failed (%v): %s", err, msg)
 	}
 	return nil
+}
+
+// checkedLine returns the job's --stdin line after checking what
+// create_work would not report: a missing result template (it exits 0
+// without creating the job), a line it would cut, quotes it would mangle.
+// seen, when not nil, remembers the result templates already found.
+func checkedLine(p *Project, j Job, seen map[string]bool) (string, error) {
+	if !seen[j.ResultTemplate] {
+		if filepath.IsAbs(j.ResultTemplate) || len(j.ResultTemplate) > 63 {
+			return "", fmt.Errorf("result template path %q must be relative to the project and at most 63 characters", j.ResultTemplate)
+		}
+		if _, err := os.Stat(filepath.Join(p.Dir, j.ResultTemplate)); err != nil {
+			return "", fmt.Errorf("result template %s is missing: %w", j.ResultTemplate, err)
+		}
+		if seen != nil {
+			seen[j.ResultTemplate] = true
+		}
+	}
+	line := j.Line()
+	if len(line)+1 > maxLine || len(strings.Fields(line)) > maxWords {
+		return "", fmt.Errorf("work unit %s: create_work line too long (%d bytes, %d words)", j.WUName, len(line), len(strings.Fields(line)))
+	}
+	if strings.ContainsAny(line, "\"'\n") {
+		return "", fmt.Errorf("work unit %s: refusing quote or newline in a create_work line", j.WUName)
+	}
+	return line, nil
 }

@@ -3,7 +3,6 @@ package client
 import (
 	"fmt"
 	"os"
-	"sync"
 )
 
 // Retrieval makes its downloads durable a batch at a time: the files of a
@@ -12,7 +11,8 @@ import (
 // makes the names durable; all before any of them is acknowledged, after
 // which the server deletes its copy. So destination names still never hold
 // a partial file, at two syncs per batch instead of one per file (on a
-// journaling file system every fsync is a journal commit).
+// journaling file system every fsync is a journal commit). A batch is
+// committed while the next one downloads.
 
 // A batch closes at commitFiles files or commitBytes bytes, so that an
 // interrupted retrieval keeps most of what it fetched.
@@ -20,6 +20,13 @@ const (
 	commitFiles = 512
 	commitBytes = 256 << 20
 )
+
+// commitQueue bounds the verified downloads waiting for the batch being
+// committed. A sync writes out whatever is dirty on the file system, so it
+// sometimes takes longer than the next batch takes to download; four
+// batches of slack keep the workers from waiting on it, and the kernel's
+// own limit on dirty pages bounds the bytes.
+const commitQueue = 4 * commitFiles
 
 // pendingFile is a verified download not yet durable.
 type pendingFile struct {
@@ -29,50 +36,59 @@ type pendingFile struct {
 	size int64
 }
 
-// committer collects verified downloads from the download workers and
-// commits them in batches.
+// committer takes verified downloads from the download workers and, in a
+// goroutine of its own, commits them a batch at a time while the workers
+// go on downloading. It holds one batch being committed and at most
+// commitQueue downloads waiting: a worker that finds the queue full waits.
 type committer struct {
-	mu      sync.Mutex
-	pending []pendingFile
-	bytes   int64
-	errs    []error // by download index; stays nil once committed
+	in     chan pendingFile
+	done   chan struct{}
+	errs   []error // by download index; nil once committed
+	commit func(batch []pendingFile) []error
 }
 
-func newCommitter(n int) *committer { return &committer{errs: make([]error, n)} }
+// startCommitter starts the commits of n downloads.
+func startCommitter(n int) *committer { return newCommitter(n, commitBatch) }
 
-// add queues a verified download; the worker that fills a batch commits it.
-func (c *committer) add(f pendingFile) {
-	c.mu.Lock()
-	c.pending = append(c.pending, f)
-	c.bytes += f.size
+func newCommitter(n int, commit func(batch []pendingFile) []error) *committer {
+	c := &committer{in: make(chan pendingFile, commitQueue), done: make(chan struct{}),
+		errs: make([]error, n), commit: commit}
+	go c.run()
+	return c
+}
+
+// add queues a verified download.
+func (c *committer) add(f pendingFile) { c.in <- f }
+
+// wait commits what is left, once the workers are done, and returns the
+// commit error of each download by index.
+func (c *committer) wait() []error {
+	close(c.in)
+	<-c.done
+	return c.errs
+}
+
+func (c *committer) run() {
+	defer close(c.done)
 	var batch []pendingFile
-	if len(c.pending) >= commitFiles || c.bytes >= commitBytes {
-		batch, c.pending, c.bytes = c.pending, nil, 0
+	var bytes int64
+	for f := range c.in {
+		batch = append(batch, f)
+		bytes += f.size
+		if len(batch) >= commitFiles || bytes >= commitBytes {
+			c.record(batch)
+			batch, bytes = nil, 0
+		}
 	}
-	c.mu.Unlock()
-	if batch != nil {
-		c.commit(batch)
-	}
-}
-
-// flush commits what is left; call it once the workers are done.
-func (c *committer) flush() {
-	c.mu.Lock()
-	batch := c.pending
-	c.pending, c.bytes = nil, 0
-	c.mu.Unlock()
 	if len(batch) > 0 {
-		c.commit(batch)
+		c.record(batch)
 	}
 }
 
-func (c *committer) commit(batch []pendingFile) {
-	errs := commitBatch(batch)
-	c.mu.Lock()
-	for k, f := range batch {
-		c.errs[f.i] = errs[k]
+func (c *committer) record(batch []pendingFile) {
+	for k, err := range c.commit(batch) {
+		c.errs[batch[k].i] = err
 	}
-	c.mu.Unlock()
 }
 
 // commitBatch makes the contents durable, renames the files into place and

@@ -3,6 +3,7 @@
 package client
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 )
@@ -31,6 +32,20 @@ func syncNames(batch []pendingFile) error {
 		}
 	}
 	return nil
+}
+
+// syncPresent makes files already in place durable: each file, then each
+// directory. A file found under another of its names (x_1.log for
+// x_1.log.gz) is the scientist's own: only its directory is synced.
+func syncPresent(paths []string) error {
+	batch := make([]pendingFile, len(paths))
+	for k, p := range paths {
+		if err := syncPath(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		batch[k].dest = p
+	}
+	return syncNames(batch)
 }
 
 func syncPath(p string) error {

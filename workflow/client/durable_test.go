@@ -3,11 +3,18 @@ package client
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/rboinc/rboinc/workflow/wire"
 )
@@ -87,5 +94,96 @@ func TestDirNamesAgreesWithAlreadyPresent(t *testing.T) {
 	}
 	if d.present(filepath.Join(dir, "nosuch"), wire.ResultFile{Name: "w_0"}) {
 		t.Error("a missing directory holds a file")
+	}
+}
+
+// The committer holds one batch being committed and at most commitQueue
+// downloads waiting: a worker that finds the queue full waits. Errors come
+// back by index.
+func TestCommitterIsBounded(t *testing.T) {
+	release := make(chan struct{})
+	var batches []int
+	total := commitFiles + commitQueue + commitFiles
+	cm := newCommitter(total, func(batch []pendingFile) []error {
+		if len(batches) == 0 {
+			<-release
+		}
+		batches = append(batches, len(batch))
+		errs := make([]error, len(batch))
+		for k, f := range batch {
+			if f.i%2 == 1 {
+				errs[k] = errors.New("odd")
+			}
+		}
+		return errs
+	})
+	var added atomic.Int64
+	go func() {
+		for i := 0; i < total; i++ {
+			cm.add(pendingFile{i: i, size: 1})
+			added.Add(1)
+		}
+	}()
+	want := int64(commitFiles + commitQueue)
+	for deadline := time.Now().Add(5 * time.Second); added.Load() < want && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if got := added.Load(); got != want {
+		t.Fatalf("%d downloads queued while the first batch commits, want %d", got, want)
+	}
+	close(release)
+	for added.Load() < int64(total) {
+		time.Sleep(time.Millisecond)
+	}
+	errs := cm.wait()
+	if len(batches) != total/commitFiles || slices.ContainsFunc(batches, func(n int) bool { return n != commitFiles }) {
+		t.Fatalf("batches %v", batches)
+	}
+	for i, err := range errs {
+		if (err != nil) != (i%2 == 1) {
+			t.Fatalf("download %d: error %v", i, err)
+		}
+	}
+}
+
+// Every file the server is told to drop is already in place, whole, under
+// its final name.
+func TestRetrieveAcksOnlyFilesInPlace(t *testing.T) {
+	n := commitFiles + 3
+	body := []byte("the result\n")
+	s := &benchServer{body: body, md5: md5hex(body), nFiles: n}
+	dir := filepath.Join(t.TempDir(), "r")
+	var mu sync.Mutex
+	var acked []string
+	var bad []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.TrimPrefix(r.URL.Path, "/rboinc_cgi") != wire.PathAck {
+			s.ServeHTTP(w, r)
+			return
+		}
+		var req wire.AckRequest
+		json.NewDecoder(r.Body).Decode(&req)
+		mu.Lock()
+		for _, name := range req.Files {
+			if got, err := os.ReadFile(filepath.Join(dir, name)); err != nil || !bytes.Equal(got, body) {
+				bad = append(bad, name)
+			}
+		}
+		acked = append(acked, req.Files...)
+		mu.Unlock()
+		json.NewEncoder(w).Encode(wire.CountResponse{Count: len(req.Files)})
+	}))
+	defer srv.Close()
+	c, err := New(srv.URL+"/rboinc_cgi", "tok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := c.Retrieve(context.Background(), RetrieveInput{Group: "g", Dir: dir})
+	if err != nil || rep.Retrieved != n || rep.Acknowledged != n {
+		t.Fatalf("report %+v, %v", rep, err)
+	}
+	if len(acked) != n || len(bad) != 0 {
+		t.Fatalf("%d acknowledged, %d of them not in place: %v", len(acked), len(bad), bad)
 	}
 }

@@ -23,6 +23,8 @@ type fakeServer struct {
 	queues   map[string]*wire.Queue
 	pool     map[string][]byte // md5 -> content
 	puts     map[string]int    // md5 -> PUT count
+	inlined  map[string]int    // md5 -> count of inline sends
+	noInline bool              // behave like a server older than PathSubmitInline
 	submits  []wire.SubmitRequest
 	results  []wire.ResultFile
 	files    map[string][]byte // path -> body served
@@ -32,7 +34,7 @@ type fakeServer struct {
 
 func newFake(t *testing.T) (*fakeServer, *Client) {
 	f := &fakeServer{t: t, token: "tok", queues: map[string]*wire.Queue{},
-		pool: map[string][]byte{}, puts: map[string]int{}, files: map[string][]byte{}}
+		pool: map[string][]byte{}, puts: map[string]int{}, inlined: map[string]int{}, files: map[string][]byte{}}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	c, err := New(srv.URL+"/rboinc_cgi/", "tok")
@@ -107,9 +109,36 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		reply(resp)
 	case api == wire.PathUploads:
 		reply(wire.UploadResponse{ID: "up1", DAVPath: "/DAV/u/up1/"})
-	case api == wire.PathSubmit:
+	case api == wire.PathSubmitInline && f.noInline:
+		http.NotFound(w, r) // what Go's mux of an older server answers
+	case api == wire.PathSubmit, api == wire.PathSubmitInline:
 		var req wire.SubmitRequest
-		_ = json.NewDecoder(r.Body).Decode(&req)
+		dec := json.NewDecoder(r.Body)
+		_ = dec.Decode(&req)
+		if api == wire.PathSubmitInline {
+			rest := io.MultiReader(dec.Buffered(), r.Body)
+			var nl [1]byte
+			if _, err := io.ReadFull(rest, nl[:]); err != nil || nl[0] != '\n' {
+				writeErr(w, http.StatusBadRequest, wire.CodeBadRequest, "no newline after the JSON")
+				return
+			}
+			for _, ref := range req.Inline {
+				b := make([]byte, ref.Size)
+				if _, err := io.ReadFull(rest, b); err != nil || md5hex(b) != ref.MD5 {
+					writeErr(w, http.StatusBadRequest, wire.CodeBadRequest, "inline content "+ref.MD5+" damaged")
+					return
+				}
+				f.pool[ref.MD5] = b
+				f.inlined[ref.MD5]++
+			}
+			if n, _ := rest.Read(make([]byte, 1)); n > 0 {
+				writeErr(w, http.StatusBadRequest, wire.CodeBadRequest, "data after the inline contents")
+				return
+			}
+		} else if len(req.Inline) > 0 {
+			writeErr(w, http.StatusBadRequest, wire.CodeBadRequest, "inline contents on the plain submit path")
+			return
+		}
 		f.submits = append(f.submits, req)
 		for _, ch := range req.Chains {
 			for _, ref := range ch.Files {

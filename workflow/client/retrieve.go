@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 
 	"github.com/rboinc/rboinc/workflow/wire"
 )
@@ -61,7 +63,7 @@ func (c *Client) Retrieve(ctx context.Context, in RetrieveInput) (*RetrieveRepor
 		return nil, fmt.Errorf("listing the results of group %s: %w", in.Group, err)
 	}
 	rep := &RetrieveReport{Total: len(res.Files)}
-	var have []wire.ResultFile // on disk now: present or downloaded
+	var present []wire.ResultFile
 	var todo []wire.ResultFile
 	var bytes int64
 	listed := dirNames{}
@@ -72,25 +74,30 @@ func (c *Client) Retrieve(ctx context.Context, in RetrieveInput) (*RetrieveRepor
 		}
 		if listed.present(TargetDir(in.Dir, rf, in.Tree), rf) {
 			rep.Present++
-			have = append(have, rf)
+			present = append(present, rf)
 			continue
 		}
 		todo = append(todo, rf)
 		bytes += rf.Size
 	}
 
+	// Verified downloads are made durable in batches, in the background
+	// (durable.go), before any is acknowledged.
+	cm := startCommitter(len(todo))
+
 	var progress func(int64)
 	if in.OnDownload != nil && len(todo) > 0 {
 		progress = in.OnDownload(len(todo), bytes)
 	}
-	// Verified downloads are made durable in batches (durable.go) before
-	// any is acknowledged.
-	cm := newCommitter(len(todo))
+	var dirs sync.Map // directories known to exist
 	errs := parallel(ctx, len(todo), downloadWorkers, false, func(ctx context.Context, i int) error {
 		rf := todo[i]
 		dir := TargetDir(in.Dir, rf, in.Tree)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("cannot create %s: %w", dir, err)
+		if _, ok := dirs.Load(dir); !ok {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return fmt.Errorf("cannot create %s: %w", dir, err)
+			}
+			dirs.Store(dir, true)
 		}
 		dest := filepath.Join(dir, LocalName(rf))
 		tmp, err := c.fetch(ctx, rf, dest, progress, false)
@@ -100,10 +107,11 @@ func (c *Client) Retrieve(ctx context.Context, in RetrieveInput) (*RetrieveRepor
 		cm.add(pendingFile{i: i, tmp: tmp, dest: dest, size: rf.Size})
 		return nil
 	})
-	cm.flush()
+	commitErrs := cm.wait()
+	have := slices.Clip(present) // on disk now: present or downloaded
 	for i, err := range errs {
 		if err == nil {
-			err = cm.errs[i]
+			err = commitErrs[i]
 		}
 		if err != nil {
 			rep.Failed = append(rep.Failed, FailedFile{Name: todo[i].Name, Error: err.Error()})
@@ -113,10 +121,18 @@ func (c *Client) Retrieve(ctx context.Context, in RetrieveInput) (*RetrieveRepor
 		have = append(have, todo[i])
 	}
 
+	// The acknowledgement comes last, in one request: the server deletes
+	// the files it names, and deleting while this side creates files on
+	// the same disk slows the creation (ext4 without a journal skips the
+	// inodes freed in the last minute, one by one).
 	var ackErr error
-	if !in.Keep && ctx.Err() == nil {
-		rep.Acknowledged, ackErr = c.ackAll(ctx, in.Group, have)
+	if !in.Keep && ctx.Err() == nil && len(have) > 0 {
+		ackErr = syncPresentFiles(in, present)
+		if ackErr == nil {
+			rep.Acknowledged, ackErr = c.ackAll(ctx, in.Group, have)
+		}
 	}
+
 	var partial error
 	if len(rep.Failed) > 0 {
 		partial = &kindError{msg: fmt.Sprintf("%d of %d files failed to download", len(rep.Failed), rep.Total), kind: ErrPartial}
@@ -125,6 +141,22 @@ func (c *Client) Retrieve(ctx context.Context, in RetrieveInput) (*RetrieveRepor
 		return rep, errors.Join(fmt.Errorf("interrupted: %w", ctx.Err()), partial)
 	}
 	return rep, errors.Join(ackErr, partial)
+}
+
+// syncPresentFiles makes the files found already in place durable before
+// they are acknowledged: they may come from a run stopped before its sync.
+func syncPresentFiles(in RetrieveInput, present []wire.ResultFile) error {
+	if len(present) == 0 {
+		return nil
+	}
+	paths := make([]string, len(present))
+	for k, rf := range present {
+		paths[k] = filepath.Join(TargetDir(in.Dir, rf, in.Tree), LocalName(rf))
+	}
+	if err := syncPresent(paths); err != nil {
+		return fmt.Errorf("the files already here could not be made durable, so the server keeps them: %w", err)
+	}
+	return nil
 }
 
 // ackAll acknowledges files group by group (a listing may span groups).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"slices"
 
@@ -30,11 +31,13 @@ type Chain struct {
 // readable regular file, and each mandatory parameter is given. All the
 // errors it returns are usage errors.
 func BuildChains(q *wire.Queue, shared map[string]string, jobs []Job) ([]Chain, error) {
-	params := map[string]wire.Parameter{}
+	known := map[string]wire.Parameter{}
 	for _, p := range q.Parameters {
-		params[p.Name] = p
+		known[p.Name] = p
 	}
-	checked := map[string]bool{}
+	var params []string // the parameter each of paths was first given for
+	var paths []string  // each given file once, to check
+	seenPath := map[string]bool{}
 	var chains []Chain
 	for _, j := range jobs {
 		if err := naming.CheckIdent("chain name", j.Name); err != nil {
@@ -45,7 +48,7 @@ func BuildChains(q *wire.Queue, shared map[string]string, jobs []Job) ([]Chain, 
 			ch.Files[k] = v
 		}
 		for k, v := range j.Files {
-			if _, ok := params[k]; !ok {
+			if _, ok := known[k]; !ok {
 				return nil, Usagef("line %d of the jobs file: -%s is not a parameter of queue %s; see -help_parameters", j.Line, k, q.Name)
 			}
 			ch.Files[k] = v
@@ -58,14 +61,22 @@ func BuildChains(q *wire.Queue, shared map[string]string, jobs []Job) ([]Chain, 
 				}
 				continue
 			}
-			if !checked[path] {
-				if err := checkReadable(path); err != nil {
-					return nil, Usagef("cannot read -%s %s: %v", p.Name, path, err)
-				}
-				checked[path] = true
+			if !seenPath[path] {
+				seenPath[path] = true
+				paths = append(paths, path)
+				params = append(params, p.Name)
 			}
 		}
 		chains = append(chains, ch)
+	}
+	// A jobs file may name thousands of files: opened a few at a time.
+	errs := parallel(context.Background(), len(paths), hashWorkers, false, func(_ context.Context, i int) error {
+		return checkReadable(paths[i])
+	})
+	for i, err := range errs {
+		if err != nil {
+			return nil, Usagef("cannot read -%s %s: %v", params[i], paths[i], err)
+		}
 	}
 	return chains, nil
 }
@@ -97,6 +108,10 @@ type SubmitInput struct {
 	Group   string
 	Options wire.Options
 	Chains  []Chain
+	// HashCache, when set, gives the MD5 of files hashed before and still
+	// unchanged, and learns those hashed now (saved before SubmitChains
+	// returns).
+	HashCache *HashCache
 	// OnUpload, when set, is called once before uploading with the number
 	// of files and bytes to send; the progress callback it returns (may
 	// be nil) receives byte counts from several goroutines at once.
@@ -117,9 +132,10 @@ type content struct {
 	ref  wire.FileRef
 }
 
-// SubmitChains hashes every distinct input file once, uploads only the
-// contents the server lacks (each once, a few in parallel) and creates
-// all chains with one submit request.
+// SubmitChains hashes every distinct input file once, sends only the
+// contents the server lacks, each once, and creates all chains with one
+// submit request: small contents travel in that request itself, large
+// ones are PUT before it, a few in parallel.
 func (c *Client) SubmitChains(ctx context.Context, in SubmitInput) (*SubmitReport, error) {
 	if err := naming.CheckIdent("group", in.Group); err != nil {
 		return nil, Usagef("%v", err)
@@ -137,19 +153,29 @@ func (c *Client) SubmitChains(ctx context.Context, in SubmitInput) (*SubmitRepor
 		}
 	}
 	hashed := make([]wire.FileRef, len(paths))
+	hasher := newInputHasher(in.HashCache)
 	errs := parallel(ctx, len(paths), hashWorkers, true, func(ctx context.Context, i int) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		sum, size, err := HashFile(paths[i])
-		if err != nil {
-			return fmt.Errorf("hashing %s: %w", paths[i], err)
-		}
-		hashed[i] = wire.FileRef{MD5: sum, Size: size}
-		return nil
+		var err error
+		hashed[i], err = hasher.hash(paths[i])
+		return err
 	})
 	if err := firstError(errs); err != nil {
 		return nil, err
+	}
+	if in.HashCache != nil {
+		// Written while the server is asked; a failure costs only hashing
+		// again next time.
+		saved := make(chan struct{})
+		go func() {
+			defer close(saved)
+			if err := in.HashCache.Save(); err != nil {
+				slog.Debug("hash cache not saved", "err", err)
+			}
+		}()
+		defer func() { <-saved }()
 	}
 	refs := map[string]wire.FileRef{} // path -> content
 	byMD5 := map[string]content{}     // one local copy of each content
@@ -188,19 +214,38 @@ func (c *Client) SubmitChains(ctx context.Context, in SubmitInput) (*SubmitRepor
 		}
 	}
 	rep.ReusedFiles = len(md5s) - len(toSend)
-	if len(toSend) > 0 {
-		id, err := c.upload(ctx, toSend, in.OnUpload)
-		if err != nil {
+	for _, ct := range toSend {
+		rep.UploadedBytes += ct.ref.Size
+	}
+	rep.UploadedFiles = len(toSend)
+	var progress func(int64)
+	if len(toSend) > 0 && in.OnUpload != nil {
+		progress = in.OnUpload(len(toSend), rep.UploadedBytes)
+	}
+	// Small contents travel in the submission's own request; large ones
+	// are PUT first, a few in parallel.
+	inline, large := splitInline(toSend)
+	var up wire.UploadResponse
+	if len(large) > 0 {
+		if err := c.upload(ctx, &up, large, progress); err != nil {
 			return nil, err
 		}
-		req.Upload = id
-		rep.UploadedFiles = len(toSend)
-		for _, ct := range toSend {
-			rep.UploadedBytes += ct.ref.Size
-		}
+		req.Upload = up.ID
 	}
-
-	resp, err := c.Submit(ctx, req)
+	var resp *wire.SubmitResponse
+	var err error
+	if len(inline) > 0 {
+		resp, err = c.SubmitInline(ctx, req, inline, progress)
+		if errors.Is(err, errInlineUnsupported) {
+			// An older server: PUT them too.
+			if err = c.upload(ctx, &up, inline, progress); err == nil {
+				req.Upload = up.ID
+				resp, err = c.Submit(ctx, req)
+			}
+		}
+	} else {
+		resp, err = c.Submit(ctx, req)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -208,31 +253,35 @@ func (c *Client) SubmitChains(ctx context.Context, in SubmitInput) (*SubmitRepor
 	return rep, nil
 }
 
-// upload sends the contents into a fresh upload collection.
-func (c *Client) upload(ctx context.Context, toSend []content, onUpload func(int, int64) func(int64)) (string, error) {
-	up, err := c.NewUpload(ctx)
-	if err != nil {
-		return "", fmt.Errorf("opening an upload area: %w", err)
-	}
-	var progress func(int64)
-	if onUpload != nil {
-		var total int64
-		for _, ct := range toSend {
+// splitInline picks, in order, the contents small enough to send with the
+// submission itself, up to inlineTotal bytes in all.
+func splitInline(toSend []content) (inline, large []content) {
+	var total int64
+	for _, ct := range toSend {
+		if ct.ref.Size <= inlineMaxFile && total+ct.ref.Size <= inlineTotal {
 			total += ct.ref.Size
+			inline = append(inline, ct)
+		} else {
+			large = append(large, ct)
 		}
-		progress = onUpload(len(toSend), total)
+	}
+	return inline, large
+}
+
+// upload PUTs the contents into upload collection up, which it opens
+// first when up is still empty.
+func (c *Client) upload(ctx context.Context, up *wire.UploadResponse, toSend []content, progress func(int64)) error {
+	if up.ID == "" {
+		var err error
+		if *up, err = c.NewUpload(ctx); err != nil {
+			return fmt.Errorf("opening an upload area: %w", err)
+		}
 	}
 	errs := parallel(ctx, len(toSend), uploadWorkers, true, func(ctx context.Context, i int) error {
 		ct := toSend[i]
-		if err := c.PutFile(ctx, up.DAVPath, ct.ref.MD5, ct.path, progress); err != nil {
-			return err
-		}
-		return nil
+		return c.PutFile(ctx, up.DAVPath, ct.ref.MD5, ct.path, progress)
 	})
-	if err := firstError(errs); err != nil {
-		return "", err
-	}
-	return up.ID, nil
+	return firstError(errs)
 }
 
 // sortedValues returns the distinct values of m in a stable order.

@@ -1,8 +1,10 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -88,16 +90,20 @@ func TestSubmitChainsUploadsOnlyMissingOnce(t *testing.T) {
 	if started != 1 || progress.Load() != 2 {
 		t.Errorf("progress: started %d times, %d bytes", started, progress.Load())
 	}
-	for sum, n := range f.puts {
+	// Small contents travel inline, in the submission's own request.
+	if len(f.puts) != 0 || len(f.inlined) != 2 {
+		t.Errorf("%d contents PUT, %d inline; want 0 and 2", len(f.puts), len(f.inlined))
+	}
+	for sum, n := range f.inlined {
 		if n != 1 {
-			t.Errorf("content %s uploaded %d times", sum, n)
+			t.Errorf("content %s sent %d times", sum, n)
 		}
 	}
 	if len(f.submits) != 1 {
 		t.Fatalf("%d submit requests, want 1", len(f.submits))
 	}
 	req := f.submits[0]
-	if req.Upload != "up1" || req.Queue != "md" || req.Group != "g" || req.Options.NumSteps != 3 || len(req.Chains) != 3 {
+	if req.Upload != "" || len(req.Inline) != 2 || req.Queue != "md" || req.Group != "g" || req.Options.NumSteps != 3 || len(req.Chains) != 3 {
 		t.Fatalf("request %+v", req)
 	}
 	if req.Chains[1].Files["coor_file"] != (wire.FileRef{MD5: md5hex([]byte("A")), Size: 1}) {
@@ -120,5 +126,63 @@ func TestSubmitChainsRejectsBadGroup(t *testing.T) {
 	_, err := c.SubmitChains(context.Background(), SubmitInput{Queue: "md", Group: "a/b"})
 	if ExitCode(err) != ExitUsage {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestSubmitChainsFallsBackToPUTOnOlderServers(t *testing.T) {
+	f, c := newFake(t)
+	f.noInline = true
+	dir := writeFiles(t, map[string]string{"a.coor": "A", "b.coor": "B"})
+	chains := []Chain{
+		{Name: "c1", Files: map[string]string{"coor_file": filepath.Join(dir, "a.coor")}},
+		{Name: "c2", Files: map[string]string{"coor_file": filepath.Join(dir, "b.coor")}},
+	}
+	rep, err := c.SubmitChains(context.Background(), SubmitInput{Queue: "md", Group: "g", Chains: chains})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.UploadedFiles != 2 || len(rep.Chains) != 2 || len(f.puts) != 2 || len(f.inlined) != 0 {
+		t.Fatalf("report %+v; %d PUT, %d inline", rep, len(f.puts), len(f.inlined))
+	}
+	if len(f.submits) != 1 || f.submits[0].Upload != "up1" || len(f.submits[0].Inline) != 0 {
+		t.Fatalf("submissions %+v", f.submits)
+	}
+}
+
+func TestSplitInline(t *testing.T) {
+	sizes := []int64{inlineMaxFile + 1}
+	for range inlineTotal / inlineMaxFile {
+		sizes = append(sizes, inlineMaxFile)
+	}
+	sizes = append(sizes, 1, 0)
+	var in []content
+	for _, size := range sizes {
+		in = append(in, content{ref: wire.FileRef{Size: size}})
+	}
+	inline, large := splitInline(in)
+	// Too large for one file; then the total is full, but for nothing.
+	if len(inline) != inlineTotal/inlineMaxFile+1 || inline[len(inline)-1].ref.Size != 0 ||
+		len(large) != 2 || large[0].ref.Size != inlineMaxFile+1 || large[1].ref.Size != 1 {
+		t.Fatalf("%d inline, large %+v", len(inline), large)
+	}
+}
+
+func TestInlineBodyRefusesAChangedFile(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"a": "AAAA", "b": "BB"})
+	for name, ct := range map[string]content{
+		"changed": {path: filepath.Join(dir, "a"), ref: wire.FileRef{MD5: md5hex([]byte("XXXX")), Size: 4}},
+		"shorter": {path: filepath.Join(dir, "b"), ref: wire.FileRef{MD5: md5hex([]byte("BBB")), Size: 3}},
+	} {
+		b := &inlineBody{head: bytes.NewReader([]byte("{}\n")), files: []content{ct}}
+		_, err := io.ReadAll(b)
+		if err == nil || !strings.Contains(err.Error(), ct.path) || !strings.Contains(err.Error(), "submit again") {
+			t.Errorf("%s: err = %v", name, err)
+		}
+	}
+	ok := content{path: filepath.Join(dir, "a"), ref: wire.FileRef{MD5: md5hex([]byte("AAAA")), Size: 4}}
+	empty := content{path: filepath.Join(dir, "b"), ref: wire.FileRef{MD5: md5hex(nil), Size: 0}}
+	got, err := io.ReadAll(&inlineBody{head: bytes.NewReader([]byte("{}\n")), files: []content{ok, empty, ok}})
+	if err != nil || string(got) != "{}\nAAAAAAAA" {
+		t.Fatalf("body %q, %v", got, err)
 	}
 }

@@ -1,7 +1,6 @@
 package client
 
 import (
-	"bufio"
 	"context"
 	"crypto/md5"
 	"encoding/hex"
@@ -16,17 +15,16 @@ import (
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 
-// writeBufSize is how much a download gathers before writing it out.
+// writeBufSize is how much a download gathers before writing it out: the
+// socket hands over a few kB at a time, and written as they come that is
+// a write(2) per few kB. One write per writeBufSize is a single one for
+// most result files.
 const writeBufSize = 256 << 10
 
-// downloadBuf is the buffers of one download, reused across downloads.
-type downloadBuf struct {
-	w    *bufio.Writer
-	copy []byte
-}
-
-var downloadBufs = sync.Pool{New: func() any {
-	return &downloadBuf{w: bufio.NewWriterSize(nil, writeBufSize), copy: make([]byte, 64<<10)}
+// writeBufs holds the download buffers, reused across downloads.
+var writeBufs = sync.Pool{New: func() any {
+	b := make([]byte, writeBufSize)
+	return &b
 }}
 
 // HashFile streams a file and returns its MD5 (hex) and size.
@@ -114,9 +112,9 @@ func (c *Client) Download(ctx context.Context, rf wire.ResultFile, destPath stri
 }
 
 // fetch streams rf into a temporary file beside destPath, hashing on the
-// way, and returns its name once the content is verified (and, with sync,
-// on stable storage). The caller renames it into place.
-func (c *Client) fetch(ctx context.Context, rf wire.ResultFile, destPath string, onProgress func(n int64), sync bool) (_ string, err error) {
+// way, and returns its name once the content is verified (and, with
+// durable, on stable storage). The caller renames it into place.
+func (c *Client) fetch(ctx context.Context, rf wire.ResultFile, destPath string, onProgress func(n int64), durable bool) (_ string, err error) {
 	if !strings.HasPrefix(rf.Path, "/") {
 		return "", fmt.Errorf("the server gave an invalid path %q for %s", rf.Path, rf.Name)
 	}
@@ -144,32 +142,51 @@ func (c *Client) fetch(ctx context.Context, rf wire.ResultFile, destPath string,
 			os.Remove(tmp.Name())
 		}
 	}()
+	bufp := writeBufs.Get().(*[]byte)
+	defer writeBufs.Put(bufp)
+	buf := *bufp
 	h := md5.New()
-	// The socket hands over a few kB at a time; written as they come,
-	// that is a write(2) per few kB. Gather them: one write per
-	// writeBufSize, a single one for most result files.
-	bufs := downloadBufs.Get().(*downloadBuf)
-	defer downloadBufs.Put(bufs)
-	bufs.w.Reset(tmp)
-	n, err := io.CopyBuffer(io.MultiWriter(bufs.w, h), &progressReader{r: resp.Body, onProgress: onProgress}, bufs.copy)
-	if err == nil {
-		err = bufs.w.Flush()
-	}
-	bufs.w.Reset(nil)
-	if err != nil {
-		if ctx.Err() != nil {
-			return "", fmt.Errorf("interrupted: %w", ctx.Err())
+	var n int64
+	held := 0 // bytes in buf not yet written
+	// The socket is read straight into the write buffer (no copy between
+	// them), hashed there, and the buffer written out whenever it is full.
+	for {
+		if held == len(buf) {
+			if _, err = tmp.Write(buf); err != nil {
+				return "", fmt.Errorf("writing %s: %w", destPath, err)
+			}
+			held = 0
 		}
-		return "", fmt.Errorf("downloading %s: %w", rf.Name, err)
+		k, rerr := resp.Body.Read(buf[held:])
+		if k > 0 {
+			h.Write(buf[held : held+k])
+			held += k
+			n += int64(k)
+			if onProgress != nil {
+				onProgress(int64(k))
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			if ctx.Err() != nil {
+				return "", fmt.Errorf("interrupted: %w", ctx.Err())
+			}
+			return "", fmt.Errorf("downloading %s: %w", rf.Name, rerr)
+		}
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); !strings.EqualFold(got, rf.MD5) {
 		return "", fmt.Errorf("downloaded %s is damaged (%d bytes, MD5 %s; the server announced %d bytes, MD5 %s)",
 			rf.Name, n, got, rf.Size, rf.MD5)
 	}
+	if _, err = tmp.Write(buf[:held]); err != nil {
+		return "", fmt.Errorf("writing %s: %w", destPath, err)
+	}
 	if err = tmp.Chmod(0o644); err != nil {
 		return "", fmt.Errorf("writing %s: %w", destPath, err)
 	}
-	if sync {
+	if durable {
 		if err = tmp.Sync(); err != nil {
 			return "", fmt.Errorf("writing %s: %w", destPath, err)
 		}

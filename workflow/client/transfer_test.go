@@ -3,11 +3,17 @@ package client
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/rboinc/rboinc/workflow/wire"
 )
 
 func TestHashFile(t *testing.T) {
@@ -80,5 +86,41 @@ func TestPutFile(t *testing.T) {
 	}
 	if err := c.PutFile(context.Background(), "/DAV/u/up1/", strings.Repeat("a", 32), p, nil); ExitCode(err) != ExitRefused {
 		t.Fatalf("wrong md5: %v", err)
+	}
+}
+
+// Downloads of sizes around the write buffer's arrive whole, and one cut
+// short leaves nothing behind.
+func TestDownloadSizes(t *testing.T) {
+	f, c := newFake(t)
+	dir := t.TempDir()
+	for _, size := range []int{0, 1, writeBufSize - 1, writeBufSize, writeBufSize + 1, 3*writeBufSize + 17} {
+		body := make([]byte, size)
+		rand.NewChaCha8([32]byte{byte(size)}).Read(body)
+		rf := f.addResult("g", "c1", fmt.Sprintf("c1-U_g-0-1-RND%04d_0", size%10000), body)
+		dest := filepath.Join(dir, fmt.Sprint("f", size))
+		if err := c.Download(context.Background(), rf, dest, nil); err != nil {
+			t.Fatalf("size %d: %v", size, err)
+		}
+		if got, _ := os.ReadFile(dest); !bytes.Equal(got, body) {
+			t.Fatalf("size %d: %d bytes arrived, not the same", size, len(got))
+		}
+	}
+	short := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", fmt.Sprint(2*writeBufSize))
+		w.Write(make([]byte, writeBufSize+5))
+	}))
+	defer short.Close()
+	c2, err := New(short.URL+"/rboinc_cgi", "tok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rf := wire.ResultFile{Name: "x", MD5: strings.Repeat("0", 32), Path: "/x"}
+	if err := c2.Download(context.Background(), rf, filepath.Join(dir, "short"), nil); err == nil {
+		t.Fatal("a download cut short succeeded")
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 6 {
+		t.Fatalf("%d entries in the directory, want the 6 downloads only", len(ents))
 	}
 }

@@ -15,13 +15,27 @@ import (
 )
 
 // Advance is the assimilator hook: BOINC has finished (or given up on) a
-// work unit. It copies the canonical outputs out of the upload hierarchy
+// work unit. It takes the canonical outputs out of the upload hierarchy
 // (BOINC deletes them once the hook returns), feeds chained outputs into
-// the next step and creates it, or ends the chain. Calling it twice for one
+// the next step and records it as pending, or ends the chain. The next
+// step's work unit is created by the creator (see creator.go): before
+// Advance returns when no long-running creator holds the lock, shortly
+// after otherwise. Calling it twice for one
 // work unit creates one next step. It returns an error only when BOINC
 // should stop and retry later (the database or the disk failed); problems
 // of one chain mark that chain failed instead.
 func (e *Engine) Advance(ctx context.Context, call boinc.HookCall) error {
+	if err := e.record(ctx, call, true); err != nil {
+		return err
+	}
+	return e.kickCreator(ctx)
+}
+
+// record is Advance without creating the next step's work unit: that is
+// left to the creator, which batches it with others.
+// With durable, the outputs are made durable as they are taken (they are
+// BOINC's); the spool's are durable already.
+func (e *Engine) record(ctx context.Context, call boinc.HookCall, durable bool) error {
 	if call.WUName == "" {
 		e.Log.Warn("hook called without a work-unit name; nothing to do", "wu_id", call.WUID, "error_mask", call.ErrorMask)
 		return nil
@@ -66,7 +80,7 @@ func (e *Engine) Advance(ctx context.Context, call boinc.HookCall) error {
 				continue // optional outputs may be missing; checked below
 			}
 			dst := filepath.Join(dir, naming.ResultFile(call.WUName, o.Index))
-			sum, size, err := pool.CopyAtomic(path, dst, 0o444)
+			sum, size, err := pool.TakeOutput(path, dst, durable)
 			if err != nil {
 				return err
 			}
@@ -88,7 +102,7 @@ func (e *Engine) Advance(ctx context.Context, call boinc.HookCall) error {
 	}
 	var nextStep *store.Step
 	if c.State == "running" && s.Step+1 < c.NSteps && len(missingChained) == 0 {
-		nextStep = &store.Step{ChainID: c.ID, Step: s.Step + 1, WU: c.WU(s.Step + 1), State: "creating", Inputs: next}
+		nextStep = &store.Step{ChainID: c.ID, Step: s.Step + 1, WU: c.WU(s.Step + 1), State: pendingState, Inputs: next}
 	}
 	_, created, state, err := e.DB.CompleteStepPooling(ctx, c, s.Step, results, pooled, nextStep)
 	if err != nil {
@@ -98,10 +112,7 @@ func (e *Engine) Advance(ctx context.Context, call boinc.HookCall) error {
 		reason := fmt.Sprintf("step %d produced no output %v, which the next step needs", s.Step, missingChained)
 		return e.DB.FailChain(ctx, c.ID, -1, reason)
 	}
-	e.Log.Info("step done", "wu", call.WUName, "results", len(results), "chain_state", state)
-	if created {
-		return e.startStep(ctx, c, *nextStep)
-	}
+	e.Log.Info("step done", "wu", call.WUName, "results", len(results), "chain_state", state, "next_pending", created)
 	return nil
 }
 
@@ -112,13 +123,16 @@ func (e *Engine) resumeNext(ctx context.Context, c store.Chain, step int) error 
 		return nil
 	}
 	n, err := e.DB.StepOf(ctx, c, step+1)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && n.State != "creating") {
+	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	return e.startStep(ctx, c, n)
+	if n.State == "creating" { // recorded by a hook of an earlier version, which created it itself
+		return e.startStep(ctx, c, n)
+	}
+	return nil // a pending step is the creator's
 }
 
 // startStep creates a step's work unit; if that fails the chain fails with

@@ -17,9 +17,34 @@ import (
 // distinct content once per user, whoever else shares it: what a user's
 // chains keep alive on the server. Concurrent submissions may pass the
 // bytes limit together; the chain count is enforced atomically at insert.
+//
+// Cheap upper bounds come first (the user's chains in any state, the whole
+// pool, every content of the request counted as new): far from the limits
+// they settle it at a cost that does not grow with what the user holds.
+// Only when they do not are the exact figures measured.
 func (e *Engine) checkQuota(ctx context.Context, u store.User, req wire.SubmitRequest) error {
 	l := e.Cfg.Limits
 	if l.MaxRunningChains == 0 && l.MaxPoolBytes == 0 {
+		return nil
+	}
+	bound, err := e.DB.BoundsOf(ctx, u.ID)
+	if err != nil {
+		return err
+	}
+	var sums []string
+	var sizeOf func(string) int64
+	if l.MaxPoolBytes > 0 {
+		if sums, sizeOf, err = e.requestSizes(ctx, u, req); err != nil {
+			return err
+		}
+	}
+	var all int64
+	for _, m := range sums {
+		all += sizeOf(m)
+	}
+	chainsOK := l.MaxRunningChains == 0 || bound.Chains+len(req.Chains) <= l.MaxRunningChains
+	bytesOK := l.MaxPoolBytes == 0 || bound.PoolBytes+all <= l.MaxPoolBytes
+	if chainsOK && bytesOK {
 		return nil
 	}
 	use, err := e.DB.UsageOf(ctx, u.ID)
@@ -32,6 +57,27 @@ func (e *Engine) checkQuota(ctx context.Context, u store.User, req wire.SubmitRe
 	if l.MaxPoolBytes == 0 {
 		return nil
 	}
+	ref, err := e.DB.Referenced(ctx, u.ID, sums)
+	if err != nil {
+		return err
+	}
+	var add int64
+	for _, m := range sums {
+		if !ref[m] {
+			add += sizeOf(m)
+		}
+	}
+	if use.PoolBytes+add > l.MaxPoolBytes {
+		return errf(KindQuota, "your chains refer to %d bytes of input on the server and this submission adds %d; the limit is %d bytes: purge groups you have retrieved to free space", use.PoolBytes, add, l.MaxPoolBytes)
+	}
+	return nil
+}
+
+// requestSizes lists the distinct contents of a request (sorted) and gives
+// the size each one counts for: the pooled size, else the real size of the
+// uploaded file (the announced one may lie), else the announced one (exact
+// for inline contents, which must match it).
+func (e *Engine) requestSizes(ctx context.Context, u store.User, req wire.SubmitRequest) ([]string, func(string) int64, error) {
 	declared := map[string]int64{}
 	for _, c := range req.Chains {
 		for _, f := range c.Files {
@@ -45,42 +91,27 @@ func (e *Engine) checkQuota(ctx context.Context, u store.User, req wire.SubmitRe
 		sums = append(sums, m)
 	}
 	sort.Strings(sums)
-	ref, err := e.DB.Referenced(ctx, u.ID, sums)
+	sizes, err := e.DB.PoolSizes(ctx, sums)
 	if err != nil {
-		return err
-	}
-	var fresh []string
-	for _, m := range sums {
-		if !ref[m] {
-			fresh = append(fresh, m)
-		}
-	}
-	sizes, err := e.DB.PoolSizes(ctx, fresh)
-	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	dir := ""
 	if validUploadID(req.Upload) {
 		dir = filepath.Join(e.davDir(u.Name), req.Upload)
 	}
-	var add int64
-	for _, m := range fresh {
-		sz, ok := sizes[m]
-		if !ok && dir != "" {
-			// The uploaded file's real size: the announced one may lie.
+	for _, m := range sums {
+		if _, ok := sizes[m]; ok {
+			continue
+		}
+		sz := declared[m]
+		if dir != "" {
 			if fi, err := os.Lstat(filepath.Join(dir, m)); err == nil && fi.Mode().IsRegular() {
-				sz, ok = fi.Size(), true
+				sz = fi.Size()
 			}
 		}
-		if !ok {
-			sz = declared[m]
-		}
-		add += sz
+		sizes[m] = sz
 	}
-	if use.PoolBytes+add > l.MaxPoolBytes {
-		return errf(KindQuota, "your chains refer to %d bytes of input on the server and this submission adds %d; the limit is %d bytes: purge groups you have retrieved to free space", use.PoolBytes, add, l.MaxPoolBytes)
-	}
-	return nil
+	return sums, func(m string) int64 { return sizes[m] }, nil
 }
 
 // checkPolicy refuses submission options beyond the server's policy.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,6 +28,12 @@ const MaxChainsPerRequest = 100000
 // uploaded contents into the pool, records the chains, stages their first
 // inputs and runs create_work once for all of them.
 func (e *Engine) Submit(ctx context.Context, u store.User, req wire.SubmitRequest) (wire.SubmitResponse, error) {
+	return e.submit(ctx, u, req, nil)
+}
+
+// submit is Submit, with the body holding req.Inline's contents when the
+// request came with them (nil otherwise).
+func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitRequest, inline io.Reader) (_ wire.SubmitResponse, err error) {
 	resp := wire.SubmitResponse{DryRun: req.Options.DryRun}
 	params, prio, nsteps, err := e.checkSubmit(req)
 	if err != nil {
@@ -46,19 +53,45 @@ func (e *Engine) Submit(ctx context.Context, u store.User, req wire.SubmitReques
 	if err := checkParams(q, req); err != nil {
 		return resp, err
 	}
+	if err := e.checkInline(req, inline != nil); err != nil {
+		return resp, err
+	}
 	if err := e.checkQuota(ctx, u, req); err != nil {
 		return resp, err
 	}
-	if err := e.takeUploads(ctx, u, req); err != nil {
+	// The inline contents may still be being written while the chains are
+	// recorded and create_work reads their jobs (in is then not nil).
+	var in *intake
+	if inline != nil {
+		var taken *intake
+		taken, err = e.startInline(ctx, q, req, inline)
+		defer func() {
+			if ferr := taken.finish(ctx); ferr != nil && err == nil {
+				err = ferr
+			}
+		}()
+		if err != nil {
+			return resp, err
+		}
+		if !taken.stage {
+			// Written whole already: into the index now, as after an upload.
+			if err := taken.finish(ctx); err != nil {
+				return resp, err
+			}
+		} else {
+			in = taken
+		}
+	}
+	if err := e.takeUploads(ctx, u, req, in); err != nil {
 		return resp, err
 	}
 	if req.Upload != "" {
 		defer e.dropUpload(ctx, u, req.Upload)
 	}
-	encoded := map[string]string{}
+	res := newResolver(e, q)
 	chains := make([]store.NewChain, 0, len(req.Chains))
 	for _, cs := range req.Chains {
-		inputs, err := e.resolveInputs(ctx, q, cs, encoded)
+		inputs, err := res.resolveInputs(ctx, cs)
 		if err != nil {
 			return resp, err
 		}
@@ -86,27 +119,13 @@ func (e *Engine) Submit(ctx context.Context, u store.User, req wire.SubmitReques
 		}
 		return resp, nil
 	}
-	created, err := e.DB.CreateChainsWithin(ctx, u, chains, e.Cfg.MaxRunningChains)
+	created, err := e.recordAndCreate(ctx, u, params, chains, in)
 	if err != nil {
 		if errors.Is(err, store.ErrExists) {
 			return resp, errf(KindNameTaken, "%v: choose another name, or purge the old chain first", err)
 		}
 		if errors.Is(err, store.ErrQuota) {
 			return resp, errf(KindQuota, "%v", err)
-		}
-		return resp, err
-	}
-	steps := make([]stepJob, len(created))
-	for i, c := range created {
-		steps[i] = stepJob{chain: c, step: store.Step{ChainID: c.ID, Step: 0, WU: c.WU(0), Inputs: chains[i].Inputs}}
-	}
-	if err := e.createSteps(ctx, params, steps); err != nil {
-		ids := make([]int64, len(created))
-		for i, c := range created {
-			ids[i] = c.ID
-		}
-		if derr := e.DB.DeleteChains(ctx, ids); derr != nil {
-			e.Log.Error("removing chains after a failed create_work", "err", derr)
 		}
 		return resp, err
 	}
@@ -176,8 +195,9 @@ func (e *Engine) checkSubmit(req wire.SubmitRequest) (boinc.WorkParams, int, int
 }
 
 // takeUploads moves the contents of the request's upload collection into
-// the pool, each checked against its MD5 name.
-func (e *Engine) takeUploads(ctx context.Context, u store.User, req wire.SubmitRequest) (err error) {
+// the pool, each checked against its MD5 name. Contents that in is still
+// writing count as present.
+func (e *Engine) takeUploads(ctx context.Context, u store.User, req wire.SubmitRequest, in *intake) (err error) {
 	need := map[string]bool{}
 	for _, c := range req.Chains {
 		for param, f := range c.Files {
@@ -214,7 +234,7 @@ func (e *Engine) takeUploads(ctx context.Context, u store.User, req wire.SubmitR
 		}
 	}()
 	for sum := range need {
-		if e.Pool.Has(sum) {
+		if _, coming := in.provides(sum); coming || e.Pool.Has(sum) {
 			continue
 		}
 		if dir == "" {
@@ -245,15 +265,50 @@ func (e *Engine) dropUpload(ctx context.Context, u store.User, id string) {
 	}
 }
 
+// resolver gives chains of one request their input contents, looking each
+// server default, empty content and encoding up once per request rather
+// than once per chain.
+type resolver struct {
+	e        *Engine
+	q        *templates.Queue
+	params   map[string]bool
+	encoded  map[string]string // content -> its encoded content
+	defaults map[string]foundDefault
+	empty    string // the empty content, once pooled
+}
+
+func newResolver(e *Engine, q *templates.Queue) *resolver {
+	r := &resolver{e: e, q: q, params: map[string]bool{}, encoded: map[string]string{}, defaults: map[string]foundDefault{}}
+	for _, in := range q.Parameters() {
+		r.params[in.Parameter] = true
+	}
+	return r
+}
+
+// defaultFor is defaultFile, remembered for the request.
+func (r *resolver) defaultFor(ctx context.Context, name string) (string, bool, error) {
+	if d, seen := r.defaults[name]; seen {
+		return d.sum, d.ok, nil
+	}
+	s, _, ok, err := r.e.defaultFile(ctx, r.q.Name, name)
+	if err != nil {
+		return "", false, err
+	}
+	r.defaults[name] = foundDefault{s, ok}
+	return s, ok, nil
+}
+
+type foundDefault struct {
+	sum string
+	ok  bool // false: the server has no default of that name
+}
+
 // resolveInputs gives every input position of a chain its content: the
 // scientist's file, a server default, or nothing for a constant file.
-func (e *Engine) resolveInputs(ctx context.Context, q *templates.Queue, cs wire.ChainSpec, encoded map[string]string) ([]string, error) {
-	params := map[string]bool{}
-	for _, in := range q.Parameters() {
-		params[in.Parameter] = true
-	}
+func (r *resolver) resolveInputs(ctx context.Context, cs wire.ChainSpec) ([]string, error) {
+	e, q := r.e, r.q
 	for name := range cs.Files {
-		if !params[name] {
+		if !r.params[name] {
 			return nil, errf(KindBadRequest, "chain %s: queue %s has no parameter -%s", cs.Name, q.Name, name)
 		}
 	}
@@ -268,7 +323,7 @@ func (e *Engine) resolveInputs(ctx context.Context, q *templates.Queue, cs wire.
 			if name == "" {
 				name = in.Parameter
 			}
-			s, _, ok, err := e.defaultFile(ctx, q.Name, name)
+			s, ok, err := r.defaultFor(ctx, name)
 			if err != nil {
 				return nil, err
 			}
@@ -282,20 +337,22 @@ func (e *Engine) resolveInputs(ctx context.Context, q *templates.Queue, cs wire.
 			case given:
 				sum = f.MD5
 			case in.Optional:
-				s, _, ok, err := e.defaultFile(ctx, q.Name, in.Parameter)
+				s, ok, err := r.defaultFor(ctx, in.Parameter)
 				if err != nil {
 					return nil, err
 				}
 				if !ok {
 					// Like the original: an omitted optional input without a
 					// server default is an empty file.
-					s, _, err = e.Pool.WriteContent(strings.NewReader(""))
-					if err == nil {
-						err = e.DB.PoolAdd(ctx, s, 0)
+					if r.empty == "" {
+						if r.empty, _, err = e.Pool.WriteContent(strings.NewReader("")); err == nil {
+							err = e.DB.PoolAdd(ctx, r.empty, 0)
+						}
+						if err != nil {
+							return nil, err
+						}
 					}
-					if err != nil {
-						return nil, err
-					}
+					s = r.empty
 				}
 				sum = s
 			default:
@@ -303,14 +360,14 @@ func (e *Engine) resolveInputs(ctx context.Context, q *templates.Queue, cs wire.
 			}
 		}
 		if in.Encode {
-			if enc, ok := encoded[sum]; ok {
+			if enc, ok := r.encoded[sum]; ok {
 				sum = enc
 			} else {
 				enc, _, err := e.encode(ctx, sum)
 				if err != nil {
 					return nil, fmt.Errorf("chain %s, input %s: %w", cs.Name, in.Parameter, err)
 				}
-				encoded[sum] = enc
+				r.encoded[sum] = enc
 				sum = enc
 			}
 		}

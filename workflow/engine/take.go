@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 
-	"github.com/rboinc/rboinc/workflow/boinc"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 
@@ -11,13 +10,9 @@ import (
 // original protocol, which names files by parameter rather than by
 // content) into the pool, and returns the reference to submit it by.
 func (e *Engine) TakeFile(ctx context.Context, path string) (wire.FileRef, error) {
-	sum, _, err := boinc.FileMD5(path)
-	if err != nil {
-		return wire.FileRef{}, err
-	}
-	// Ingest hashes once more: the file may change between the two reads,
-	// and the pool must only ever hold what its name says.
-	n, err := e.Pool.Ingest(path, sum)
+	// Moved out of the scratch area first, then read once: nothing can
+	// change it between the hash and its arrival under its name.
+	sum, n, err := e.Pool.IngestAny(path)
 	if err != nil {
 		return wire.FileRef{}, errf(KindBadRequest, "%v", err)
 	}

@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
+	"sync"
 	"syscall"
 
 	"github.com/rboinc/rboinc/workflow/boinc"
@@ -22,6 +25,9 @@ func ValidMD5(s string) bool { return md5RE.MatchString(s) }
 // Pool is a directory of contents named by MD5: <dir>/<first two hex>/<md5>.
 type Pool struct {
 	Dir string
+
+	mu       sync.Mutex
+	verified map[string]verifiedFile // see NoteVerified
 }
 
 // Path is where a content lives.
@@ -35,43 +41,82 @@ func (p *Pool) Has(sum string) bool {
 
 // Ingest moves an uploaded file into the pool after checking that its
 // content has the announced MD5. The file must be a regular file (not a
-// symlink). It returns the size.
+// symlink). It returns the size. The file is moved out of the uploader's
+// reach first and checked there, so that nothing can change it between the
+// check and its arrival under its name; a file that fails the check is
+// removed. A file this process verified as it was written (see
+// NoteVerified), and that is still that very file unchanged, is not read
+// again.
 func (p *Pool) Ingest(src, want string) (int64, error) {
 	if !ValidMD5(want) {
 		return 0, fmt.Errorf("%q is not an MD5 checksum", want)
 	}
+	_, n, err := p.ingest(src, want)
+	return n, err
+}
+
+// IngestAny moves a file into the pool under whatever MD5 its content has
+// (read once, after the move) and returns that MD5 and the size: a file of
+// the original protocol, named by parameter rather than by content.
+func (p *Pool) IngestAny(src string) (string, int64, error) {
+	return p.ingest(src, "")
+}
+
+// ingest is Ingest, and IngestAny when want is empty.
+func (p *Pool) ingest(src, want string) (string, int64, error) {
 	fi, err := os.Lstat(src)
 	if err != nil {
-		return 0, err
+		return "", 0, err
 	}
 	if !fi.Mode().IsRegular() {
-		return 0, fmt.Errorf("upload %s is not a regular file", filepath.Base(src))
+		return "", 0, fmt.Errorf("upload %s is not a regular file", filepath.Base(src))
 	}
-	got, n, err := boinc.FileMD5(src)
+	trusted := want != "" && p.verifiedAs(src, fi) == want
+	if err := os.MkdirAll(p.Dir, 0o755); err != nil {
+		return "", 0, err
+	}
+	// Beside the pool's directories, not in the content's: it may not be
+	// known yet.
+	tmp := filepath.Join(p.Dir, ".in"+strconv.FormatUint(rand.Uint64(), 36))
+	var got string
+	var n int64
+	err = os.Rename(src, tmp)
+	switch {
+	case err == nil:
+		moved, lerr := os.Lstat(tmp)
+		if trusted && lerr == nil && os.SameFile(fi, moved) && moved.Size() == fi.Size() {
+			got, n = want, moved.Size()
+		} else {
+			got, n, err = boinc.FileMD5(tmp)
+		}
+	case errors.Is(err, syscall.EXDEV):
+		got, n, err = CopyAtomic(src, tmp, 0o444)
+		if err == nil {
+			os.Remove(src)
+		}
+	default:
+		return "", 0, fmt.Errorf("moving upload into the pool: %w", err)
+	}
+	if err == nil && want != "" && got != want {
+		err = fmt.Errorf("upload %s: content has MD5 %s, not the announced %s", filepath.Base(src), got, want)
+	}
+	if err == nil && p.Has(got) {
+		os.Remove(tmp) // the pool has it: keep its file (BOINC may hold links to it)
+		return got, n, nil
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o444)
+	}
+	if err == nil {
+		if err = os.MkdirAll(filepath.Dir(p.Path(got)), 0o755); err == nil {
+			err = os.Rename(tmp, p.Path(got))
+		}
+	}
 	if err != nil {
-		return 0, err
+		os.Remove(tmp)
+		return "", 0, err
 	}
-	if got != want {
-		return 0, fmt.Errorf("upload %s: content has MD5 %s, not the announced %s", filepath.Base(src), got, want)
-	}
-	if p.Has(want) {
-		os.Remove(src)
-		return n, nil
-	}
-	if err := os.MkdirAll(filepath.Dir(p.Path(want)), 0o755); err != nil {
-		return 0, err
-	}
-	os.Chmod(src, 0o444)
-	if err := os.Rename(src, p.Path(want)); err != nil {
-		if !errors.Is(err, syscall.EXDEV) {
-			return 0, fmt.Errorf("moving upload into the pool: %w", err)
-		}
-		if _, _, err := CopyAtomic(src, p.Path(want), 0o444); err != nil {
-			return 0, err
-		}
-		os.Remove(src)
-	}
-	return n, nil
+	return got, n, nil
 }
 
 // Adopt adds an existing file (e.g. a result just copied out of BOINC) to
@@ -135,15 +180,34 @@ func PhysicalName(sum string) string { return "jf_" + sum }
 func (p *Pool) Stage(proj *boinc.Project, sum string, size int64) (string, error) {
 	name := PhysicalName(sum)
 	dst := proj.DownloadPath(name)
-	if fi, err := os.Stat(dst); err == nil && fi.Size() == size {
-		if _, _, ok := boinc.ReadSidecar(dst); ok {
-			return name, nil
+	// The usual case is a content not staged yet: link it straight to its
+	// name (a link appears whole), one system call where a temporary name
+	// and a rename would take three.
+	err := os.Link(p.Path(sum), dst)
+	if errors.Is(err, os.ErrNotExist) {
+		if _, serr := os.Stat(p.Path(sum)); serr != nil {
+			return "", fmt.Errorf("staging %s: content %s is gone from the pool: %w", name, sum, serr)
 		}
+		if err = os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return "", fmt.Errorf("staging %s: %w", name, err)
+		}
+		err = os.Link(p.Path(sum), dst)
+	}
+	switch {
+	case err == nil:
 		return name, boinc.WriteSidecar(dst, sum, size)
+	case errors.Is(err, os.ErrExist):
+		if fi, serr := os.Stat(dst); serr == nil && fi.Size() == size {
+			if _, _, ok := boinc.ReadSidecar(dst); ok {
+				return name, nil
+			}
+			return name, boinc.WriteSidecar(dst, sum, size)
+		}
+	case !errors.Is(err, syscall.EXDEV) && !errors.Is(err, syscall.EPERM):
+		return "", fmt.Errorf("staging %s into the download hierarchy: %w", name, err)
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return "", fmt.Errorf("staging %s: %w", name, err)
-	}
+	// Across file systems, or a damaged file under the name: put a good
+	// copy in place atomically.
 	if err := linkOrCopy(p.Path(sum), dst); err != nil {
 		return "", fmt.Errorf("staging %s into the download hierarchy: %w", name, err)
 	}

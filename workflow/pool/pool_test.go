@@ -18,6 +18,10 @@ func TestIngestStage(t *testing.T) {
 	if _, err := p.Ingest(up, "00000000000000000000000000000000"); err == nil || !strings.Contains(err.Error(), "not the announced") {
 		t.Fatalf("mismatch accepted: %v", err)
 	}
+	if _, err := os.Lstat(up); err == nil || p.Has("00000000000000000000000000000000") {
+		t.Fatal("a content that does not match its name was kept")
+	}
+	os.WriteFile(up, []byte("hello"), 0o644)
 	n, err := p.Ingest(up, sum)
 	if err != nil || n != 5 || !p.Has(sum) {
 		t.Fatalf("Ingest: %d %v", n, err)

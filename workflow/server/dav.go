@@ -57,7 +57,7 @@ func (s *Server) dav(w http.ResponseWriter, r *http.Request, u store.User) {
 	}
 	prefix := wire.DAVPrefix + owner
 	lim := s.E.Cfg.Limits
-	fsys := &scratchFS{root: root, maxFile: lim.MaxUploadBytes}
+	fsys := &scratchFS{root: root, maxFile: lim.MaxUploadBytes, pool: s.E.Pool}
 	var put *putState
 	switch r.Method {
 	case "COPY", "MOVE":

@@ -21,10 +21,14 @@ import (
 const (
 	CollectEvery = time.Minute
 	CollectGrace = time.Hour
+	// CreatorPoll is how often a running server looks for next steps the
+	// hook recorded, to create their work units in one create_work run.
+	CreatorPoll = 20 * time.Millisecond
 )
 
 // Serve runs the standalone server until ctx is done: the API, the WebDAV
-// area, pool collection and, on the embedded stand-in, its volunteer loop.
+// area, pool collection, the creation of the next steps the hook records
+// and, on the embedded stand-in, its volunteer loop.
 // ready, if not nil, receives the listening address.
 func Serve(ctx context.Context, e *engine.Engine, listen string, log *slog.Logger, ready func(addr string)) error {
 	return ServeWith(ctx, e, Listen{Addr: listen}, log, ready)
@@ -51,6 +55,19 @@ func ServeWith(ctx context.Context, e *engine.Engine, l Listen, log *slog.Logger
 		}
 		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
+	// Made now rather than one by one by the first submission; the
+	// stand-in's download hierarchy (a thousand directories) meanwhile.
+	if err := e.Pool.Prepare(); err != nil {
+		log.Warn("preparing the content pool", "err", err)
+	}
+	fanout := make(chan struct{})
+	defer func() { <-fanout }() // nothing left behind in the project
+	go func() {
+		defer close(fanout)
+		if err := standin.PrepareFanout(ctx, e.Proj); err != nil && ctx.Err() == nil {
+			log.Warn("preparing the stand-in's download hierarchy", "err", err)
+		}
+	}()
 	ln, err := net.Listen("tcp", l.Addr)
 	if err != nil {
 		return err
@@ -72,6 +89,11 @@ func ServeWith(ctx context.Context, e *engine.Engine, l Listen, log *slog.Logger
 			}
 		}()
 	}
+	go func() {
+		if err := e.RunCreator(ctx, CreatorPoll, nil); err != nil {
+			errc <- fmt.Errorf("creating the work units of pending steps: %w", err)
+		}
+	}()
 	go func() {
 		t := time.NewTicker(CollectEvery)
 		defer t.Stop()

@@ -28,7 +28,8 @@ import (
 // MD5): a cut-off or refused upload leaves nothing behind.
 type scratchFS struct {
 	root    string
-	maxFile int64 // per-file limit for writes without a PUT's own limit (COPY); 0: none
+	maxFile int64      // per-file limit for writes without a PUT's own limit (COPY); 0: none
+	pool    *pool.Pool // told of each file whose MD5 name was checked, so it need not hash it again
 }
 
 var errSymlink = errors.New("symbolic links are not followed in the scratch area")
@@ -82,7 +83,7 @@ func (f *scratchFS) OpenFile(ctx context.Context, name string, flag int, perm os
 	if err != nil {
 		return nil, err
 	}
-	sf := &stagingFile{tmp: tmp, target: p, h: md5.New(), limit: f.maxFile, put: putOf(ctx)}
+	sf := &stagingFile{tmp: tmp, target: p, h: md5.New(), limit: f.maxFile, put: putOf(ctx), pool: f.pool}
 	if sf.put != nil {
 		sf.limit = sf.put.limit
 	}
@@ -133,6 +134,7 @@ type stagingFile struct {
 	limit  int64 // 0: none
 	err    error // the first write failure: the content is incomplete
 	put    *putState
+	pool   *pool.Pool
 }
 
 var errTooLarge = errors.New("upload too large")
@@ -159,15 +161,20 @@ func (s *stagingFile) Write(b []byte) (int, error) {
 
 func (s *stagingFile) Close() error {
 	name := s.tmp.Name()
+	written, serr := s.tmp.Stat()
 	err := s.tmp.Close()
 	if s.err != nil {
 		err = s.err
 	} else if s.put != nil && s.put.bodyErr != nil {
 		err = s.put.bodyErr
 	}
+	want := filepath.Base(s.target)
+	verified := false
 	if err == nil {
-		if want := filepath.Base(s.target); pool.ValidMD5(want) {
+		if pool.ValidMD5(want) {
+			verified = true
 			if got := hex.EncodeToString(s.h.Sum(nil)); got != want {
+				verified = false
 				err = fmt.Errorf("content has MD5 %s, not the %s its name announces", got, want)
 				if s.put != nil {
 					s.put.status, s.put.code = http.StatusBadRequest, wire.CodeBadRequest
@@ -181,6 +188,9 @@ func (s *stagingFile) Close() error {
 		err = os.Rename(name, s.target)
 		if err == nil && s.put != nil {
 			s.put.committed += s.n
+		}
+		if err == nil && verified && serr == nil && s.pool != nil {
+			s.pool.NoteVerified(s.target, want, written)
 		}
 	}
 	if err != nil {

@@ -67,6 +67,7 @@ func (s *Server) Handler() http.Handler {
 		s.answer(w, r)(s.E.NewUpload(r.Context(), u))
 	}))
 	mux.HandleFunc("POST "+api+wire.PathSubmit, s.withUser(post(s, s.submit)))
+	mux.HandleFunc("POST "+api+wire.PathSubmitInline, s.withUser(s.submitInline))
 	mux.HandleFunc("GET "+api+wire.PathStatus, s.withUser(get(s, s.E.Status)))
 	mux.HandleFunc("POST "+api+wire.PathStop, s.withUser(post(s, s.E.Stop)))
 	mux.HandleFunc("POST "+api+wire.PathPurge, s.withUser(post(s, s.E.Purge)))

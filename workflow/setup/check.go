@@ -232,6 +232,23 @@ func DaemonLines(p *boinc.Project, qs []*templates.Queue, hook string) []DaemonL
 	return out
 }
 
+// CreatorCmd is the wrapper in the project's bin/ that runs
+// `rboinc-server creator` as a BOINC daemon.
+const CreatorCmd = "rboinc_creator"
+
+// CreatorLine is the config.xml entry that runs rboinc's creator.
+func CreatorLine() string { return "<daemon><cmd>" + CreatorCmd + "</cmd></daemon>" }
+
+// HasCreator tells whether config.xml runs rboinc's creator.
+func HasCreator(p *boinc.Project) bool {
+	for _, cmd := range p.Daemons {
+		if f := strings.Fields(cmd); len(f) > 0 && filepath.Base(f[0]) == CreatorCmd {
+			return true
+		}
+	}
+	return false
+}
+
 // DaemonLineFor is the config.xml entry that runs rboinc's hook for app.
 func DaemonLineFor(app, hook string) string {
 	return "<daemon><cmd>script_assimilator -d 3 --app " + app + " --script " + hook + "</cmd></daemon>"

@@ -76,8 +76,14 @@ func Doctor(ctx context.Context, root string) Findings {
 				f.add(Problem, "config.xml has no script_assimilator for BOINC application %s, so its chains never advance: add %s to <daemons> in %s and restart the daemons (bin/stop; bin/start)", d.App, d.Line, filepath.Join(p.Dir, "config.xml"))
 			}
 		}
+		if HasCreator(p) {
+			f.add(OK, "config.xml runs rboinc's creator (%s)", CreatorCmd)
+		} else {
+			f.add(Note, "config.xml does not run rboinc's creator: each hook call then creates its chain's next step itself, with a create_work run of its own (a few dozen steps per second at most). For batches, add %s to <daemons> in %s and restart the daemons", CreatorLine(), filepath.Join(p.Dir, "config.xml"))
+		}
 		ownerCheck(&f, root, p)
 	}
+	checkSpool(&f, root)
 	checkOwnership(&f, root)
 	if users != nil {
 		checkDAVPasswd(&f, root, users)
@@ -136,16 +142,27 @@ func firstLine(b []byte) string {
 	return s
 }
 
-var hookRootRE = regexp.MustCompile(`process --root '([^']*)'`)
+var hookRootRE = regexp.MustCompile(`--root '([^']*)'`)
 
 // checkHook compares the project's bin/<hook> with what init installs.
 func checkHook(f *Findings, p *boinc.Project, hook, exe, root string) {
 	path := filepath.Join(p.Dir, "bin", hook)
+	if target, err := os.Readlink(path); err == nil {
+		switch want := hookLinkTarget(exe); {
+		case target == want && want != "":
+			f.add(OK, "assimilator hook %s installed for this root (a link to %s)", path, target)
+		case filepath.Base(target) == HookExe && filepath.Dir(filepath.Dir(target)) != root:
+			f.add(Problem, "the assimilator hook %s serves another server root (%s), not %s: two roots cannot share one project's hook; run init again for the root that should own it", path, filepath.Dir(filepath.Dir(target)), root)
+		default:
+			f.add(Problem, "%s is not the hook rboinc installs for this root: run `rboinc-server init --root %s` to reinstall it", path, root)
+		}
+		return
+	}
 	data, err := os.ReadFile(path)
 	switch {
 	case err != nil:
 		f.add(Problem, "the assimilator hook %s is missing: run `rboinc-server init --root %s` to install it", path, root)
-	case string(data) != hookScript(hook, exe, root):
+	case hookLinkTarget(exe) != "" || string(data) != hookScript(hook, exe, root):
 		if m := hookRootRE.FindSubmatch(data); m != nil && string(m[1]) != root {
 			f.add(Problem, "the assimilator hook %s serves another server root (%s), not %s: two roots cannot share one project's hook; run init again for the root that should own it", path, m[1], root)
 		} else {
@@ -310,5 +327,34 @@ func checkDAVPasswd(f *Findings, root string, users []store.User) {
 	if len(stray) > 0 {
 		sort.Strings(stray)
 		f.add(Problem, "%s lets in %s, who are not rboinc users: remove their lines", filepath.Join(root, DAVPasswdFile), strings.Join(stray, ", "))
+	}
+}
+
+// checkSpool looks for hook calls that wait too long to be taken in, and
+// for entries the creator set aside as unreadable.
+func checkSpool(f *Findings, root string) {
+	dir := filepath.Join(root, engine.SpoolDirName)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return // no hook call yet
+	}
+	var bad, old int
+	for _, d := range ents {
+		name := d.Name()
+		switch {
+		case strings.HasPrefix(name, ".bad-"):
+			bad++
+		case strings.HasPrefix(name, "."):
+		default:
+			if fi, err := d.Info(); err == nil && time.Since(fi.ModTime()) > 5*time.Minute {
+				old++
+			}
+		}
+	}
+	if bad > 0 {
+		f.add(Problem, "%d hook call(s) in %s could not be read and were set aside (.bad-*): their chains wait; see the creator's log", bad, dir)
+	}
+	if old > 0 {
+		f.add(Problem, "%d hook call(s) have waited more than 5 minutes in %s: a process holds the creator lock (%s) but does not take them in; restart `rboinc-server serve` or the creator daemon", old, dir, filepath.Join(root, engine.CreatorLockName))
 	}
 }

@@ -111,6 +111,9 @@ func Init(ctx context.Context, o Options) (Report, error) {
 	if err := installHook(proj, cfg.HookScript, exe, root); err != nil {
 		return rep, err
 	}
+	if err := installCreator(proj, exe, root); err != nil {
+		return rep, err
+	}
 	data, _ := json.MarshalIndent(cfg, "", "  ")
 	if err := boinc.WriteFileAtomic(filepath.Join(root, engine.ConfigFile), append(data, '\n'), 0o644); err != nil {
 		return rep, err
@@ -126,6 +129,9 @@ func Init(ctx context.Context, o Options) (Report, error) {
 			rep.Daemons = []DaemonLine{{App: "APP", Line: DaemonLineFor("APP", cfg.HookScript)}}
 			rep.Notes = append(rep.Notes, "no rboinc queue yet: add one such daemon per BOINC application (the application= of each rboinc_<queue>_wu template); `rboinc-server doctor` prints the exact lines once the templates are there")
 		}
+		// Optional, for throughput: without it each hook call creates its
+		// chain's next step itself.
+		rep.Daemons = append(rep.Daemons, DaemonLine{Line: CreatorLine(), Present: HasCreator(pc.Project)})
 	}
 	return rep, nil
 }
@@ -148,23 +154,85 @@ func InstallExe(root, exe string) (string, error) {
 	if _, _, err := boinc.CopyFileAtomic(exe, dst, 0o755); err != nil {
 		return "", fmt.Errorf("installing the server binary into %s: %w", dst, err)
 	}
+	if err := installHookExe(root, exe); err != nil {
+		return "", err
+	}
 	return dst, nil
 }
 
-// installHook writes bin/<hook> in the project: a two-line sh wrapper that
-// runs `rboinc-server process` with the server root; BOINC's
-// script_assimilator runs it as ../bin/<hook> from tmp_<host>.
+// HookExe is the small hook program (cmd/rboinc-hook), installed beside
+// rboinc-server when it was built beside it.
+const HookExe = "rboinc-hook"
+
+// installHookExe copies rboinc-hook from beside exe into root/bin. Without
+// it the hook runs `rboinc-server process` (the same work, a slower start).
+func installHookExe(root, exe string) error {
+	src := filepath.Join(filepath.Dir(exe), HookExe)
+	dst := filepath.Join(root, "bin", HookExe)
+	a, err := os.Stat(src)
+	if err != nil {
+		return nil
+	}
+	if b, err := os.Stat(dst); err == nil && os.SameFile(a, b) {
+		return nil
+	}
+	if _, _, err := boinc.CopyFileAtomic(src, dst, 0o755); err != nil {
+		return fmt.Errorf("installing the hook program into %s: %w", dst, err)
+	}
+	return nil
+}
+
+// installHook installs bin/<hook> in the project, which BOINC's
+// script_assimilator runs as ../bin/<hook> from tmp_<host>: a symbolic link
+// to rboinc-hook (it finds the server root from its own location, and no
+// shell starts per call), or, without rboinc-hook, a two-line sh wrapper
+// that runs `rboinc-server process` with the server root.
 func installHook(proj, name, exe, root string) error {
 	dst := filepath.Join(proj, "bin", name)
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
+	if target := hookLinkTarget(exe); target != "" {
+		tmp := dst + ".rboinc-new"
+		os.Remove(tmp)
+		if err := os.Symlink(target, tmp); err != nil {
+			return fmt.Errorf("installing the hook %s: %w", dst, err)
+		}
+		if err := os.Rename(tmp, dst); err != nil {
+			os.Remove(tmp)
+			return fmt.Errorf("installing the hook %s: %w", dst, err)
+		}
+		return nil
+	}
 	return boinc.WriteFileAtomic(dst, []byte(hookScript(name, exe, root)), 0o755)
 }
 
-// hookScript is the hook's text; Init refuses quotes in the paths.
+// hookLinkTarget is the rboinc-hook installed beside exe, or "".
+func hookLinkTarget(exe string) string {
+	if hook := filepath.Join(filepath.Dir(exe), HookExe); fileExists(hook) {
+		return hook
+	}
+	return ""
+}
+
+// hookScript is the sh wrapper's text; Init refuses quotes in the paths.
 func hookScript(name, exe, root string) string {
 	return "#!/bin/sh\n# rboinc assimilator hook: called by script_assimilator (--script " + name + ").\nexec '" + exe + "' process --root '" + root + "' \"$@\"\n"
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// installCreator writes bin/rboinc_creator in the project, which BOINC's
+// bin/start runs as a daemon when config.xml lists it.
+func installCreator(proj, exe, root string) error {
+	return boinc.WriteFileAtomic(filepath.Join(proj, "bin", CreatorCmd), []byte(creatorScript(exe, root)), 0o755)
+}
+
+func creatorScript(exe, root string) string {
+	return "#!/bin/sh\n# rboinc creator: a BOINC daemon that creates the next steps of chains in batches.\nexec '" + exe + "' creator --root '" + root + "' \"$@\"\n"
 }
 
 // installExample puts the shipped example queue into a fresh stand-in:

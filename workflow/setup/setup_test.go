@@ -10,8 +10,11 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rboinc/rboinc"
+	"github.com/rboinc/rboinc/workflow/boinc"
+	"github.com/rboinc/rboinc/workflow/engine"
 	"github.com/rboinc/rboinc/workflow/store"
 )
 
@@ -90,8 +93,13 @@ func TestInitRealProjectPrintsDaemonAndInstallsHook(t *testing.T) {
 	if rep.Simulated {
 		t.Fatal("a real project reported as simulated")
 	}
-	if len(rep.Daemons) != 1 || rep.Daemons[0].Line != langevinDaemon || rep.Daemons[0].Present {
-		t.Fatalf("daemons = %+v, want one missing %s", rep.Daemons, langevinDaemon)
+	if len(rep.Daemons) != 2 || rep.Daemons[0].Line != langevinDaemon || rep.Daemons[0].Present ||
+		rep.Daemons[1].Line != CreatorLine() || rep.Daemons[1].Present {
+		t.Fatalf("daemons = %+v, want %s and the creator, both missing", rep.Daemons, langevinDaemon)
+	}
+	creator, err := os.ReadFile(filepath.Join(proj, "bin", CreatorCmd))
+	if err != nil || !strings.Contains(string(creator), "creator --root '"+root+"'") {
+		t.Fatalf("creator wrapper: %s %v", creator, err)
 	}
 	hook, err := os.ReadFile(filepath.Join(proj, "bin", "rboinc_hook"))
 	if err != nil {
@@ -104,10 +112,10 @@ func TestInitRealProjectPrintsDaemonAndInstallsHook(t *testing.T) {
 		t.Errorf("no note about the missing script_assimilator: %q", rep.Notes)
 	}
 	// With the daemon in config.xml, init says it is there.
-	proj2 := fakeProject(t, t.TempDir(), "script_assimilator -d 3 --app langevin --script rboinc_hook")
+	proj2 := fakeProject(t, t.TempDir(), "script_assimilator -d 3 --app langevin --script rboinc_hook", CreatorCmd)
 	_, rep = initReal(t, proj2)
-	if len(rep.Daemons) != 1 || !rep.Daemons[0].Present {
-		t.Fatalf("daemons = %+v, want langevin present", rep.Daemons)
+	if len(rep.Daemons) != 2 || !rep.Daemons[0].Present || !rep.Daemons[1].Present {
+		t.Fatalf("daemons = %+v, want langevin and the creator present", rep.Daemons)
 	}
 }
 
@@ -332,4 +340,56 @@ func FuzzParseHtpasswd(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestCheckSpool(t *testing.T) {
+	root := t.TempDir()
+	var f Findings
+	checkSpool(&f, root)
+	if len(f) != 0 {
+		t.Fatalf("no spool yet: %+v", f)
+	}
+	dir := filepath.Join(root, engine.SpoolDirName)
+	os.MkdirAll(filepath.Join(dir, ".bad-1-x"), 0o755)
+	os.MkdirAll(filepath.Join(dir, "2-y"), 0o755)
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(filepath.Join(dir, "2-y"), old, old)
+	os.MkdirAll(filepath.Join(dir, "3-z"), 0o755) // fresh: fine
+	checkSpool(&f, root)
+	if len(f) != 2 || f[0].Severity != Problem || !strings.Contains(f[0].Msg, "set aside") ||
+		f[1].Severity != Problem || !strings.Contains(f[1].Msg, "1 hook call(s) have waited") {
+		t.Fatalf("findings %+v", f)
+	}
+}
+
+// With rboinc-hook built beside the server, init installs the project's hook
+// as a link to the root's copy of it, and doctor checks the link's target.
+func TestHookLinkedToHookProgram(t *testing.T) {
+	exe := stubExe(t)
+	write(t, filepath.Join(filepath.Dir(exe), HookExe), "#!/bin/sh\nexit 0\n", 0o755)
+	proj := fakeProject(t, t.TempDir())
+	root := filepath.Join(t.TempDir(), "root")
+	if _, err := Init(context.Background(), Options{Root: root, BoincProject: proj, Exe: exe}); err != nil {
+		t.Fatal(err)
+	}
+	hook := filepath.Join(proj, "bin", "rboinc_hook")
+	target, err := os.Readlink(hook)
+	if err != nil || target != filepath.Join(root, "bin", HookExe) {
+		t.Fatalf("hook link -> %q, %v", target, err)
+	}
+	p, _ := boinc.LoadProject(proj)
+	installed := filepath.Join(root, "bin", "rboinc-server")
+	var f Findings
+	checkHook(&f, p, "rboinc_hook", installed, root)
+	if len(f) != 1 || f[0].Severity != OK {
+		t.Fatalf("findings %+v", f)
+	}
+	// A link into another root's bin/ is that root's hook.
+	os.Remove(hook)
+	os.Symlink("/srv/other/bin/"+HookExe, hook)
+	f = nil
+	checkHook(&f, p, "rboinc_hook", installed, root)
+	if len(f) != 1 || f[0].Severity != Problem || !strings.Contains(f[0].Msg, "another server root (/srv/other)") {
+		t.Fatalf("findings %+v", f)
+	}
 }

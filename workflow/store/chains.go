@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strings"
 
 	"github.com/rboinc/rboinc/workflow/naming"
@@ -42,7 +41,7 @@ type Step struct {
 	ChainID int64
 	Step    int
 	WU      string
-	State   string   // creating, queued, done, failed
+	State   string   // creating, pending, queued, done, failed
 	Inputs  []string // content MD5 per input position
 }
 
@@ -75,87 +74,12 @@ func (d *DB) CreateChains(ctx context.Context, u User, chains []NewChain) ([]Cha
 // (0: no limit). The count and the inserts share one transaction, so
 // concurrent submissions cannot pass the limit together.
 func (d *DB) CreateChainsWithin(ctx context.Context, u User, chains []NewChain, maxRunning int) ([]Chain, error) {
-	out := make([]Chain, 0, len(chains))
-	err := d.Tx(ctx, func(tx *sql.Tx) error {
-		out = out[:0]
-		t := now()
-		st := newStmtCache(tx)
-		defer st.Close()
-		if maxRunning > 0 {
-			var running int
-			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM chains WHERE user_id = ? AND state = 'running'`, u.ID).Scan(&running); err != nil {
-				return err
-			}
-			if running+len(chains) > maxRunning {
-				return fmt.Errorf("you have %d chain(s) in progress and this submission adds %d; the limit is %d: %w", running, len(chains), maxRunning, ErrQuota)
-			}
-		}
-		for _, nc := range chains {
-			c := nc.Chain
-			c.UserID, c.User, c.State = u.ID, strings.ToUpper(u.Name), "running"
-			tag, err := freeTag(ctx, st, u.ID, c.Group, c.Name)
-			if err != nil {
-				return err
-			}
-			c.Tag = tag
-			res, err := st.ExecContext(ctx, `INSERT INTO chains(user_id, grp, name, queue, app, tag, nsteps, priority, params, wu_tmpl, res_tmpl, layout, state, created, updated)
-				VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, u.ID, c.Group, c.Name, c.Queue, c.App, c.Tag, c.NSteps, c.Priority, c.Params, c.WUTmpl, c.ResTmpl, c.Layout, c.State, t, t)
-			if err != nil {
-				if isUnique(err) {
-					return fmt.Errorf("chain %s in group %s: %w", c.Name, c.Group, ErrExists)
-				}
-				return err
-			}
-			if c.ID, err = res.LastInsertId(); err != nil {
-				return err
-			}
-			if len(nc.Inputs) > 0 {
-				args := make([]any, 0, 3*len(nc.Inputs))
-				for pos, m := range nc.Inputs {
-					args = append(args, c.ID, pos, m)
-				}
-				if _, err := st.ExecContext(ctx, `INSERT INTO chain_inputs(chain_id, pos, md5) VALUES `+valueRows(len(nc.Inputs), 3), args...); err != nil {
-					return err
-				}
-			}
-			if err := insertStep(ctx, st, Step{ChainID: c.ID, Step: 0, WU: c.WU(0), State: "creating", Inputs: nc.Inputs}); err != nil {
-				return err
-			}
-			out = append(out, c)
-		}
-		return nil
-	})
-	return out, err
+	return d.CreateChainsEach(ctx, u, chains, maxRunning, nil)
 }
 
 // querier is a transaction or its statement cache.
 type querier interface {
 	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
-}
-
-func freeTag(ctx context.Context, q querier, uid int64, grp, name string) (string, error) {
-	rows, err := q.QueryContext(ctx, `SELECT tag FROM chains WHERE user_id = ? AND grp = ? AND name = ?`, uid, grp, name)
-	if err != nil {
-		return "", err
-	}
-	used := map[string]bool{}
-	for rows.Next() {
-		var t string
-		if err := rows.Scan(&t); err != nil {
-			rows.Close()
-			return "", err
-		}
-		used[t] = true
-	}
-	rows.Close()
-	if len(used) >= 9000 {
-		return "", fmt.Errorf("chain %s in group %s was resubmitted too often: no tag left", name, grp)
-	}
-	for {
-		if t := naming.Tag(rand.IntN(10000)); !used[t] {
-			return t, nil
-		}
-	}
 }
 
 func insertStep(ctx context.Context, ex execer, s Step) error {

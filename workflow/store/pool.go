@@ -12,8 +12,12 @@ func (d *DB) PoolMissing(ctx context.Context, md5s []string) ([]string, error) {
 	err := d.Tx(ctx, func(tx *sql.Tx) error {
 		missing = missing[:0]
 		t := now()
+		// Prepared once: parsing it for each of thousands of contents cost
+		// more than running it.
+		st := newStmtCache(tx)
+		defer st.Close()
 		for _, m := range md5s {
-			res, err := tx.ExecContext(ctx, `UPDATE pool SET touched = ? WHERE md5 = ?`, t, m)
+			res, err := st.ExecContext(ctx, `UPDATE pool SET touched = ? WHERE md5 = ?`, t, m)
 			if err != nil {
 				return err
 			}
@@ -70,12 +74,12 @@ func (d *DB) Collect(ctx context.Context, before int64, remove func(pool, links 
 	return d.Tx(ctx, func(tx *sql.Tx) error {
 		pool, err := column(ctx, tx, `SELECT md5 FROM pool p WHERE touched < ?
 			AND NOT EXISTS (SELECT 1 FROM chain_inputs ci JOIN chains c ON c.id = ci.chain_id WHERE ci.md5 = p.md5 AND c.state != 'purged')
-			AND NOT EXISTS (SELECT 1 FROM step_inputs si JOIN steps s ON s.wu_name = si.wu_name WHERE si.md5 = p.md5 AND s.state IN ('creating', 'queued'))`, before)
+			AND NOT EXISTS (SELECT 1 FROM step_inputs si JOIN steps s ON s.wu_name = si.wu_name WHERE si.md5 = p.md5 AND s.state IN ('creating', 'pending', 'queued'))`, before)
 		if err != nil {
 			return err
 		}
 		links, err := column(ctx, tx, `SELECT md5 FROM pool p WHERE
-			NOT EXISTS (SELECT 1 FROM step_inputs si JOIN steps s ON s.wu_name = si.wu_name WHERE si.md5 = p.md5 AND s.state IN ('creating', 'queued'))`)
+			NOT EXISTS (SELECT 1 FROM step_inputs si JOIN steps s ON s.wu_name = si.wu_name WHERE si.md5 = p.md5 AND s.state IN ('creating', 'pending', 'queued'))`)
 		if err != nil {
 			return err
 		}

@@ -29,6 +29,9 @@ func (d *DB) UsageOf(ctx context.Context, userID int64) (Usage, error) {
 
 // Referenced returns the subset of md5s that the user's chains (not
 // purged) already refer to: those add nothing to the user's pool usage.
+// Each content is looked up by its own index entries and the search stops
+// at the first chain of the user's (a content shared by thousands of
+// chains costs one probe, not a read of them all).
 func (d *DB) Referenced(ctx context.Context, userID int64, md5s []string) (map[string]bool, error) {
 	out := map[string]bool{}
 	// SQLite bounds the number of parameters; ask in slices.
@@ -37,12 +40,15 @@ func (d *DB) Referenced(ctx context.Context, userID int64, md5s []string) (map[s
 		part := md5s[:n]
 		md5s = md5s[n:]
 		args := make([]any, 0, n+1)
-		args = append(args, userID)
 		for _, m := range part {
 			args = append(args, m)
 		}
-		rows, err := d.sql.QueryContext(ctx, `SELECT DISTINCT ci.md5 FROM chain_inputs ci JOIN chains c ON c.id = ci.chain_id
-			WHERE c.user_id = ? AND c.state != 'purged' AND ci.md5 IN (?`+strings.Repeat(",?", n-1)+`)`, args...)
+		args = append(args, userID)
+		// A referenced content is always pooled: the pool's key gives each
+		// asked content once.
+		rows, err := d.sql.QueryContext(ctx, `SELECT p.md5 FROM pool p WHERE p.md5 IN (?`+strings.Repeat(",?", n-1)+`)
+			AND EXISTS (SELECT 1 FROM chain_inputs ci JOIN chains c ON c.id = ci.chain_id
+				WHERE ci.md5 = p.md5 AND c.user_id = ? AND c.state != 'purged')`, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -60,6 +66,26 @@ func (d *DB) Referenced(ctx context.Context, userID int64, md5s []string) (map[s
 		}
 	}
 	return out, nil
+}
+
+// Bounds are cheap upper bounds of a user's Usage, each from one index or
+// one small table: enough to pass a submission far from the limits without
+// reading every chain the user holds (UsageOf does).
+type Bounds struct {
+	Chains    int   // the user's chains in any state: >= RunningChains
+	PoolBytes int64 // every pooled content, whoever uses it: >= PoolBytes
+}
+
+// BoundsOf measures the upper bounds of a user's usage.
+func (d *DB) BoundsOf(ctx context.Context, userID int64) (Bounds, error) {
+	var b Bounds
+	if err := d.queryRow(ctx, `SELECT count(*) FROM chains WHERE user_id = ?`, userID).Scan(&b.Chains); err != nil {
+		return b, fmt.Errorf("counting chains: %w", err)
+	}
+	if err := d.queryRow(ctx, `SELECT COALESCE(SUM(size), 0) FROM pool`).Scan(&b.PoolBytes); err != nil {
+		return b, fmt.Errorf("measuring the pool: %w", err)
+	}
+	return b, nil
 }
 
 // PoolSizes returns the recorded sizes of those md5s that are in the pool.

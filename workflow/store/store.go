@@ -68,11 +68,12 @@ CREATE TABLE IF NOT EXISTS steps (
 	chain_id INTEGER NOT NULL REFERENCES chains(id),
 	step     INTEGER NOT NULL,
 	wu_name  TEXT NOT NULL UNIQUE,
-	state    TEXT NOT NULL,           -- creating, queued, done, failed
+	state    TEXT NOT NULL,           -- creating, pending, queued, done, failed
 	created  INTEGER NOT NULL,
 	finished INTEGER NOT NULL DEFAULT 0,
 	PRIMARY KEY (chain_id, step)
 );
+CREATE INDEX IF NOT EXISTS steps_pending ON steps(state) WHERE state = 'pending'; -- the batch creator's queue
 CREATE TABLE IF NOT EXISTS step_inputs (    -- what each step reads, by input position
 	wu_name TEXT NOT NULL,
 	pos     INTEGER NOT NULL,

@@ -27,6 +27,12 @@ const (
 	DAVPrefix = "/DAV/"
 )
 
+// PathSubmitInline is PathSubmit with contents in the same body: the
+// SubmitRequest as one line of JSON ending in '\n', then the bytes of each
+// SubmitRequest.Inline content, in that order, back to back. Servers older
+// than it answer 404 without a wire.Error.
+const PathSubmitInline = APIPrefix + "/submit/inline" // POST -> SubmitResponse
+
 // Error codes, in Error.Code.
 const (
 	CodeBadRequest     = "bad_request"     // 400: a field is invalid; Error says which
@@ -136,6 +142,10 @@ type SubmitRequest struct {
 	Upload  string      `json:"upload,omitempty"` // UploadResponse.ID holding the missing contents
 	Options Options     `json:"options"`
 	Chains  []ChainSpec `json:"chains"`
+	// Inline lists the missing contents that follow the request in the
+	// body of PathSubmitInline (empty on PathSubmit): many small files in
+	// one request instead of a PUT each.
+	Inline []FileRef `json:"inline,omitempty"`
 }
 
 // ChainCreated reports one created (or, in a dry run, checked) chain.

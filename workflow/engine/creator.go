@@ -1,0 +1,228 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/rboinc/rboinc/workflow/boinc"
+	"github.com/rboinc/rboinc/workflow/spool"
+	"github.com/rboinc/rboinc/workflow/store"
+)
+
+// The hook spools its call (spool.go); the creator records the spooled calls
+// (each chain's next step as pending) and makes the work units of all
+// pending steps with one create_work run: BOINC runs the
+// hook once per work unit, and a create_work process per call would bound
+// the chains advanced per second by that process's start (reference 3b: 33
+// ms per single job). One process at a time creates, under an flock on
+// <root>/creator.lock. A long-running server (`serve`, `volunteer`, or the
+// `creator` daemon) holds it for good, and then a hook call returns as soon
+// as its call is spooled; when nobody holds it, the hook itself takes it and
+// does the creator's work before it returns.
+
+// creatorBatch bounds the steps of one create_work run.
+const creatorBatch = 5000
+
+// CreatorLockName is the creator's lock file in the server root.
+const CreatorLockName = spool.LockName
+
+func (e *Engine) lockCreator() (*os.File, error) { return spool.Lock(e.Root, false) }
+
+// kickCreator makes sure the pending steps get created: by the process that
+// holds the creator lock, or else by this one, now. A holder looks for
+// pending steps again after it lets go of the lock, so a step recorded
+// before a failed attempt to take the lock is never left behind.
+func (e *Engine) kickCreator(ctx context.Context) error {
+	for {
+		f, err := e.lockCreator()
+		if errors.Is(err, spool.ErrBusy) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		_, err = e.creatorPass(ctx)
+		f.Close() // drops the lock
+		if err != nil {
+			return err
+		}
+		more, err := e.workWaiting(ctx)
+		if err != nil || !more {
+			return err
+		}
+	}
+}
+
+// creatorPass takes the spooled hook calls in and creates the pending
+// steps; it returns how many of both it handled.
+func (e *Engine) creatorPass(ctx context.Context) (int, error) {
+	n, err := e.IntakeSpool(ctx)
+	if err != nil {
+		return n, err
+	}
+	m, err := e.CreatePending(ctx)
+	return n + m, err
+}
+
+// workWaiting tells whether a hook call or a pending step waits.
+func (e *Engine) workWaiting(ctx context.Context) (bool, error) {
+	if more, err := e.spoolWaiting(); more || err != nil {
+		return more, err
+	}
+	return e.DB.AnyPending(ctx)
+}
+
+// RunCreator holds the creator lock until ctx ends and creates pending
+// steps as they come, looking every poll while idle and every five polls
+// while hook calls keep coming. It waits for the lock first (a
+// hook may hold it for a moment). stop, when not nil, is asked before every
+// look whether to quit (BOINC's stop_daemons trigger file).
+func (e *Engine) RunCreator(ctx context.Context, poll time.Duration, stop func() bool) error {
+	var f *os.File
+	for {
+		var err error
+		f, err = e.lockCreator()
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, spool.ErrBusy) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(poll):
+		}
+	}
+	defer f.Close()
+	e.Log.Debug("creating the work units of pending steps", "poll", poll)
+	for {
+		if stop != nil && stop() {
+			return nil
+		}
+		spool.ClearAsk(e.Root) // this pass serves whoever waits now
+		n, err := e.creatorPass(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		wait := poll
+		switch {
+		case err != nil:
+			e.Log.Error("creating pending steps; trying again shortly", "err", err)
+			wait = busyWait(poll)
+		case n >= creatorBatch:
+			continue // more are waiting already
+		case n > 0:
+			// Hook calls are coming: waiting longer after a busy pass lets
+			// the steps of many calls share one create_work run.
+			wait = busyWait(poll)
+		}
+		if !e.pause(ctx, poll, wait) {
+			return nil
+		}
+	}
+}
+
+// pause waits until the next pass is due, or a lone hook call waits for
+// one (spool.AskPass), looking every poll; false when ctx ended.
+func (e *Engine) pause(ctx context.Context, poll, wait time.Duration) bool {
+	for end := time.Now().Add(wait); ; {
+		d := min(poll, time.Until(end))
+		if d <= 0 {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(d):
+		}
+		if spool.PassAsked(e.Root) {
+			return true
+		}
+	}
+}
+
+// busyWait is the pause after a pass that found work.
+func busyWait(poll time.Duration) time.Duration { return 5 * poll }
+
+// CreatePending creates the work units of the pending steps, many per
+// create_work run, and returns how many steps it handled. The caller holds
+// the creator lock. A step whose work unit cannot be created fails its
+// chain, as a hook creating it would have; other steps of its batch are
+// created one by one then, so one bad step holds back no other chain.
+func (e *Engine) CreatePending(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		ps, err := e.DB.PendingSteps(ctx, creatorBatch)
+		if err != nil {
+			return total, err
+		}
+		if len(ps) == 0 {
+			return total, nil
+		}
+		// create_work takes the application and the work parameters once
+		// per run: one run per distinct set.
+		var order []string
+		byParams := map[string][]stepJob{}
+		for _, p := range ps {
+			if _, ok := byParams[p.Chain.Params]; !ok {
+				order = append(order, p.Chain.Params)
+			}
+			byParams[p.Chain.Params] = append(byParams[p.Chain.Params], stepJob{chain: p.Chain, step: p.Step})
+		}
+		for _, key := range order {
+			if err := e.createBatch(ctx, key, byParams[key]); err != nil {
+				return total, err
+			}
+		}
+		total += len(ps)
+		e.Log.Info("next steps created", "work_units", len(ps))
+		if len(ps) < creatorBatch {
+			return total, nil
+		}
+	}
+}
+
+// createBatch creates jobs sharing one set of work parameters; it returns
+// an error only when the state database failed.
+func (e *Engine) createBatch(ctx context.Context, paramsJSON string, jobs []stepJob) error {
+	var params boinc.WorkParams
+	if err := json.Unmarshal([]byte(paramsJSON), &params); err != nil {
+		for _, j := range jobs {
+			if err := e.DB.FailChain(ctx, j.chain.ID, j.step.Step, fmt.Sprintf("bad stored parameters: %v", err)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	err := e.createSteps(ctx, params, jobs)
+	if err == nil || ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if len(jobs) > 1 {
+		e.Log.Warn("creating a batch of next steps failed; creating them one by one", "work_units", len(jobs), "err", err)
+	}
+	for _, j := range jobs {
+		if len(jobs) > 1 {
+			err = e.createSteps(ctx, params, []stepJob{j})
+		}
+		if err == nil {
+			continue
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		e.Log.Error("creating the next step failed", "wu", j.step.WU, "err", err)
+		if ferr := e.DB.FailChain(ctx, j.chain.ID, j.step.Step, fmt.Sprintf("creating work unit %s: %v", j.step.WU, err)); ferr != nil {
+			return ferr
+		}
+	}
+	return nil
+}
+
+// pendingState is the state the hook records a next step in.
+const pendingState = store.StatePending

@@ -1,0 +1,60 @@
+package pool
+
+import (
+	"crypto/md5"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// TakeOutput puts a file BOINC is about to delete (a finished work unit's
+// output in the upload hierarchy) at dst, atomically, and returns its MD5
+// and size. It hard-links when it can: the hook then moves no data, and
+// BOINC's file_deleter only removes its own name. Across file systems, or
+// when the kernel refuses to link another user's file, it copies. Either
+// way, with durable set, the content is on disk before it returns, because
+// BOINC forgets the output once the hook has returned; a file taken from
+// the hook's spool is on disk already.
+func TakeOutput(src, dst string, durable bool) (string, int64, error) {
+	tmp := filepath.Join(filepath.Dir(dst), "."+filepath.Base(dst)+".ln")
+	os.Remove(tmp)
+	if err := os.Link(src, tmp); err != nil {
+		if !errors.Is(err, syscall.EXDEV) && !errors.Is(err, syscall.EPERM) {
+			return "", 0, fmt.Errorf("taking output %s: %w", src, err)
+		}
+		return CopyAtomic(src, dst, 0o444)
+	}
+	sum, size, err := hashFile(tmp, durable)
+	if err == nil {
+		os.Chmod(tmp, 0o444) // best effort: the inode may belong to BOINC's upload handler
+		err = os.Rename(tmp, dst)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return "", 0, fmt.Errorf("taking output %s: %w", src, err)
+	}
+	return sum, size, nil
+}
+
+// hashFile reads a file once for its MD5 and, with durable, flushes it to
+// disk.
+func hashFile(path string, durable bool) (string, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	h := md5.New()
+	n, err := io.Copy(h, f)
+	if err == nil && durable {
+		err = f.Sync()
+	}
+	if err != nil {
+		return "", 0, err
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
+}

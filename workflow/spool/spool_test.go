@@ -1,0 +1,148 @@
+package spool
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rboinc/rboinc/workflow/boinc"
+)
+
+func TestWriteRead(t *testing.T) {
+	root, up := t.TempDir(), t.TempDir()
+	var files []string
+	for k, c := range []string{"a\n", "b\n"} {
+		p := filepath.Join(up, "w-A_g-0-2-RND0001_0_r1_"+string(rune('0'+k)))
+		os.WriteFile(p, []byte(c), 0o644)
+		files = append(files, p)
+	}
+	missing := filepath.Join(up, "w-A_g-0-2-RND0001_0_r1_2") // an optional output BOINC did not get
+	call := boinc.HookCall{WUName: "w-A_g-0-2-RND0001", WUID: 9, Files: append(files, missing)}
+	name, err := Write(root, call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range files { // BOINC's file_deleter
+		os.Remove(p)
+	}
+	got, err := Read(root, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.WUName != call.WUName || got.WUID != 9 || len(got.Files) != 3 {
+		t.Fatalf("read back %+v", got)
+	}
+	for i, want := range []string{"a\n", "b\n"} {
+		if data, err := os.ReadFile(got.Files[i]); err != nil || string(data) != want {
+			t.Fatalf("output %d: %q %v", i, data, err)
+		}
+	}
+	if _, err := os.Stat(got.Files[2]); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("missing output appeared: %v", err)
+	}
+	names, err := Entries(root)
+	if err != nil || len(names) != 1 || names[0] != name {
+		t.Fatalf("entries %v %v", names, err)
+	}
+	if err := Remove(root, name); err != nil || Exists(root, name) {
+		t.Fatalf("remove: %v", err)
+	}
+}
+
+func TestEntriesInOrder(t *testing.T) {
+	root := t.TempDir()
+	var want []string
+	for i := 0; i < 5; i++ {
+		n, err := Write(root, boinc.HookCall{WUName: "w"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, n)
+	}
+	os.MkdirAll(filepath.Join(Dir(root), ".new-half-written"), 0o755)
+	got, _ := Entries(root)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("entries %v, want %v", got, want)
+	}
+}
+
+func TestWriteRefusesOddNames(t *testing.T) {
+	root := t.TempDir()
+	for _, p := range []string{"/x/call.json", "/x/.hidden", "/"} {
+		if _, err := Write(root, boinc.HookCall{WUName: "w", Files: []string{p}}); err == nil {
+			t.Errorf("%q accepted", p)
+		}
+	}
+	if got, _ := Entries(root); len(got) != 0 {
+		t.Fatalf("entries left: %v", got)
+	}
+}
+
+func TestStream(t *testing.T) {
+	root := t.TempDir()
+	if InStream(root) {
+		t.Fatal("in a stream before any call")
+	}
+	os.MkdirAll(Dir(root), 0o755)
+	MarkCall(root)
+	if !InStream(root) {
+		t.Fatal("not in a stream right after a call")
+	}
+	old := time.Now().Add(-time.Second)
+	os.Chtimes(filepath.Join(Dir(root), lastCall), old, old)
+	if InStream(root) {
+		t.Fatal("in a stream a second after the last call")
+	}
+	AskPass(root)
+	if !PassAsked(root) {
+		t.Fatal("pass not asked")
+	}
+	ClearAsk(root)
+	if PassAsked(root) {
+		t.Fatal("ask not cleared")
+	}
+}
+
+func TestLock(t *testing.T) {
+	root := t.TempDir()
+	f, err := Lock(root, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Lock(root, false); !errors.Is(err, ErrBusy) {
+		t.Fatalf("second lock: %v", err)
+	}
+	f.Close()
+	g, err := Lock(root, false)
+	if err != nil {
+		t.Fatalf("after release: %v", err)
+	}
+	g.Close()
+}
+
+// FuzzRead: whatever call.json holds, Read never names a file outside its
+// entry.
+func FuzzRead(f *testing.F) {
+	f.Add([]byte(`{"wu_name":"w","files":["w_0_r1_0"]}`))
+	f.Add([]byte(`{"wu_name":"w","files":["../x"]}`))
+	f.Add([]byte(`{"files":[".."]}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		root := t.TempDir()
+		dir := filepath.Join(Dir(root), "1-x")
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, callFile), data, 0o644)
+		call, err := Read(root, "1-x")
+		if err != nil {
+			return
+		}
+		for _, p := range call.Files {
+			if filepath.Dir(p) != dir || !okName(filepath.Base(p)) {
+				t.Fatalf("file %q outside entry %s", p, dir)
+			}
+		}
+	})
+}

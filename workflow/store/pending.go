@@ -1,0 +1,92 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+)
+
+// StatePending is a step the hook recorded whose work unit is still to be
+// created: the batch creator (engine.CreatePending) makes the work units of
+// many such steps with one create_work run, so a hook call need not wait for
+// a create_work process of its own.
+const StatePending = "pending"
+
+// PendingStep is a step waiting for its work unit, with its chain.
+type PendingStep struct {
+	Chain Chain
+	Step  Step
+}
+
+// AnyPending tells cheaply whether some step waits for its work unit.
+func (d *DB) AnyPending(ctx context.Context) (bool, error) {
+	var n int
+	err := d.sql.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM steps WHERE state = 'pending' LIMIT 1)`).Scan(&n)
+	return n > 0, err
+}
+
+// PendingSteps returns up to limit steps waiting for their work unit, oldest
+// first, with their inputs. Pending steps of chains that no longer run
+// (stopped, failed or purged since the hook recorded them) are forgotten
+// instead: such a chain gets nothing new.
+func (d *DB) PendingSteps(ctx context.Context, limit int) ([]PendingStep, error) {
+	rows, err := d.sql.QueryContext(ctx, `SELECT `+chainCols+`, s.step, s.wu_name FROM steps s JOIN chains c ON c.id = s.chain_id JOIN users u ON u.id = c.user_id
+		WHERE s.state = 'pending' ORDER BY s.rowid LIMIT ?`, limit)
+	if err != nil {
+		return nil, err
+	}
+	var out []PendingStep
+	var dead []string
+	for rows.Next() {
+		var p PendingStep
+		c := &p.Chain
+		if err := rows.Scan(&c.ID, &c.UserID, &c.User, &c.Group, &c.Name, &c.Queue, &c.App, &c.Tag, &c.NSteps, &c.Priority, &c.Params, &c.WUTmpl, &c.ResTmpl, &c.Layout, &c.State, &c.StepsDone, &c.Error, &p.Step.Step, &p.Step.WU); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		c.User = strings.ToUpper(c.User)
+		p.Step.ChainID, p.Step.State = c.ID, StatePending
+		if c.State != "running" {
+			dead = append(dead, p.Step.WU)
+			continue
+		}
+		out = append(out, p)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		if out[i].Step.Inputs, err = d.stepInputs(ctx, out[i].Step.WU); err != nil {
+			return nil, err
+		}
+	}
+	if len(dead) > 0 {
+		if err := d.dropPending(ctx, dead); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// dropPending forgets pending steps (never created in BOINC), so nothing
+// keeps their inputs alive. A step no longer pending is left alone.
+func (d *DB) dropPending(ctx context.Context, wus []string) error {
+	return d.Tx(ctx, func(tx *sql.Tx) error {
+		st := newStmtCache(tx)
+		defer st.Close()
+		for _, w := range wus {
+			res, err := st.ExecContext(ctx, `DELETE FROM steps WHERE wu_name = ? AND state = 'pending'`, w)
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				continue
+			}
+			if _, err := st.ExecContext(ctx, `DELETE FROM step_inputs WHERE wu_name = ?`, w); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
