@@ -36,7 +36,7 @@ mkdir -p "$work/bin"
 work=$(cd "$work" && pwd)
 
 echo "== building into $work/bin"
-go build -o "$work/bin/" ./cmd/rboinc-server ./cmd/rboinc-hook ./cmd/rboinc-submit ./cmd/rboinc-retrieve ./bench/rbbench
+go build -o "$work/bin/" ./cmd/rboinc-server ./cmd/rboinc-hook ./cmd/rboinc-submit ./cmd/rboinc-retrieve ./bench/rbbench ./bench/nop
 "$work/bin/rbbench" -bin "$work/bin" -work "$work" -stages "$stages" $short
 [ -n "$keep" ] || rm -rf "$work/server" "$work/data"
 

@@ -16,26 +16,35 @@ package main
 
 import (
 	"errors"
-	"log/slog"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
-	"github.com/rboinc/rboinc/workflow/boinc"
+	"github.com/rboinc/rboinc/workflow/hookargs"
 	"github.com/rboinc/rboinc/workflow/spool"
 )
 
-func main() {
-	level := slog.LevelInfo
-	if v := os.Getenv("RBOINC_LOG_LEVEL"); v != "" {
-		level.UnmarshalText([]byte(v))
+// It imports little on purpose (no log/slog, no JSON, no BOINC package):
+// BOINC starts it once per work unit, and every package's initialisation
+// is paid at each start.
+
+func main() { os.Exit(run(os.Args[1:])) }
+
+// logError writes one line in the format of rboinc-server's logs
+// (log/slog's text handler) to stderr, which BOINC keeps in the
+// assimilator's log.
+func logError(msg string, kv ...any) {
+	line := fmt.Sprintf("time=%s level=ERROR msg=%q", time.Now().Format(time.RFC3339Nano), msg)
+	for i := 0; i+1 < len(kv); i += 2 {
+		line += fmt.Sprintf(" %v=%q", kv[i], fmt.Sprint(kv[i+1]))
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	os.Exit(run(os.Args[1:], log))
+	fmt.Fprintln(os.Stderr, line)
 }
 
-func run(args []string, log *slog.Logger) int {
+func run(args []string) int {
 	root := os.Getenv("RBOINC_ROOT")
 	if len(args) >= 2 && (args[0] == "--root" || args[0] == "-root") {
 		root, args = args[1], args[2:]
@@ -52,27 +61,27 @@ func run(args []string, log *slog.Logger) int {
 		}
 	}
 	if root == "" {
-		log.Error("hook: no server root: pass --root DIR, set RBOINC_ROOT, or run the rboinc-hook of a server root's bin/")
+		logError("hook: no server root: pass --root DIR, set RBOINC_ROOT, or run the rboinc-hook of a server root's bin/")
 		return 2
 	}
 	root, err := filepath.Abs(root)
 	if err != nil {
-		log.Error("hook: bad server root", "err", err)
+		logError("hook: bad server root", "err", err)
 		return 2
 	}
-	call, err := boinc.ParseHookArgs(args)
+	call, err := hookargs.Parse(args)
 	if err != nil || call.WUName == "" {
 		// rboinc-server explains and ignores what it cannot use.
-		return handOver(root, "", false, args, log)
+		return handOver(root, "", false, args)
 	}
 	if !fileExists(filepath.Join(root, "rboinc.json")) {
-		log.Error("hook: not an rboinc server root; BOINC will retry this work unit", "root", root)
+		logError("hook: not an rboinc server root; BOINC will retry this work unit", "root", root)
 		return 1
 	}
 	alone := !spool.InStream(root)
 	entry, err := spool.Write(root, call)
 	if err != nil {
-		log.Error("hook: failed; BOINC will retry this work unit", "wu", call.WUName, "err", err)
+		logError("hook: failed; BOINC will retry this work unit", "wu", call.WUName, "err", err)
 		return 1
 	}
 	f, err := spool.Lock(root, false)
@@ -83,15 +92,15 @@ func run(args []string, log *slog.Logger) int {
 	if err == nil {
 		f.Close() // rboinc-server takes it again, or finds it taken
 	}
-	return handOver(root, entry, alone, args, log)
+	return handOver(root, entry, alone, args)
 }
 
 // handOver replaces this process with `rboinc-server process`, the
 // rboinc-server installed beside this program.
-func handOver(root, entry string, alone bool, args []string, log *slog.Logger) int {
+func handOver(root, entry string, alone bool, args []string) int {
 	exe, err := os.Executable()
 	if err != nil {
-		log.Error("hook: cannot find rboinc-server", "err", err)
+		logError("hook: cannot find rboinc-server", "err", err)
 		return 1
 	}
 	server := filepath.Join(filepath.Dir(exe), "rboinc-server")
@@ -104,7 +113,7 @@ func handOver(root, entry string, alone bool, args []string, log *slog.Logger) i
 	}
 	argv = append(argv, args...)
 	err = syscall.Exec(server, argv, os.Environ())
-	log.Error("hook: cannot run rboinc-server; BOINC will retry this work unit", "path", server, "err", err)
+	logError("hook: cannot run rboinc-server; BOINC will retry this work unit", "path", server, "err", err)
 	return 1
 }
 

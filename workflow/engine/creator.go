@@ -40,6 +40,7 @@ func (e *Engine) kickCreator(ctx context.Context) error {
 	for {
 		f, err := e.lockCreator()
 		if errors.Is(err, spool.ErrBusy) {
+			e.pendingHint.Store(true) // for this process's RunCreator, if it holds the lock
 			return nil
 		}
 		if err != nil {
@@ -56,6 +57,10 @@ func (e *Engine) kickCreator(ctx context.Context) error {
 		}
 	}
 }
+
+// idleDBLook bounds how long a step recorded as pending by another process,
+// which found the creator lock held and left it, waits for the creator.
+const idleDBLook = time.Second
 
 // creatorPass takes the spooled hook calls in and creates the pending
 // steps; it returns how many of both it handled.
@@ -100,12 +105,26 @@ func (e *Engine) RunCreator(ctx context.Context, poll time.Duration, stop func()
 	}
 	defer f.Close()
 	e.Log.Debug("creating the work units of pending steps", "poll", poll)
+	var lastDB time.Time
 	for {
 		if stop != nil && stop() {
 			return nil
 		}
 		spool.ClearAsk(e.Root) // this pass serves whoever waits now
-		n, err := e.creatorPass(ctx)
+		// While idle, a look is one read of the spool directory: the
+		// database is asked for pending steps only when calls came in,
+		// this process left some, or once every idleDBLook (a process
+		// without the lock may have recorded some).
+		n, err := e.IntakeSpool(ctx)
+		if err == nil && (n > 0 || e.pendingHint.Swap(false) || time.Since(lastDB) >= idleDBLook) {
+			var m int
+			m, err = e.CreatePending(ctx)
+			n += m
+			lastDB = time.Now()
+		}
+		if err != nil {
+			lastDB = time.Time{} // look again at the next pass
+		}
 		if ctx.Err() != nil {
 			return nil
 		}

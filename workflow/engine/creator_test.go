@@ -225,3 +225,34 @@ func (f *fixture) waitCreatorLocked() {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// A step recorded by another process, which found the creator lock held
+// and left the step pending, is created by the running creator all the
+// same: its idle looks ask the database once a second.
+func TestRunCreatorCreatesWhatOtherProcessesLeave(t *testing.T) {
+	f := newFixture(t)
+	wus := f.submitMany("g", 2, 2)
+	ctx, cancel := context.WithCancel(f.ctx)
+	done := make(chan error, 1)
+	go func() { done <- f.e.RunCreator(ctx, 20*time.Millisecond, nil) }()
+	defer func() { cancel(); <-done }()
+	f.waitCreatorLocked()
+	other, err := engine.Open(f.ctx, f.root, f.e.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	for _, wu := range wus {
+		if err := other.Advance(f.ctx, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if f.stepState(wus[0], 1) == "queued" && f.stepState(wus[1], 1) == "queued" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("next steps: %s, %s", f.stepState(wus[0], 1), f.stepState(wus[1], 1))
+		}
+	}
+}

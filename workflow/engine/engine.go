@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/rboinc/rboinc/workflow/boinc"
 	"github.com/rboinc/rboinc/workflow/pool"
@@ -97,6 +98,11 @@ type Engine struct {
 
 	defaultsMu sync.Mutex
 	defaults   map[string]defaultEntry
+
+	// pendingHint tells this process's RunCreator that a step was left
+	// pending for it (kickCreator found the lock held), so that the
+	// creator's idle looks need not query the database every time.
+	pendingHint atomic.Bool
 }
 
 // Open opens the engine of a server root.

@@ -2,7 +2,6 @@ package naming
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -14,16 +13,39 @@ const MaxIdentLen = 64
 // MaxUserLen bounds user names for the same reason.
 const MaxUserLen = 32
 
-var (
-	identRE = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
-	userRE  = regexp.MustCompile(`^[A-Za-z0-9]+$`)
-	rndRE   = regexp.MustCompile(`^RND[0-9]{4}(_asgn)?$`)
-)
+// The names are matched by hand rather than by regular expressions: the
+// hook program links this package and starts once per work unit, and
+// compiling expressions (with the Unicode tables they pull in) would be paid
+// at every start.
+
+// allOf reports whether s is non-empty and every byte satisfies ok.
+func allOf(s string, ok func(c byte) bool) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !ok(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func isDigit(c byte) bool    { return '0' <= c && c <= '9' }
+func isAlnum(c byte) bool    { return isDigit(c) || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+func isIdentCh(c byte) bool  { return isAlnum(c) || c == '_' }
+func isDigits(s string) bool { return allOf(s, isDigit) }
+
+// isTag matches RNDnnnn, optionally followed by _asgn.
+func isTag(s string) bool {
+	s, _ = strings.CutSuffix(s, "_asgn")
+	return len(s) == 7 && strings.HasPrefix(s, "RND") && isDigits(s[3:])
+}
 
 // ValidIdent reports whether s may be used as a group or chain name:
 // [A-Za-z0-9_]+ and not longer than MaxIdentLen.
 func ValidIdent(s string) bool {
-	return len(s) <= MaxIdentLen && identRE.MatchString(s)
+	return len(s) <= MaxIdentLen && allOf(s, isIdentCh)
 }
 
 // CheckIdent returns a readable error when s is not a valid group or chain
@@ -34,7 +56,7 @@ func CheckIdent(what, s string) error {
 		return fmt.Errorf("%s is empty: it must be letters, digits and underscores", what)
 	case len(s) > MaxIdentLen:
 		return fmt.Errorf("%s %.20q... is too long: at most %d characters", what, s, MaxIdentLen)
-	case !identRE.MatchString(s):
+	case !allOf(s, isIdentCh):
 		return fmt.Errorf("%s %q is not valid: use only letters, digits and underscores", what, s)
 	}
 	return nil
@@ -48,7 +70,7 @@ func CheckUser(s string) error {
 		return fmt.Errorf("user name is empty")
 	case len(s) > MaxUserLen:
 		return fmt.Errorf("user name is too long: at most %d characters", MaxUserLen)
-	case !userRE.MatchString(s):
+	case !allOf(s, isAlnum):
 		return fmt.Errorf("user name %q is not valid: use only letters and digits", s)
 	}
 	return nil
@@ -92,7 +114,7 @@ func ParseWU(s string) (WU, error) {
 		return WU{}, fmt.Errorf("work-unit name %q: bad chain name %q", s, w.Name)
 	}
 	user, group, ok := strings.Cut(f[1], "_")
-	if !ok || !userRE.MatchString(user) || len(user) > MaxUserLen || !ValidIdent(group) || user != strings.ToUpper(user) {
+	if !ok || !allOf(user, isAlnum) || len(user) > MaxUserLen || !ValidIdent(group) || user != strings.ToUpper(user) {
 		return WU{}, fmt.Errorf("work-unit name %q: bad USER_GROUP field %q", s, f[1])
 	}
 	w.User, w.Group = user, group
@@ -106,7 +128,7 @@ func ParseWU(s string) (WU, error) {
 	if w.NSteps < 1 || w.Step >= w.NSteps {
 		return WU{}, fmt.Errorf("work-unit name %q: step %d is outside 0..%d", s, w.Step, w.NSteps-1)
 	}
-	if !rndRE.MatchString(f[4]) {
+	if !isTag(f[4]) {
 		return WU{}, fmt.Errorf("work-unit name %q: bad tag %q, want RNDnnnn", s, f[4])
 	}
 	w.Tag = f[4]
@@ -134,29 +156,49 @@ type Output struct {
 	Index   int
 }
 
-var (
-	outNewRE = regexp.MustCompile(`^(.+)_([0-9]+)_r([0-9]+)_([0-9]+)$`)
-	outOldRE = regexp.MustCompile(`^(.+)_([0-9]+)_([0-9]+)$`)
-)
-
-// ParseOutput splits the base name of an uploaded output file.
+// ParseOutput splits the base name of an uploaded output file. The parts
+// after the WU name hold no '_', so they are found from the right; the WU
+// name is the rest: at least one byte, no newline.
 func ParseOutput(base string) (Output, error) {
-	m := outNewRE.FindStringSubmatch(base)
-	if m == nil {
-		if m2 := outOldRE.FindStringSubmatch(base); m2 != nil {
-			m = []string{m2[0], m2[1], m2[2], "", m2[3]}
-		}
-	}
-	if m == nil {
+	wu, rep, idx, ok := splitOutput(base)
+	if !ok {
 		return Output{}, fmt.Errorf("output file %q: want <wu>_<n>_r<random>_<k>", base)
 	}
-	rep, err1 := strconv.Atoi(m[2])
-	idx, err2 := strconv.Atoi(m[4])
+	r, err1 := strconv.Atoi(rep)
+	k, err2 := strconv.Atoi(idx)
 	if err1 != nil || err2 != nil {
 		return Output{}, fmt.Errorf("output file %q: numbers out of range", base)
 	}
-	return Output{WU: m[1], Replica: rep, Index: idx}, nil
+	return Output{WU: wu, Replica: r, Index: k}, nil
 }
+
+// splitOutput splits <wu>_<n>_r<random>_<k>, or else <wu>_<n>_<k>.
+func splitOutput(base string) (wu, rep, idx string, ok bool) {
+	last := func(s string) (rest, part string, ok bool) {
+		i := strings.LastIndexByte(s, '_')
+		if i < 0 {
+			return "", "", false
+		}
+		return s[:i], s[i+1:], true
+	}
+	rest, idx, ok1 := last(base)
+	rest, mid, ok2 := last(rest)
+	if !ok1 || !ok2 || !isDigits(idx) {
+		return "", "", "", false
+	}
+	wu, rep = rest, mid // the old form: <wu>_<n>_<k>
+	if r, found := strings.CutPrefix(mid, "r"); found && isDigits(r) {
+		if w, n, ok := last(rest); ok && isDigits(n) && okOutputWU(w) {
+			return w, n, idx, true
+		}
+	}
+	if !isDigits(rep) || !okOutputWU(wu) {
+		return "", "", "", false
+	}
+	return wu, rep, idx, true
+}
+
+func okOutputWU(s string) bool { return s != "" && !strings.Contains(s, "\n") }
 
 // ResultFile is the name a step's output k has in the results area and on
 // the scientist's disk (before an alias is appended): <wu>_<k>.

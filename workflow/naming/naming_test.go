@@ -1,6 +1,10 @@
 package naming
 
-import "testing"
+import (
+	"regexp"
+	"strconv"
+	"testing"
+)
 
 func TestFormatParseRoundTrip(t *testing.T) {
 	s := Format("run1", "toni", "G_1", 3, 10, Tag(42))
@@ -85,12 +89,65 @@ func FuzzParseWU(f *testing.F) {
 	})
 }
 
+// The names were once matched by these expressions; the hand-written
+// matchers must agree with them on every input.
+var (
+	identRE  = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
+	userRE   = regexp.MustCompile(`^[A-Za-z0-9]+$`)
+	rndRE    = regexp.MustCompile(`^RND[0-9]{4}(_asgn)?$`)
+	outNewRE = regexp.MustCompile(`^(.+)_([0-9]+)_r([0-9]+)_([0-9]+)$`)
+	outOldRE = regexp.MustCompile(`^(.+)_([0-9]+)_([0-9]+)$`)
+)
+
 func FuzzParseOutput(f *testing.F) {
-	f.Add("p1_0_r1750185903_0")
+	for _, s := range []string{"p1_0_r1750185903_0", "a_b_1_2", "x_r1_2", "_1_r2_3", "\n_1_r2_3", "a\nb_1_2",
+		"w_1_r_2", "w_1_r2_", "w__r2_3", "w_01_r02_003", "w_1_r2_3_4", "w\xff_1_r2_3", "w_99999999999999999999_r1_0"} {
+		f.Add(s)
+	}
 	f.Fuzz(func(t *testing.T, s string) {
 		o, err := ParseOutput(s)
 		if err == nil && o.WU == "" {
 			t.Fatalf("empty WU from %q", s)
+		}
+		m := outNewRE.FindStringSubmatch(s)
+		if m == nil {
+			if m2 := outOldRE.FindStringSubmatch(s); m2 != nil {
+				m = []string{m2[0], m2[1], m2[2], "", m2[3]}
+			}
+		}
+		if m == nil {
+			if err == nil {
+				t.Fatalf("%q parsed as %+v; the expression refuses it", s, o)
+			}
+			return
+		}
+		rep, err1 := strconv.Atoi(m[2])
+		idx, err2 := strconv.Atoi(m[4])
+		if err1 != nil || err2 != nil {
+			if err == nil {
+				t.Fatalf("%q parsed although its numbers are out of range", s)
+			}
+			return
+		}
+		if want := (Output{WU: m[1], Replica: rep, Index: idx}); err != nil || o != want {
+			t.Fatalf("%q: got %+v, %v; the expression gives %+v", s, o, err, want)
+		}
+	})
+}
+
+func FuzzNameMatchers(f *testing.F) {
+	for _, s := range []string{"", "a", "A_9", "a-b", "RND0042", "RND0042_asgn", "RND042", "RND00420", "rnd0042", "RND0042_asg", "é"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := allOf(s, isIdentCh), identRE.MatchString(s); got != want {
+			t.Errorf("ident %q: %v, expression %v", s, got, want)
+		}
+		if got, want := allOf(s, isAlnum), userRE.MatchString(s); got != want {
+			t.Errorf("user %q: %v, expression %v", s, got, want)
+		}
+		if got, want := isTag(s), rndRE.MatchString(s); got != want {
+			t.Errorf("tag %q: %v, expression %v", s, got, want)
 		}
 	})
 }

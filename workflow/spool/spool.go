@@ -1,36 +1,38 @@
 package spool
 
 import (
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/rboinc/rboinc/workflow/boinc"
+	"github.com/rboinc/rboinc/workflow/hookargs"
 )
+
+// The hook program links this package and starts once per work unit, so it
+// imports little: no JSON, no crypto, no BOINC package (each would add to
+// every start).
 
 // DirName is the spool's directory in the server root.
 const DirName = "spool"
 
-// callFile describes the call in each entry.
-const callFile = "call.json"
+// callFile describes the call in each entry, one "key value" line each:
+//
+//	rboinc-hook-call 1
+//	wu_name NAME
+//	wu_id N        (when BOINC gave it)
+//	batch N        (when BOINC gave it)
+//	error MASK     (the --error form only)
+//	file BASE      (each output, in the call's order; present ones are linked beside)
+const callFile = "call"
 
-type spooledCall struct {
-	Error     bool     `json:"error,omitempty"`
-	ErrorMask int      `json:"error_mask,omitempty"`
-	WUName    string   `json:"wu_name"`
-	WUID      int64    `json:"wu_id,omitempty"`
-	Batch     int64    `json:"batch,omitempty"`
-	Files     []string `json:"files,omitempty"` // base names, in the call's order; present ones are linked beside
-}
+const callHeader = "rboinc-hook-call 1"
 
 // Dir is the spool of a server root.
 func Dir(root string) string { return filepath.Join(root, DirName) }
@@ -38,24 +40,24 @@ func Dir(root string) string { return filepath.Join(root, DirName) }
 // Write spools one call: the outputs hard-linked (copied across file
 // systems), the call, all made durable, then renamed into place at once.
 // It returns the entry's name.
-func Write(root string, call boinc.HookCall) (string, error) {
+func Write(root string, call hookargs.HookCall) (string, error) {
 	dir := Dir(root)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("creating the hook spool: %w", err)
 	}
-	var rnd [6]byte
-	rand.Read(rnd[:])
-	// Nanoseconds first: names sort in the order the calls came.
-	name := strconv.FormatInt(time.Now().UnixNano(), 10) + "-" + hex.EncodeToString(rnd[:])
-	tmp := filepath.Join(dir, ".new-"+name)
-	if err := os.Mkdir(tmp, 0o755); err != nil {
-		return "", fmt.Errorf("creating a hook spool entry: %w", err)
+	data, err := encodeCall(call)
+	if err != nil {
+		return "", fmt.Errorf("spooling the outputs of %s: %w", call.WUName, err)
+	}
+	name, tmp, err := newEntry(dir)
+	if err != nil {
+		return "", err
 	}
 	// The data of every file is on disk (fill, without a journal commit
 	// each); the entry's directory, then the spool's after the rename, make
 	// the names durable: no ordering between them is assumed, since a file
 	// system without a journal gives none.
-	err := fill(tmp, call)
+	err = fill(tmp, call, data)
 	if err == nil {
 		err = syncDir(tmp)
 	}
@@ -72,31 +74,115 @@ func Write(root string, call boinc.HookCall) (string, error) {
 	return name, nil
 }
 
-func fill(dir string, call boinc.HookCall) error {
-	sc := spooledCall{Error: call.Error, ErrorMask: call.ErrorMask, WUName: call.WUName, WUID: call.WUID, Batch: call.Batch}
+// newEntry makes the hidden directory of a new entry. Names start with the
+// time in nanoseconds, so that they sort in the order the calls came; the
+// process id and a counter keep concurrent hooks apart, and mkdir refuses
+// a name taken all the same.
+func newEntry(dir string) (name, tmp string, err error) {
+	for k := 0; ; k++ {
+		name = strconv.FormatInt(time.Now().UnixNano(), 10) + "-" + strconv.FormatInt(int64(os.Getpid()), 16) + "-" + strconv.Itoa(k)
+		tmp = filepath.Join(dir, ".new-"+name)
+		err = os.Mkdir(tmp, 0o755)
+		if err == nil || !errors.Is(err, os.ErrExist) || k >= 100 {
+			break
+		}
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("creating a hook spool entry: %w", err)
+	}
+	return name, tmp, nil
+}
+
+// encodeCall writes the call file's contents; it refuses what could not be
+// read back as written.
+func encodeCall(call hookargs.HookCall) ([]byte, error) {
+	if !okValue(call.WUName) {
+		return nil, fmt.Errorf("unexpected work-unit name %q", call.WUName)
+	}
+	b := []byte(callHeader + "\nwu_name " + call.WUName + "\n")
+	if call.WUID != 0 {
+		b = append(strconv.AppendInt(append(b, "wu_id "...), call.WUID, 10), '\n')
+	}
+	if call.Batch != 0 {
+		b = append(strconv.AppendInt(append(b, "batch "...), call.Batch, 10), '\n')
+	}
+	if call.Error {
+		b = append(strconv.AppendInt(append(b, "error "...), int64(call.ErrorMask), 10), '\n')
+	}
 	for _, p := range call.Files {
 		base := filepath.Base(p)
-		if !okName(base) {
-			return fmt.Errorf("unexpected output file name %q", base)
+		if !okName(base) || !okValue(base) {
+			return nil, fmt.Errorf("unexpected output file name %q", base)
 		}
-		sc.Files = append(sc.Files, base)
-		if err := keep(p, filepath.Join(dir, base)); err != nil {
+		b = append(append(append(b, "file "...), base...), '\n')
+	}
+	return b, nil
+}
+
+// decodeCall reads a call file; outputs are named by their base names.
+func decodeCall(data []byte) (hookargs.HookCall, error) {
+	var c hookargs.HookCall
+	lines := strings.Split(string(data), "\n")
+	if len(lines) < 3 || lines[0] != callHeader || lines[len(lines)-1] != "" {
+		return c, errors.New("not a complete hook call")
+	}
+	for _, line := range lines[1 : len(lines)-1] {
+		key, val, _ := strings.Cut(line, " ")
+		var err error
+		switch key {
+		case "wu_name":
+			c.WUName = val
+		case "wu_id":
+			c.WUID, err = strconv.ParseInt(val, 10, 64)
+		case "batch":
+			c.Batch, err = strconv.ParseInt(val, 10, 64)
+		case "error":
+			c.Error = true
+			c.ErrorMask, err = strconv.Atoi(val)
+		case "file":
+			if val != filepath.Base(val) || !okName(val) {
+				return c, fmt.Errorf("bad file name %q", val)
+			}
+			c.Files = append(c.Files, val)
+		default:
+			return c, fmt.Errorf("unknown line %q", line)
+		}
+		if err != nil {
+			return c, fmt.Errorf("line %q: %w", line, err)
+		}
+	}
+	if !okValue(c.WUName) {
+		return c, errors.New("no work-unit name")
+	}
+	return c, nil
+}
+
+// okValue: a value fits on its line.
+func okValue(s string) bool { return s != "" && !strings.ContainsAny(s, "\n\r") }
+
+func fill(dir string, call hookargs.HookCall, data []byte) error {
+	for _, p := range call.Files {
+		if err := keep(p, filepath.Join(dir, filepath.Base(p))); err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				continue // an optional output BOINC did not get; judged at intake
 			}
 			return err
 		}
 	}
-	data, err := json.Marshal(sc)
-	if err != nil {
-		return err
-	}
 	// The entry is not visible until it is renamed: no temporary name needed.
-	f, err := os.OpenFile(filepath.Join(dir, callFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	return writeFlushed(filepath.Join(dir, callFile), 0o644, func(f *os.File) error {
+		_, err := f.Write(data)
+		return err
+	})
+}
+
+// writeFlushed creates path, fills it and puts its data on disk.
+func writeFlushed(path string, perm os.FileMode, write func(*os.File) error) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(data)
+	err = write(f)
 	if err == nil {
 		err = flushData(f)
 	}
@@ -117,8 +203,15 @@ func keep(src, dst string) error {
 		if !errors.Is(err, syscall.EXDEV) && !errors.Is(err, syscall.EPERM) {
 			return err
 		}
-		_, _, err := boinc.CopyFileAtomic(src, dst, 0o444)
-		return err
+		in, err := os.Open(src)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		return writeFlushed(dst, 0o444, func(f *os.File) error {
+			_, err := io.Copy(f, in)
+			return err
+		})
 	}
 	f, err := os.Open(dst)
 	if err != nil {
@@ -158,27 +251,23 @@ func Entries(root string) ([]string, error) {
 			names = append(names, d.Name())
 		}
 	}
-	sort.Strings(names)
+	slices.Sort(names)
 	return names, nil
 }
 
 // Read returns an entry's call, with the paths of its kept outputs.
-func Read(root, name string) (boinc.HookCall, error) {
+func Read(root, name string) (hookargs.HookCall, error) {
 	dir := filepath.Join(Dir(root), name)
 	data, err := os.ReadFile(filepath.Join(dir, callFile))
 	if err != nil {
-		return boinc.HookCall{}, err
+		return hookargs.HookCall{}, err
 	}
-	var sc spooledCall
-	if err := json.Unmarshal(data, &sc); err != nil {
-		return boinc.HookCall{}, fmt.Errorf("%s: %w", callFile, err)
+	call, err := decodeCall(data)
+	if err != nil {
+		return call, fmt.Errorf("%s: %w", callFile, err)
 	}
-	call := boinc.HookCall{Error: sc.Error, ErrorMask: sc.ErrorMask, WUName: sc.WUName, WUID: sc.WUID, Batch: sc.Batch}
-	for _, f := range sc.Files {
-		if f != filepath.Base(f) || !okName(f) {
-			return call, fmt.Errorf("bad file name %q in %s", f, callFile)
-		}
-		call.Files = append(call.Files, filepath.Join(dir, f))
+	for k, f := range call.Files {
+		call.Files[k] = filepath.Join(dir, f)
 	}
 	return call, nil
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rboinc/rboinc/workflow/boinc"
+	"github.com/rboinc/rboinc/workflow/hookargs"
 )
 
 func TestWriteRead(t *testing.T) {
@@ -20,7 +20,7 @@ func TestWriteRead(t *testing.T) {
 		files = append(files, p)
 	}
 	missing := filepath.Join(up, "w-A_g-0-2-RND0001_0_r1_2") // an optional output BOINC did not get
-	call := boinc.HookCall{WUName: "w-A_g-0-2-RND0001", WUID: 9, Files: append(files, missing)}
+	call := hookargs.HookCall{WUName: "w-A_g-0-2-RND0001", WUID: 9, Files: append(files, missing)}
 	name, err := Write(root, call)
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +56,7 @@ func TestEntriesInOrder(t *testing.T) {
 	root := t.TempDir()
 	var want []string
 	for i := 0; i < 5; i++ {
-		n, err := Write(root, boinc.HookCall{WUName: "w"})
+		n, err := Write(root, hookargs.HookCall{WUName: "w"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,8 +71,8 @@ func TestEntriesInOrder(t *testing.T) {
 
 func TestWriteRefusesOddNames(t *testing.T) {
 	root := t.TempDir()
-	for _, p := range []string{"/x/call.json", "/x/.hidden", "/"} {
-		if _, err := Write(root, boinc.HookCall{WUName: "w", Files: []string{p}}); err == nil {
+	for _, p := range []string{"/x/call", "/x/a\nb_0_r1_0", "/x/.hidden", "/"} {
+		if _, err := Write(root, hookargs.HookCall{WUName: "w", Files: []string{p}}); err == nil {
 			t.Errorf("%q accepted", p)
 		}
 	}
@@ -123,13 +123,15 @@ func TestLock(t *testing.T) {
 	g.Close()
 }
 
-// FuzzRead: whatever call.json holds, Read never names a file outside its
+// FuzzRead: whatever the call file holds, Read never names a file outside its
 // entry.
 func FuzzRead(f *testing.F) {
-	f.Add([]byte(`{"wu_name":"w","files":["w_0_r1_0"]}`))
-	f.Add([]byte(`{"wu_name":"w","files":["../x"]}`))
-	f.Add([]byte(`{"files":[".."]}`))
-	f.Add([]byte(`[]`))
+	f.Add([]byte("rboinc-hook-call 1\nwu_name w\nwu_id 7\nfile w_0_r1_0\n"))
+	f.Add([]byte("rboinc-hook-call 1\nwu_name w\nfile ../x\n"))
+	f.Add([]byte("rboinc-hook-call 1\nwu_name w\nerror 3\nbatch 2\n"))
+	f.Add([]byte("rboinc-hook-call 1\nfile ..\n"))
+	f.Add([]byte("rboinc-hook-call 1\nwu_name w\nfile call\n"))
+	f.Add([]byte("rboinc-hook-call 1\nwu_name w"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		root := t.TempDir()
 		dir := filepath.Join(Dir(root), "1-x")
@@ -143,6 +145,39 @@ func FuzzRead(f *testing.F) {
 			if filepath.Dir(p) != dir || !okName(filepath.Base(p)) {
 				t.Fatalf("file %q outside entry %s", p, dir)
 			}
+		}
+	})
+}
+
+// FuzzCallRoundTrip: a call the hook spools reads back as it was (outputs
+// by their base names), or is refused when spooled.
+func FuzzCallRoundTrip(f *testing.F) {
+	f.Add("w-A_g-0-2-RND0001", int64(9), int64(0), false, 0, "/up/w-A_g-0-2-RND0001_0_r1_0")
+	f.Add("w-A_g-0-2-RND0001", int64(0), int64(4), true, 3, "")
+	f.Add("a\nb", int64(1), int64(1), false, 0, "/x/y z")
+	f.Fuzz(func(t *testing.T, wu string, id, batch int64, isErr bool, mask int, file string) {
+		call := hookargs.HookCall{WUName: wu, WUID: id, Batch: batch, Error: isErr, ErrorMask: mask}
+		if file != "" {
+			call.Files = []string{file}
+		}
+		data, err := encodeCall(call)
+		if err != nil {
+			return
+		}
+		got, err := decodeCall(data)
+		if err != nil {
+			t.Fatalf("%+v spooled as %q, then: %v", call, data, err)
+		}
+		if !isErr {
+			mask = 0
+		}
+		want := hookargs.HookCall{WUName: wu, WUID: id, Batch: batch, Error: isErr, ErrorMask: mask}
+		if file != "" {
+			want.Files = []string{filepath.Base(file)}
+		}
+		if got.WUName != want.WUName || got.WUID != want.WUID || got.Batch != want.Batch || got.Error != want.Error ||
+			got.ErrorMask != want.ErrorMask || strings.Join(got.Files, "/") != strings.Join(want.Files, "/") {
+			t.Fatalf("%+v read back as %+v", want, got)
 		}
 	})
 }
