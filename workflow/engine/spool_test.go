@@ -101,7 +101,7 @@ func TestSpoolBadEntrySetAside(t *testing.T) {
 	release := f.holdCreator()
 	bad := filepath.Join(f.root, engine.SpoolDirName, "1-bad")
 	os.MkdirAll(bad, 0o755)
-	os.WriteFile(filepath.Join(bad, "call.json"), []byte(`{"wu_name": "x", "files": ["../../etc/passwd"]}`), 0o644)
+	os.WriteFile(filepath.Join(bad, "call"), []byte("rboinc-hook-call 1\nwu_name x\nfile ../../etc/passwd\n"), 0o644)
 	f.streaming()
 	if err := engine.Hook(f.ctx, f.root, boinc.HookCall{WUName: wus[0], Files: f.outputs(wus[0])}, f.e.Log); err != nil {
 		t.Fatal(err)
