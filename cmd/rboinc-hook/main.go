@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -45,12 +44,7 @@ func logError(msg string, kv ...any) {
 }
 
 func run(args []string) int {
-	root := os.Getenv("RBOINC_ROOT")
-	if len(args) >= 2 && (args[0] == "--root" || args[0] == "-root") {
-		root, args = args[1], args[2:]
-	} else if len(args) >= 1 && strings.HasPrefix(args[0], "--root=") {
-		root, args = strings.TrimPrefix(args[0], "--root="), args[1:]
-	}
+	root, args := hookargs.SplitRoot(args, os.Getenv)
 	if root == "" {
 		// Installed as a link to <root>/bin/rboinc-hook: the root is where
 		// the program lies.

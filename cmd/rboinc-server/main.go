@@ -20,6 +20,7 @@ import (
 
 	"github.com/rboinc/rboinc/workflow/boinc"
 	"github.com/rboinc/rboinc/workflow/engine"
+	"github.com/rboinc/rboinc/workflow/hookargs"
 	"github.com/rboinc/rboinc/workflow/naming"
 	"github.com/rboinc/rboinc/workflow/server"
 	"github.com/rboinc/rboinc/workflow/setup"
@@ -241,12 +242,7 @@ func addUser(ctx context.Context, root string, db *store.DB, name string) (strin
 // runHook is `rboinc-server process [--root DIR] ARGS...`, called by BOINC's
 // script_assimilator. Exit 0 unless the assimilator must stop and retry.
 func runHook(args []string, log *slog.Logger) int {
-	root := os.Getenv("RBOINC_ROOT")
-	if len(args) >= 2 && (args[0] == "--root" || args[0] == "-root") {
-		root, args = args[1], args[2:]
-	} else if len(args) >= 1 && strings.HasPrefix(args[0], "--root=") {
-		root, args = strings.TrimPrefix(args[0], "--root="), args[1:]
-	}
+	root, args := hookargs.SplitRoot(args, os.Getenv)
 	if root == "" {
 		log.Error("hook: no server root: pass --root DIR or set RBOINC_ROOT")
 		return 2

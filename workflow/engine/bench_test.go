@@ -136,9 +136,12 @@ func BenchmarkSubmit(b *testing.B) {
 	perSecond(b, n*b.N, total, "chains/s")
 }
 
-// BenchmarkAdvance: the hook in-process, per chain: copy the outputs out
-// of the upload hierarchy, record them, create the next step with its own
-// create_work run (target: >= 200 chains/s, see BENCHMARKS.md).
+// BenchmarkAdvance: the hook in-process with no creator running, per chain:
+// take the outputs out of the upload hierarchy (hard link, hash, sync),
+// record them, and create the next step itself with a create_work run of
+// its own, as a synchronous hook. With a creator running, the runs are
+// shared: bench/run.sh measures that (target: >= 200 chains/s, see
+// BENCHMARKS.md).
 func BenchmarkAdvance(b *testing.B) {
 	env := newBenchEnv(b)
 	resp := env.submit(env.request("g", b.N, 3))

@@ -122,3 +122,16 @@ func isInt(s string) bool {
 	}
 	return true
 }
+
+// SplitRoot takes a leading --root DIR (or -root DIR, --root=DIR) off the
+// hook's arguments; without one, the root is $RBOINC_ROOT (maybe empty).
+// BOINC passes neither: they are for the administrator's own calls.
+func SplitRoot(args []string, env func(string) string) (root string, rest []string) {
+	switch {
+	case len(args) >= 2 && (args[0] == "--root" || args[0] == "-root"):
+		return args[1], args[2:]
+	case len(args) >= 1 && strings.HasPrefix(args[0], "--root="):
+		return strings.TrimPrefix(args[0], "--root="), args[1:]
+	}
+	return env("RBOINC_ROOT"), args
+}

@@ -1,4 +1,4 @@
-package boinc
+package hookargs
 
 import "testing"
 
@@ -18,7 +18,7 @@ func TestParseHookArgsForms(t *testing.T) {
 		{[]string{p0}, 1, 0}, // files alone
 	}
 	for _, tc := range cases {
-		c, err := ParseHookArgs(tc.args)
+		c, err := Parse(tc.args)
 		if err != nil {
 			t.Fatalf("%v: %v", tc.args, err)
 		}
@@ -29,29 +29,49 @@ func TestParseHookArgsForms(t *testing.T) {
 }
 
 func TestParseHookArgsError(t *testing.T) {
-	c, err := ParseHookArgs([]string{"--error", "8", wu, "1145", "8"})
+	c, err := Parse([]string{"--error", "8", wu, "1145", "8"})
 	if err != nil || !c.Error || c.ErrorMask != 8 || c.WUName != wu || c.WUID != 1145 || c.Batch != 8 {
 		t.Fatalf("%+v %v", c, err)
 	}
-	c, err = ParseHookArgs([]string{"--error", "2", "1140"})
+	c, err = Parse([]string{"--error", "2", "1140"})
 	if err != nil || !c.Error || c.WUID != 1140 || c.WUName != "" {
 		t.Fatalf("old form: %+v %v", c, err)
 	}
 	for _, bad := range [][]string{nil, {"--error"}, {"--error", "x", wu, "1", "2"}, {"1143"}, {"12", "/p/x"},
 		{wu, "/p/upload/1/other-TONI_G-0-3-RND0001_0_r1_0"}} {
-		if _, err := ParseHookArgs(bad); err == nil {
+		if _, err := Parse(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}
 }
 
-func FuzzParseHookArgs(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	f.Add("1143", "/p/upload/54/"+wu+"_0_r1_0", "")
 	f.Add("--error", "8", wu)
 	f.Fuzz(func(t *testing.T, a, b, c string) {
-		hc, err := ParseHookArgs([]string{a, b, c})
+		hc, err := Parse([]string{a, b, c})
 		if err == nil && !hc.Error && hc.WUName == "" {
 			t.Fatal("success without WU name")
 		}
 	})
+}
+
+func TestSplitRoot(t *testing.T) {
+	env := func(string) string { return "/env" }
+	for _, tc := range []struct {
+		args []string
+		root string
+		rest int
+	}{
+		{[]string{"--root", "/r", "5", "/p"}, "/r", 2},
+		{[]string{"-root", "/r", "5"}, "/r", 1},
+		{[]string{"--root=/r", "5"}, "/r", 1},
+		{[]string{"5", "/p"}, "/env", 2},
+		{[]string{"--root"}, "/env", 1},
+	} {
+		root, rest := SplitRoot(tc.args, env)
+		if root != tc.root || len(rest) != tc.rest {
+			t.Errorf("%q: root %q, rest %q", tc.args, root, rest)
+		}
+	}
 }
