@@ -33,9 +33,27 @@ func TestMain(m *testing.M) {
 	}
 	examples, _ = filepath.Abs("../examples/langevin")
 	repoDir, _ = filepath.Abs("..")
+	noteSources(repoDir)
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// noteSources stats every Go file of the commands and the library: the
+// commands are built by a child process, which go test does not watch, and
+// a cached result must not outlive a change to them (go test keys its
+// cache on the files the test process itself looks at).
+func noteSources(repo string) {
+	for _, top := range []string{"cmd", "workflow", "examples", "templates"} {
+		filepath.WalkDir(filepath.Join(repo, top), func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				os.Stat(p)
+			}
+			return nil
+		})
+	}
+	os.Stat(filepath.Join(repo, "go.mod"))
+	os.Stat(filepath.Join(repo, "go.sum"))
 }
 
 // TestScripts runs every script against both deployments: the standalone
