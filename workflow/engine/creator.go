@@ -58,6 +58,13 @@ func (e *Engine) kickCreator(ctx context.Context) error {
 	}
 }
 
+// The creator removes unfinished spool entries (of hooks killed while they
+// wrote) every sweepEvery, once they are unfinishedAge old.
+const (
+	sweepEvery    = 10 * time.Minute
+	unfinishedAge = time.Hour
+)
+
 // idleDBLook bounds how long a step recorded as pending by another process,
 // which found the creator lock held and left it, waits for the creator.
 const idleDBLook = time.Second
@@ -105,10 +112,18 @@ func (e *Engine) RunCreator(ctx context.Context, poll time.Duration, stop func()
 	}
 	defer f.Close()
 	e.Log.Debug("creating the work units of pending steps", "poll", poll)
-	var lastDB time.Time
+	var lastDB, lastSweep time.Time
 	for {
 		if stop != nil && stop() {
 			return nil
+		}
+		if time.Since(lastSweep) >= sweepEvery {
+			lastSweep = time.Now()
+			if n, err := spool.SweepUnfinished(e.Root, unfinishedAge); err != nil {
+				e.Log.Error("sweeping the hook spool", "err", err)
+			} else if n > 0 {
+				e.Log.Warn("removed hook spool entries that hooks began and never finished (BOINC calls the hook again for those work units)", "entries", n)
+			}
 		}
 		spool.ClearAsk(e.Root) // this pass serves whoever waits now
 		// While idle, a look is one read of the spool directory: the

@@ -291,3 +291,32 @@ func Exists(root, name string) bool {
 	_, err := os.Stat(filepath.Join(Dir(root), name))
 	return err == nil
 }
+
+// SweepUnfinished removes the entries that hooks began and never finished
+// (a process killed while it wrote one) once they are older than age: no
+// running hook takes that long, and BOINC runs the hook again for their work
+// units, since those hooks never returned. It returns how many it removed.
+func SweepUnfinished(root string, age time.Duration) (int, error) {
+	ents, err := os.ReadDir(Dir(root))
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("reading the hook spool: %w", err)
+	}
+	n := 0
+	for _, d := range ents {
+		if !strings.HasPrefix(d.Name(), ".new-") {
+			continue
+		}
+		fi, err := d.Info()
+		if err != nil || time.Since(fi.ModTime()) < age {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(Dir(root), d.Name())); err != nil {
+			return n, fmt.Errorf("removing an unfinished hook spool entry: %w", err)
+		}
+		n++
+	}
+	return n, nil
+}

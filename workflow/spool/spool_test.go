@@ -181,3 +181,32 @@ func FuzzCallRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+func TestSweepUnfinished(t *testing.T) {
+	root := t.TempDir()
+	old, fresh := filepath.Join(Dir(root), ".new-1-a-0"), filepath.Join(Dir(root), ".new-2-b-0")
+	for _, d := range []string{old, fresh} {
+		os.MkdirAll(d, 0o755)
+		os.WriteFile(filepath.Join(d, "w_0_r1_0"), []byte("x"), 0o644)
+	}
+	long := time.Now().Add(-2 * time.Hour)
+	os.Chtimes(old, long, long)
+	done, err := Write(root, hookargs.HookCall{WUName: "w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(filepath.Join(Dir(root), done), long, long) // finished entries are never swept
+	n, err := SweepUnfinished(root, time.Hour)
+	if err != nil || n != 1 {
+		t.Fatalf("swept %d, %v", n, err)
+	}
+	if _, err := os.Stat(old); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("the old unfinished entry is still there")
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Fatal("a fresh unfinished entry (a hook at work) was removed")
+	}
+	if !Exists(root, done) {
+		t.Fatal("a finished entry was removed")
+	}
+}
