@@ -123,6 +123,15 @@ func CreateWork(ctx context.Context, p *Project, params WorkParams, jobs []Job) 
 	return nil
 }
 
+// DuplicateWU tells whether err, from create_work run for the single job
+// name, says that BOINC holds a work unit of that name already: the message
+// of MySQL's unique key on workunit.name (boinc-real-observations.md 3c),
+// which the stand-in repeats. rboinc alone makes its names, so that work
+// unit is the one a run before a crash created.
+func DuplicateWU(err error, name string) bool {
+	return err != nil && strings.Contains(err.Error(), "Duplicate entry '"+name+"' for key 'name'")
+}
+
 // checkedLine returns the job's --stdin line after checking what
 // create_work would not report: a missing result template (it exits 0
 // without creating the job), a line it would cut, quotes it would mangle.

@@ -143,6 +143,9 @@ func (e *Engine) startStep(ctx context.Context, c store.Chain, s store.Step) err
 		return e.DB.FailChain(ctx, c.ID, s.Step, fmt.Sprintf("bad stored parameters: %v", err))
 	}
 	if err := e.createSteps(ctx, params, []stepJob{{chain: c, step: s}}); err != nil {
+		if done, serr := e.alreadyCreated(ctx, s.WU, err); done || serr != nil {
+			return serr
+		}
 		e.Log.Error("creating the next step failed", "wu", s.WU, "err", err)
 		return e.DB.FailChain(ctx, c.ID, s.Step, fmt.Sprintf("creating work unit %s: %v", s.WU, err))
 	}

@@ -250,12 +250,30 @@ func (e *Engine) createBatch(ctx context.Context, paramsJSON string, jobs []step
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		if done, serr := e.alreadyCreated(ctx, j.step.WU, err); done || serr != nil {
+			if serr != nil {
+				return serr
+			}
+			continue
+		}
 		e.Log.Error("creating the next step failed", "wu", j.step.WU, "err", err)
 		if ferr := e.DB.FailChain(ctx, j.chain.ID, j.step.Step, fmt.Sprintf("creating work unit %s: %v", j.step.WU, err)); ferr != nil {
 			return ferr
 		}
 	}
 	return nil
+}
+
+// alreadyCreated handles a step whose create_work run failed because BOINC
+// holds its work unit already: a creator stopped between create_work and
+// recording the step as queued (a crash, a kill) leaves it pending, and
+// the next pass finds it created. It is recorded as queued then.
+func (e *Engine) alreadyCreated(ctx context.Context, wu string, err error) (bool, error) {
+	if !boinc.DuplicateWU(err, wu) {
+		return false, nil
+	}
+	e.Log.Warn("work unit exists in BOINC already (created before the creator stopped); recorded as created", "wu", wu)
+	return true, e.DB.SetStepState(ctx, []string{wu}, "queued")
 }
 
 // pendingState is the state the hook records a next step in.

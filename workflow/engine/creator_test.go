@@ -256,3 +256,47 @@ func TestRunCreatorCreatesWhatOtherProcessesLeave(t *testing.T) {
 		}
 	}
 }
+
+// A creator stopped between create_work and recording the steps as queued
+// leaves them pending with their work units in BOINC: the next pass finds
+// the names taken and records the steps as created, without failing the
+// chains or creating anything twice.
+func TestCreatedBeforeAStopIsNotCreatedTwice(t *testing.T) {
+	f := newFixture(t)
+	wus := f.submitMany("g", 2, 3)
+	release := f.holdCreator()
+	for _, wu := range wus {
+		if err := f.e.Advance(f.ctx, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	release()
+	if _, err := f.e.CreatePending(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := f.allWUs()
+	// The stop: the work units exist, the steps still say pending.
+	if _, err := f.e.DB.SQL().ExecContext(f.ctx, `UPDATE steps SET state = 'pending' WHERE step = 1`); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := f.e.CreatePending(f.ctx); err != nil || n != 2 {
+		t.Fatalf("CreatePending = %d, %v", n, err)
+	}
+	for _, wu := range wus {
+		if got := f.stepState(wu, 1); got != "queued" {
+			t.Fatalf("step 1 after %s is %s, want queued", wu, got)
+		}
+	}
+	st, err := f.e.Status(f.ctx, f.u, "g", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range st.Chains {
+		if c.State != wire.StateRunning {
+			t.Fatalf("chain %s is %s (%s)", c.Name, c.State, c.Error)
+		}
+	}
+	if after := f.allWUs(); after != before {
+		t.Fatalf("%d work units, %d before", after, before)
+	}
+}
