@@ -58,8 +58,10 @@ func (e *Engine) kickCreator(ctx context.Context) error {
 	}
 }
 
-// The creator removes unfinished spool entries (of hooks killed while they
-// wrote) every sweepEvery, once they are unfinishedAge old.
+// Every sweepEvery the creator removes unfinished spool entries (of hooks
+// killed while they wrote) and takes over steps left half-created (by a
+// submission stopped before it recorded its work units), once they are
+// unfinishedAge old: no running hook or submission takes that long.
 const (
 	sweepEvery    = 10 * time.Minute
 	unfinishedAge = time.Hour
@@ -123,6 +125,12 @@ func (e *Engine) RunCreator(ctx context.Context, poll time.Duration, stop func()
 				e.Log.Error("sweeping the hook spool", "err", err)
 			} else if n > 0 {
 				e.Log.Warn("removed hook spool entries that hooks began and never finished (BOINC calls the hook again for those work units)", "entries", n)
+			}
+			if n, err := e.DB.ReviveCreating(ctx, time.Now().Add(-unfinishedAge)); err != nil {
+				e.Log.Error("looking for steps left half-created", "err", err)
+			} else if n > 0 {
+				e.Log.Warn("steps left half-created by a stopped submission or hook; creating them now", "steps", n)
+				lastDB = time.Time{}
 			}
 		}
 		spool.ClearAsk(e.Root) // this pass serves whoever waits now
@@ -273,7 +281,7 @@ func (e *Engine) alreadyCreated(ctx context.Context, wu string, err error) (bool
 		return false, nil
 	}
 	e.Log.Warn("work unit exists in BOINC already (created before the creator stopped); recorded as created", "wu", wu)
-	return true, e.DB.SetStepState(ctx, []string{wu}, "queued")
+	return true, e.DB.QueuePending(ctx, wu)
 }
 
 // pendingState is the state the hook records a next step in.

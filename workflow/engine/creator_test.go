@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -298,5 +299,55 @@ func TestCreatedBeforeAStopIsNotCreatedTwice(t *testing.T) {
 	}
 	if after := f.allWUs(); after != before {
 		t.Fatalf("%d work units, %d before", after, before)
+	}
+}
+
+// A submission stopped between create_work and recording its work units as
+// created leaves its first steps "creating": the creator takes them over
+// once they are old, finds their work units in BOINC, and the chains run.
+// A step whose work unit never came is created then.
+func TestCreatorTakesOverHalfCreatedSteps(t *testing.T) {
+	f := newFixture(t)
+	wus := f.submitMany("g", 2, 2)
+	before := f.allWUs()
+	// The stop: chain 0's work unit exists, chain 1's never came.
+	db := f.e.DB.SQL()
+	if _, err := db.ExecContext(f.ctx, `UPDATE steps SET state = 'creating', created = 0 WHERE step = 0`); err != nil {
+		t.Fatal(err)
+	}
+	dropWU(t, f, wus[1])
+	ctx, cancel := context.WithCancel(f.ctx)
+	done := make(chan error, 1)
+	go func() { done <- f.e.RunCreator(ctx, 20*time.Millisecond, nil) }()
+	defer func() { cancel(); <-done }()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if f.stepState(wus[0], 0) == "queued" && f.stepState(wus[1], 0) == "queued" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("first steps: %s, %s", f.stepState(wus[0], 0), f.stepState(wus[1], 0))
+		}
+	}
+	if after := f.allWUs(); after != before {
+		t.Fatalf("%d work units, %d before", after, before)
+	}
+	if f.boincWUs(wus[0]) != 1 || f.boincWUs(wus[1]) != 1 {
+		t.Fatal("a first step's work unit is missing or doubled")
+	}
+}
+
+// dropWU removes a work unit from the stand-in's database, as if create_work
+// had never inserted it.
+func dropWU(t *testing.T, f *fixture, wu string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", filepath.Join(f.e.Proj.Dir, "standin.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if res, err := db.Exec(`DELETE FROM workunit WHERE name = ?`, wu); err != nil {
+		t.Fatal(err)
+	} else if n, _ := res.RowsAffected(); n != 1 {
+		t.Fatalf("%d work units named %s", n, wu)
 	}
 }
