@@ -34,7 +34,7 @@ type sizes struct {
 	Submit     int   // chains in one submission
 	Hook       int   // sequential hook processes
 	HookPar    int   // hook processes, two at a time
-	HookInproc int   // in-process engine.Advance calls
+	HookInproc int   // in-process engine.Hook calls, and as many engine.Advance calls
 	RetrFiles  int   // result files to retrieve
 	RetrSize   int64 // bytes of each
 	Status     int   // chains in the status group
@@ -42,7 +42,7 @@ type sizes struct {
 	Batch      int   // chains per submission while filling up to Total
 }
 
-var fullSizes = sizes{Big: 1 << 30, Submit: 1000, Hook: 200, HookPar: 200, HookInproc: 300,
+var fullSizes = sizes{Big: 1 << 30, Submit: 1000, Hook: 200, HookPar: 200, HookInproc: 200,
 	RetrFiles: 10000, RetrSize: 100000, Status: 10000, Total: 150000, Batch: 10000}
 
 var shortSizes = sizes{Big: 16 << 20, Submit: 100, Hook: 10, HookPar: 10, HookInproc: 20,

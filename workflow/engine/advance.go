@@ -28,6 +28,11 @@ func (e *Engine) Advance(ctx context.Context, call boinc.HookCall) error {
 	if err := e.record(ctx, call, true); err != nil {
 		return err
 	}
+	// BOINC forgets the work unit once the hook returns: the record must
+	// outlive a power cut.
+	if err := e.DB.Sync(); err != nil {
+		return err
+	}
 	return e.kickCreator(ctx)
 }
 
@@ -143,6 +148,9 @@ func (e *Engine) startStep(ctx context.Context, c store.Chain, s store.Step) err
 		return e.DB.FailChain(ctx, c.ID, s.Step, fmt.Sprintf("bad stored parameters: %v", err))
 	}
 	if err := e.createSteps(ctx, params, []stepJob{{chain: c, step: s}}); err != nil {
+		if isDiskError(err) {
+			return err // BOINC calls the hook again
+		}
 		if done, serr := e.alreadyCreated(ctx, s.WU, err); done || serr != nil {
 			return serr
 		}

@@ -245,6 +245,9 @@ func (e *Engine) createBatch(ctx context.Context, paramsJSON string, jobs []step
 	if err == nil || ctx.Err() != nil {
 		return ctx.Err()
 	}
+	if isDiskError(err) {
+		return err // the pass fails and is tried again; no chain is at fault
+	}
 	if len(jobs) > 1 {
 		e.Log.Warn("creating a batch of next steps failed; creating them one by one", "work_units", len(jobs), "err", err)
 	}
@@ -257,6 +260,9 @@ func (e *Engine) createBatch(ctx context.Context, paramsJSON string, jobs []step
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if isDiskError(err) {
+			return err
 		}
 		if done, serr := e.alreadyCreated(ctx, j.step.WU, err); done || serr != nil {
 			if serr != nil {

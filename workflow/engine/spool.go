@@ -128,9 +128,10 @@ func (e *Engine) IntakeSpool(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	n := 0
+	var recorded []string
 	for _, name := range names {
 		if ctx.Err() != nil {
-			return n, ctx.Err()
+			return n, e.forgetRecorded(recorded, ctx.Err())
 		}
 		call, err := spool.Read(e.Root, name)
 		if err != nil {
@@ -138,19 +139,35 @@ func (e *Engine) IntakeSpool(ctx context.Context) (int, error) {
 			// the administrator rather than block every chain behind it.
 			e.Log.Error("hook spool entry unreadable; set aside", "entry", name, "err", err)
 			if err := spool.SetAside(e.Root, name); err != nil {
-				return n, err
+				return n, e.forgetRecorded(recorded, err)
 			}
 			continue
 		}
 		if err := e.record(ctx, call, false); err != nil {
-			return n, err
+			return n, e.forgetRecorded(recorded, err)
 		}
-		if err := spool.Remove(e.Root, name); err != nil {
-			return n, err
-		}
+		recorded = append(recorded, name)
 		n++
 	}
-	return n, nil
+	return n, e.forgetRecorded(recorded, nil)
+}
+
+// forgetRecorded removes the spool entries whose calls are recorded, once
+// the records are durable (one sync for all): an entry is the only copy
+// of its call until then. A failure leaves them; recording is idempotent.
+func (e *Engine) forgetRecorded(names []string, err error) error {
+	if len(names) == 0 {
+		return err
+	}
+	if serr := e.DB.Sync(); serr != nil {
+		return errors.Join(err, serr)
+	}
+	for _, name := range names {
+		if rerr := spool.Remove(e.Root, name); rerr != nil {
+			return errors.Join(err, rerr)
+		}
+	}
+	return err
 }
 
 // spoolWaiting tells whether some hook call waits in the spool.

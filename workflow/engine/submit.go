@@ -428,7 +428,8 @@ type stepJob struct {
 }
 
 // createSteps stages the steps' inputs and creates their work units with
-// one create_work run, then marks them queued.
+// one create_work run, once what they read is durable, then marks them
+// queued.
 func (e *Engine) createSteps(ctx context.Context, params boinc.WorkParams, steps []stepJob) error {
 	jobs := make([]boinc.Job, 0, len(steps))
 	staged := map[string]string{}
@@ -453,6 +454,9 @@ func (e *Engine) createSteps(ctx context.Context, params boinc.WorkParams, steps
 		}
 		jobs = append(jobs, boinc.Job{WUName: s.step.WU, WUTemplate: s.chain.WUTmpl, ResultTemplate: s.chain.ResTmpl,
 			Priority: s.chain.Priority - s.step.Step, Files: files})
+	}
+	if err := e.syncForBOINC(); err != nil {
+		return &diskError{err}
 	}
 	if err := boinc.CreateWork(ctx, e.Proj, params, jobs); err != nil {
 		return err

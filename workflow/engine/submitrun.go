@@ -78,7 +78,13 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 		return nil, err
 	}
 	if ferr == nil {
-		ferr = run.Finish()
+		// create_work inserts the jobs when its input ends: what they
+		// read, and the chains that own them, must be on disk first.
+		if ferr = e.syncForBOINC(); ferr == nil {
+			ferr = run.Finish()
+		} else {
+			run.Abort()
+		}
 	} else {
 		run.Abort()
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -23,6 +24,7 @@ var ErrQuota = errors.New("quota exceeded")
 // DB is the state database.
 type DB struct {
 	sql   *sql.DB
+	path  string
 	stmts sync.Map // query text -> *sql.Stmt, see prepared
 }
 
@@ -118,7 +120,29 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("preparing state database %s: %w", path, err)
 	}
-	return &DB{sql: db}, nil
+	return &DB{sql: db, path: path}, nil
+}
+
+// Sync makes every transaction committed so far durable. Commits are not
+// synced one by one (WAL with synchronous=NORMAL: a power cut may take the
+// last of them back, a crash of the process does not); a caller about to
+// let the only other copy of what it recorded go (BOINC's outputs, a spool
+// entry, create_work's insertion) calls Sync first, once for all of them.
+// The committed transactions are in the WAL file, or in the database file
+// after a checkpoint, which SQLite syncs itself.
+func (d *DB) Sync() error {
+	f, err := os.Open(d.path + "-wal")
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("state database: %w", err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("state database: syncing its log: %w", err)
+	}
+	return nil
 }
 
 // Close closes the database.
