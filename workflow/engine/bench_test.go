@@ -13,6 +13,7 @@ import (
 	"github.com/rboinc/rboinc/workflow/boinc"
 	"github.com/rboinc/rboinc/workflow/engine"
 	"github.com/rboinc/rboinc/workflow/setup"
+	"github.com/rboinc/rboinc/workflow/spool"
 	"github.com/rboinc/rboinc/workflow/store"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
@@ -155,6 +156,30 @@ func BenchmarkAdvance(b *testing.B) {
 		if err := env.e.Advance(env.ctx, calls[i]); err != nil {
 			b.Fatal(err)
 		}
+	}
+	perSecond(b, b.N, time.Since(t0), "chains/s")
+}
+
+// BenchmarkCreatorPass: the creator's side of the spool, per chain: take a
+// spooled call in (hash its outputs, record the step and the next one) and
+// create the next steps' work units, all calls in one pass (one
+// create_work run, one sync). The hooks' side is rboinc-hook's spool.Write.
+func BenchmarkCreatorPass(b *testing.B) {
+	env := newBenchEnv(b)
+	resp := env.submit(env.request("g", b.N, 3))
+	for i, c := range resp.Chains {
+		if _, err := spool.Write(env.e.Root, boinc.HookCall{WUName: c.FirstWU, WUID: int64(i + 1), Files: env.outputs(c.FirstWU)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	t0 := time.Now()
+	n, err := env.e.IntakeSpool(env.ctx)
+	if err != nil || n != b.N {
+		b.Fatalf("took %d calls in, %v", n, err)
+	}
+	if m, err := env.e.CreatePending(env.ctx); err != nil || m != b.N {
+		b.Fatalf("created %d next steps, %v", m, err)
 	}
 	perSecond(b, b.N, time.Since(t0), "chains/s")
 }
