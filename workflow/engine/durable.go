@@ -4,26 +4,52 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"syscall"
+
+	"github.com/rboinc/rboinc/workflow/fsync"
 )
 
-// syncForBOINC makes what a submission wrote durable before create_work
-// hands its work units to BOINC: the pool's new contents, their links and
-// .md5 files in BOINC's download hierarchy, and the chains' records. They
-// are written without a sync each (thousands of small files); one sync of
-// each file system involved (the server root's, and the download
-// hierarchy's when it lies elsewhere) covers them all.
-func (e *Engine) syncForBOINC() error {
-	dirs := []string{e.Root}
-	if !sameFS(e.Root, e.Proj.DownloadDir) {
-		dirs = append(dirs, e.Proj.DownloadDir)
-	}
-	for _, d := range dirs {
-		if err := syncFS(d); err != nil {
-			return fmt.Errorf("making the submission durable (%s): %w", d, err)
+// durableForBOINC makes what work units about to go to create_work read,
+// and their records, durable first: BOINC's database survives a power cut,
+// and a work unit whose inputs did not would fail. fresh are the pool
+// contents whose data may not be on disk yet (a submission's new ones;
+// the hook's outputs are on disk already); staged is one of the jobs'
+// files in BOINC's download hierarchy. Files are written without a sync
+// each (a submission brings thousands); here their data goes out, then one
+// commit per file system carries all their names and links.
+// Its errors are diskErrors.
+func (e *Engine) durableForBOINC(fresh []string, staged string) error {
+	for _, sum := range fresh {
+		if err := fsync.DataPath(e.Pool.Path(sum)); err != nil {
+			return &diskError{fmt.Errorf("writing content %s to disk: %w", sum, err)}
 		}
 	}
+	dirs := []string{e.Pool.Dir}
+	if staged != "" && !sameFS(dirs[0], filepath.Dir(staged)) {
+		dirs = append(dirs, filepath.Dir(staged))
+	}
+	for _, d := range dirs {
+		if err := fsync.Barrier(d); err != nil {
+			return &diskError{fmt.Errorf("making new files durable in %s: %w", d, err)}
+		}
+	}
+	if err := e.DB.Sync(); err != nil {
+		return &diskError{err}
+	}
 	return nil
+}
+
+// diskError is a failure of the server's own disk, not of a chain: the
+// work is tried again later instead of failing the chain.
+type diskError struct{ err error }
+
+func (d *diskError) Error() string { return d.err.Error() }
+func (d *diskError) Unwrap() error { return d.err }
+
+func isDiskError(err error) bool {
+	var d *diskError
+	return errors.As(err, &d)
 }
 
 func sameFS(a, b string) bool {
@@ -35,16 +61,4 @@ func sameFS(a, b string) bool {
 	sa, ok1 := fa.Sys().(*syscall.Stat_t)
 	sb, ok2 := fb.Sys().(*syscall.Stat_t)
 	return ok1 && ok2 && sa.Dev == sb.Dev
-}
-
-// diskError marks a failure of the server's own disk, as opposed to one of
-// a chain: the work is retried later instead of failing the chain.
-type diskError struct{ err error }
-
-func (d *diskError) Error() string { return d.err.Error() }
-func (d *diskError) Unwrap() error { return d.err }
-
-func isDiskError(err error) bool {
-	var d *diskError
-	return errors.As(err, &d)
 }

@@ -428,8 +428,7 @@ type stepJob struct {
 }
 
 // createSteps stages the steps' inputs and creates their work units with
-// one create_work run, once what they read is durable, then marks them
-// queued.
+// one create_work run, then marks them queued.
 func (e *Engine) createSteps(ctx context.Context, params boinc.WorkParams, steps []stepJob) error {
 	jobs := make([]boinc.Job, 0, len(steps))
 	staged := map[string]string{}
@@ -455,8 +454,18 @@ func (e *Engine) createSteps(ctx context.Context, params boinc.WorkParams, steps
 		jobs = append(jobs, boinc.Job{WUName: s.step.WU, WUTemplate: s.chain.WUTmpl, ResultTemplate: s.chain.ResTmpl,
 			Priority: s.chain.Priority - s.step.Step, Files: files})
 	}
-	if err := e.syncForBOINC(); err != nil {
-		return &diskError{err}
+	if len(staged) > 0 {
+		// The inputs' data is on disk (outputs the hook took, contents
+		// of submissions); their new links and the steps' records are
+		// made durable before BOINC holds the work units.
+		var any string
+		for _, name := range staged {
+			any = e.Proj.DownloadPath(name)
+			break
+		}
+		if err := e.durableForBOINC(nil, any); err != nil {
+			return err
+		}
 	}
 	if err := boinc.CreateWork(ctx, e.Proj, params, jobs); err != nil {
 		return err

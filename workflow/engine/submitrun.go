@@ -78,9 +78,8 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 		return nil, err
 	}
 	if ferr == nil {
-		// create_work inserts the jobs when its input ends: what they
-		// read, and the chains that own them, must be on disk first.
-		if ferr = e.syncForBOINC(); ferr == nil {
+		// create_work inserts the jobs when its input ends.
+		if ferr = e.durableForBOINC(st.sums, st.anyStaged()); ferr == nil {
 			ferr = run.Finish()
 		} else {
 			run.Abort()
@@ -170,6 +169,14 @@ func newStager(e *Engine, chains []store.NewChain, in *intake) *stager {
 		}
 	}
 	return s
+}
+
+// anyStaged is the download path of one staged content ("" when none).
+func (s *stager) anyStaged() string {
+	if len(s.sums) == 0 {
+		return ""
+	}
+	return s.e.Proj.DownloadPath(pool.PhysicalName(s.sums[0]))
 }
 
 func (s *stager) start(ctx context.Context) {

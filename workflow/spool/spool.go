@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rboinc/rboinc/workflow/fsync"
 	"github.com/rboinc/rboinc/workflow/hookargs"
 )
 
@@ -184,7 +185,7 @@ func writeFlushed(path string, perm os.FileMode, write func(*os.File) error) err
 	}
 	err = write(f)
 	if err == nil {
-		err = flushData(f)
+		err = fsync.Data(f)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -217,7 +218,7 @@ func keep(src, dst string) error {
 	if err != nil {
 		return err
 	}
-	err = flushData(f)
+	err = fsync.Data(f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -1,0 +1,49 @@
+// Package fsync makes many new files durable at the price of one journal
+// commit instead of one per file: each file's data is written out without
+// a commit (Data), then one Barrier commits the names, sizes and links of
+// them all. On a journaling file system (ext4, XFS) a commit carries every
+// metadata change made before it. Without a journal nothing orders them,
+// and a Barrier makes only its own directory durable.
+package fsync
+
+import (
+	"os"
+)
+
+// DataPath writes the data of the file at path out to the disk and waits
+// for it (Data).
+func DataPath(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	err = Data(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Barrier makes every metadata change made so far on dir's file system
+// durable: it changes dir itself (a file created and removed there), so
+// that the commit an fsync of dir forces is the latest, and a commit
+// carries all before it. It needs only the right to write in dir.
+func Barrier(dir string) error {
+	f, err := os.CreateTemp(dir, ".barrier-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	if err := os.Remove(f.Name()); err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
