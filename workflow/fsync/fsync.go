@@ -37,6 +37,11 @@ func Barrier(dir string) error {
 	if err := os.Remove(f.Name()); err != nil {
 		return err
 	}
+	return Dir(dir)
+}
+
+// Dir fsyncs a directory: the names in it are durable once it returns.
+func Dir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err

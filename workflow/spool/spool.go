@@ -60,13 +60,13 @@ func Write(root string, call hookargs.HookCall) (string, error) {
 	// system without a journal gives none.
 	err = fill(tmp, call, data)
 	if err == nil {
-		err = syncDir(tmp)
+		err = fsync.Dir(tmp)
 	}
 	if err == nil {
 		err = os.Rename(tmp, filepath.Join(dir, name))
 	}
 	if err == nil {
-		err = syncDir(dir)
+		err = fsync.Dir(dir)
 	}
 	if err != nil {
 		os.RemoveAll(tmp)
@@ -214,27 +214,7 @@ func keep(src, dst string) error {
 			return err
 		})
 	}
-	f, err := os.Open(dst)
-	if err != nil {
-		return err
-	}
-	err = fsync.Data(f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return fsync.DataPath(dst)
 }
 
 // Entries lists the entries waiting, oldest first.
