@@ -37,22 +37,35 @@ func (e *Engine) lockCreator() (*os.File, error) { return spool.Lock(e.Root, fal
 // pending steps again after it lets go of the lock, so a step recorded
 // before a failed attempt to take the lock is never left behind.
 func (e *Engine) kickCreator(ctx context.Context) error {
+	f, err := e.lockCreator()
+	if errors.Is(err, spool.ErrBusy) {
+		e.pendingHint.Store(true) // for this process's RunCreator, if it holds the lock
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return e.createHolding(ctx, f)
+}
+
+// createHolding does the creator's work while this process holds the
+// creator lock f, which it drops; then, while work still waits, takes the
+// lock again (unless another process has it) and goes on.
+func (e *Engine) createHolding(ctx context.Context, f *os.File) error {
 	for {
-		f, err := e.lockCreator()
-		if errors.Is(err, spool.ErrBusy) {
-			e.pendingHint.Store(true) // for this process's RunCreator, if it holds the lock
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		_, err = e.creatorPass(ctx)
+		_, err := e.creatorPass(ctx)
 		f.Close() // drops the lock
 		if err != nil {
 			return err
 		}
 		more, err := e.workWaiting(ctx)
 		if err != nil || !more {
+			return err
+		}
+		if f, err = e.lockCreator(); errors.Is(err, spool.ErrBusy) {
+			e.pendingHint.Store(true)
+			return nil
+		} else if err != nil {
 			return err
 		}
 	}

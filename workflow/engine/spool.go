@@ -73,12 +73,7 @@ func Handover(ctx context.Context, root string, call boinc.HookCall, entry strin
 		return err
 	}
 	defer e.Close()
-	_, err = e.creatorPass(ctx)
-	f.Close()
-	if err != nil {
-		return err
-	}
-	return e.kickCreator(ctx)
+	return e.createHolding(ctx, f)
 }
 
 // waitCreated waits, for a while, until the creator has taken entry in and

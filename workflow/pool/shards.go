@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 )
 
 // shardNames are the 256 directories of the pool, "00" to "ff": the first
@@ -14,11 +13,7 @@ import (
 var shardNames = func() []string {
 	s := make([]string, 256)
 	for i := range s {
-		if i < 16 {
-			s[i] = "0" + strconv.FormatUint(uint64(i), 16)
-		} else {
-			s[i] = strconv.FormatUint(uint64(i), 16)
-		}
+		s[i] = fmt.Sprintf("%02x", i)
 	}
 	return s
 }()
