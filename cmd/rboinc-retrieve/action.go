@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/rboinc/rboinc/workflow/client"
 	"github.com/rboinc/rboinc/workflow/client/clitool"
@@ -50,7 +51,7 @@ func action(c *cli.Context) error {
 	case c.Bool("status"):
 		return status(c, cl, ref)
 	case c.Bool("gridstatus"):
-		return gridStatus(c, cl)
+		return gridStatus(c, cl, group)
 	}
 	return retrieve(c, cl, ref)
 }
@@ -101,9 +102,24 @@ func status(c *cli.Context, cl *client.Client, ref wire.ChainRef) error {
 			// Across groups a bare name is ambiguous.
 			label = ch.Group + "/" + ch.Name
 		}
-		fmt.Fprintf(c.App.Writer, "%s\t%d\t%s\t%d\n", label, ch.StepsDone, ch.State, ch.NumSteps)
+		line := fmt.Sprintf("%s\t%d\t%s\t%d", label, ch.StepsDone, ch.State, ch.NumSteps)
+		if ch.Error != "" {
+			// Scripts that read four columns keep working: the reason is a fifth.
+			line += "\t" + oneField(ch.Error)
+		}
+		fmt.Fprintln(c.App.Writer, line)
 	}
 	return nil
+}
+
+// oneField keeps a free text inside one tab-separated field of one line.
+func oneField(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\t' || r == '\n' || r == '\r' {
+			return ' '
+		}
+		return r
+	}, s)
 }
 
 // groupCount is one line of -gridstatus.
@@ -117,9 +133,10 @@ type groupCount struct {
 }
 
 // gridStatus is the original's -gridstatus, which printed BOINC database
-// statistics per group: here, the chains of each group by state.
-func gridStatus(c *cli.Context, cl *client.Client) error {
-	r, err := cl.Status(c.Context, "", "")
+// statistics per group: here, the chains of each group by state, of one
+// group when -group is given.
+func gridStatus(c *cli.Context, cl *client.Client, group string) error {
+	r, err := cl.Status(c.Context, group, "")
 	if err != nil {
 		return err
 	}
