@@ -15,8 +15,9 @@ import (
 // checkQuota refuses a submission that would take the user past a limit,
 // before anything of it is written. The pooled-bytes figure counts each
 // distinct content once per user, whoever else shares it: what a user's
-// chains keep alive on the server. Concurrent submissions may pass the
-// bytes limit together; the chain count is enforced atomically at insert.
+// chains keep alive on the server. This is the early answer that spares a
+// doomed submission its work; both limits are enforced again, atomically,
+// in the transaction that records the chains (store.Quota).
 //
 // Cheap upper bounds come first (the user's chains in any state, the whole
 // pool, every content of the request counted as new): far from the limits

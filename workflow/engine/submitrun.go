@@ -54,7 +54,7 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 	if in != nil {
 		pooled = in.pooled
 	}
-	created, err := e.DB.CreateChainsPooling(ctx, u, chains, e.Cfg.MaxRunningChains, func(i int, c store.Chain) error {
+	created, err := e.DB.CreateChainsPooling(ctx, u, chains, store.Quota{MaxRunning: e.Cfg.MaxRunningChains, MaxPoolBytes: e.Cfg.MaxPoolBytes}, func(i int, c store.Chain) error {
 		if i == 0 {
 			st.start(ctx)
 		}

@@ -21,7 +21,16 @@ const maxParams = 30000
 // inside the transaction once chain i is inserted (its tag, and so its
 // work-unit names, known). An error from each undoes everything.
 func (d *DB) CreateChainsEach(ctx context.Context, u User, chains []NewChain, maxRunning int, each func(i int, c Chain) error) ([]Chain, error) {
-	return d.CreateChainsPooling(ctx, u, chains, maxRunning, each, nil)
+	return d.CreateChainsPooling(ctx, u, chains, Quota{MaxRunning: maxRunning}, each, nil)
+}
+
+// Quota is what a submission's transaction enforces, 0 meaning no limit.
+// Checked under the database's write lock, after the chains are inserted,
+// the check and the reservation are one step: two submissions checked at
+// the same moment cannot pass a limit together.
+type Quota struct {
+	MaxRunning   int   // the user's chains in progress
+	MaxPoolBytes int64 // pooled contents the user's chains (not purged) refer to, each once
 }
 
 // CreateChainsPooling is CreateChainsEach that also records in the pool's
@@ -29,13 +38,13 @@ func (d *DB) CreateChainsEach(ctx context.Context, u User, chains []NewChain, ma
 // returns once every chain is inserted and each has returned for the last
 // one: contents written into the pool for these very chains, which then
 // enter the index together with the chains that use them.
-func (d *DB) CreateChainsPooling(ctx context.Context, u User, chains []NewChain, maxRunning int, each func(i int, c Chain) error, pooled func() []PoolEntry) ([]Chain, error) {
+func (d *DB) CreateChainsPooling(ctx context.Context, u User, chains []NewChain, q Quota, each func(i int, c Chain) error, pooled func() []PoolEntry) ([]Chain, error) {
 	out := make([]Chain, 0, len(chains))
 	err := d.Tx(ctx, func(tx *sql.Tx) error {
 		out = out[:0]
 		st := newStmtCache(tx)
 		defer st.Close()
-		if maxRunning > 0 {
+		if maxRunning := q.MaxRunning; maxRunning > 0 {
 			var running int
 			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM chains WHERE user_id = ? AND state = 'running'`, u.ID).Scan(&running); err != nil {
 				return err
@@ -68,11 +77,38 @@ func (d *DB) CreateChainsPooling(ctx context.Context, u User, chains []NewChain,
 			}
 		}
 		if pooled != nil {
-			return poolUpsert(ctx, st, pooled())
+			if err := poolUpsert(ctx, st, pooled()); err != nil {
+				return err
+			}
+		}
+		if q.MaxPoolBytes > 0 {
+			return checkPoolBytes(ctx, tx, u.ID, q.MaxPoolBytes)
 		}
 		return nil
 	})
 	return out, err
+}
+
+// checkPoolBytes refuses, inside the transaction that has just recorded a
+// submission, when the user's chains now refer to more pooled bytes than
+// max. The whole pool's size bounds the user's share: only above max is the
+// exact figure measured.
+func checkPoolBytes(ctx context.Context, tx *sql.Tx, userID, max int64) error {
+	var total int64
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(size), 0) FROM pool`).Scan(&total); err != nil {
+		return fmt.Errorf("measuring the pool: %w", err)
+	}
+	if total <= max {
+		return nil
+	}
+	used, err := poolBytesOf(ctx, tx, userID)
+	if err != nil {
+		return err
+	}
+	if used > max {
+		return fmt.Errorf("with this submission your chains would refer to %d bytes of input on the server; the limit is %d bytes: purge groups you have retrieved to free space: %w", used, max, ErrQuota)
+	}
+	return nil
 }
 
 // insertChains inserts a batch of chains with their inputs and their step

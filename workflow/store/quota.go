@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 )
@@ -19,12 +20,25 @@ func (d *DB) UsageOf(ctx context.Context, userID int64) (Usage, error) {
 	if err != nil {
 		return u, fmt.Errorf("measuring chains in progress: %w", err)
 	}
-	err = d.sql.QueryRowContext(ctx, `SELECT COALESCE(SUM(p.size), 0) FROM pool p WHERE p.md5 IN
-		(SELECT ci.md5 FROM chain_inputs ci JOIN chains c ON c.id = ci.chain_id WHERE c.user_id = ? AND c.state != 'purged')`, userID).Scan(&u.PoolBytes)
+	u.PoolBytes, err = poolBytesOf(ctx, d.sql, userID)
+	return u, err
+}
+
+// rowQuerier is a *sql.DB or a *sql.Tx.
+type rowQuerier interface {
+	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
+}
+
+// poolBytesOf measures the pooled contents a user's chains (not purged)
+// refer to, each counted once.
+func poolBytesOf(ctx context.Context, q rowQuerier, userID int64) (int64, error) {
+	var n int64
+	err := q.QueryRowContext(ctx, `SELECT COALESCE(SUM(p.size), 0) FROM pool p WHERE p.md5 IN
+		(SELECT ci.md5 FROM chain_inputs ci JOIN chains c ON c.id = ci.chain_id WHERE c.user_id = ? AND c.state != 'purged')`, userID).Scan(&n)
 	if err != nil {
-		return u, fmt.Errorf("measuring pooled input: %w", err)
+		return 0, fmt.Errorf("measuring pooled input: %w", err)
 	}
-	return u, nil
+	return n, nil
 }
 
 // Referenced returns the subset of md5s that the user's chains (not
