@@ -103,6 +103,9 @@ type Engine struct {
 	// pending for it (kickCreator found the lock held), so that the
 	// creator's idle looks need not query the database every time.
 	pendingHint atomic.Bool
+
+	// lastSweep is when Collect last swept temporary files (UnixNano).
+	lastSweep atomic.Int64
 }
 
 // Open opens the engine of a server root.

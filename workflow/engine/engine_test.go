@@ -411,3 +411,44 @@ func TestCollectKeepsWhatIsUsed(t *testing.T) {
 		t.Fatalf("after purge: collected %d (%v), still has input: %v", n, err, f.e.Pool.Has(coor))
 	}
 }
+
+// TestCollectSweepsCrashTemporaries: temporary files that an interrupted
+// operation left beside the pool, the results and the download links go
+// once they are an hour old; fresh ones (an operation in progress) and
+// everything else stay.
+func TestCollectSweepsCrashTemporaries(t *testing.T) {
+	f := newFixture(t)
+	wu0 := f.submit("g", "c1", 1).Chains[0].FirstWU
+	_, s0, _ := f.e.DB.StepByWU(f.ctx, wu0)
+	link := f.e.Proj.DownloadPath(pool.PhysicalName(s0.Inputs[1]))
+	results := filepath.Join(f.e.Root, "results", "ALICE_g")
+	os.MkdirAll(results, 0o755)
+	old := time.Now().Add(-2 * time.Hour)
+	stale := []string{
+		filepath.Join(results, "."+wu0+"_0.0123456789ab.ln"),
+		filepath.Join(filepath.Dir(link), "."+filepath.Base(link)+".0123456789ab.ln"),
+		filepath.Join(f.e.Pool.Dir, ".in12345"),
+	}
+	kept := []string{filepath.Join(filepath.Dir(link), ".boinc_own_file.ln")}
+	for _, p := range append(stale, kept...) {
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(p, old, old)
+	}
+	fresh := filepath.Join(results, ".fresh.0123456789ab.ln")
+	os.WriteFile(fresh, nil, 0o644)
+	if _, err := f.e.Collect(f.ctx, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range stale {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("stale temporary %s kept", p)
+		}
+	}
+	for _, p := range append(kept, fresh, link) {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s removed: %v", p, err)
+		}
+	}
+}

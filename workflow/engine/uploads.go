@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/rboinc/rboinc/workflow/pool"
@@ -76,7 +77,33 @@ func (e *Engine) Collect(ctx context.Context, grace time.Duration) (int, error) 
 	for _, u := range old {
 		os.RemoveAll(filepath.Join(e.davDir(u.User), u.ID))
 	}
+	e.sweepTemps(grace)
 	return n, err
+}
+
+// sweepTemps removes, at most once per grace period, the temporary files
+// that crashed operations left in the pool, the results area and the
+// download hierarchy (only names rboinc gives there: .jf_*).
+func (e *Engine) sweepTemps(grace time.Duration) {
+	now := time.Now()
+	last := e.lastSweep.Load()
+	if last != 0 && now.Sub(time.Unix(0, last)) < grace || !e.lastSweep.CompareAndSwap(last, now.UnixNano()) {
+		return
+	}
+	before := now.Add(-max(grace, time.Hour))
+	ours := func(name string) bool { return strings.HasPrefix(name, ".jf_") && pool.IsTempName(name) }
+	for _, d := range []struct {
+		dir   string
+		match func(string) bool
+	}{{e.Pool.Dir, nil}, {filepath.Join(e.Root, "results"), nil}, {e.Proj.DownloadDir, ours}} {
+		n, err := pool.SweepTemps(d.dir, 1, before, d.match)
+		if err != nil {
+			e.Log.Warn("sweeping temporary files", "dir", d.dir, "err", err)
+		}
+		if n > 0 {
+			e.Log.Info("removed temporary files left by interrupted operations", "dir", d.dir, "files", n)
+		}
+	}
 }
 
 // UploadLifetime is how long an upload collection may wait for its

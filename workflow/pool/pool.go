@@ -224,20 +224,15 @@ func (p *Pool) Unstage(proj *boinc.Project, sum string) {
 // linkOrCopy puts src at dst atomically: hard link to a temporary name
 // beside dst, then rename; across file systems, a streamed copy.
 func linkOrCopy(src, dst string) error {
-	tmp := filepath.Join(filepath.Dir(dst), "."+filepath.Base(dst)+".ln")
-	os.Remove(tmp)
-	if err := os.Link(src, tmp); err != nil {
+	tmp, err := linkTemp(src, dst)
+	if err != nil {
 		if !errors.Is(err, syscall.EXDEV) && !errors.Is(err, syscall.EPERM) {
 			return err
 		}
 		_, _, err := CopyAtomic(src, dst, 0o444)
 		return err
 	}
-	if err := os.Rename(tmp, dst); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
+	return publish(tmp, dst)
 }
 
 // CopyAtomic streams src to dst through a temporary file in dst's directory,

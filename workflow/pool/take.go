@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"syscall"
 )
 
@@ -20,9 +19,8 @@ import (
 // BOINC forgets the output once the hook has returned; a file taken from
 // the hook's spool is on disk already.
 func TakeOutput(src, dst string, durable bool) (string, int64, error) {
-	tmp := filepath.Join(filepath.Dir(dst), "."+filepath.Base(dst)+".ln")
-	os.Remove(tmp)
-	if err := os.Link(src, tmp); err != nil {
+	tmp, err := linkTemp(src, dst)
+	if err != nil {
 		if !errors.Is(err, syscall.EXDEV) && !errors.Is(err, syscall.EPERM) {
 			return "", 0, fmt.Errorf("taking output %s: %w", src, err)
 		}
@@ -31,7 +29,7 @@ func TakeOutput(src, dst string, durable bool) (string, int64, error) {
 	sum, size, err := hashFile(tmp, durable)
 	if err == nil {
 		os.Chmod(tmp, 0o444) // best effort: the inode may belong to BOINC's upload handler
-		err = os.Rename(tmp, dst)
+		err = publish(tmp, dst)
 	}
 	if err != nil {
 		os.Remove(tmp)
