@@ -75,6 +75,10 @@ func run(args []string) int {
 	alone := !spool.InStream(root)
 	entry, err := spool.Write(root, call)
 	if err != nil {
+		if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+			logError("hook: the server root's disk is full; BOINC will retry this work unit once space is freed", "wu", call.WUName, "root", root, "err", err)
+			return 1
+		}
 		logError("hook: failed; BOINC will retry this work unit", "wu", call.WUName, "err", err)
 		return 1
 	}

@@ -69,6 +69,11 @@ func (e *APIError) Error() string {
 		return "refused by the server's limits: " + msg
 	case e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden:
 		return "authentication failed: " + msg + " (check -authenticator or RBOINC_TOKEN)"
+	case e.Status == http.StatusInsufficientStorage:
+		if e.Code == wire.CodeNoSpace {
+			return msg
+		}
+		return "the server's disk is full (HTTP 507): " + msg + "; try again once space has been freed"
 	case e.Status >= 500:
 		return fmt.Sprintf("the rboinc server failed (HTTP %d): %s", e.Status, msg)
 	}
@@ -160,7 +165,10 @@ func decodeError(resp *http.Response) *APIError {
 		e.Code, e.Message = we.Code, we.Error
 		return e
 	}
-	msg := strings.TrimSpace(string(body))
+	msg := htmlReason(string(body))
+	if msg == "" {
+		msg = strings.Join(strings.Fields(string(body)), " ")
+	}
 	if len(msg) > 200 {
 		msg = msg[:200] + "..."
 	}

@@ -128,6 +128,7 @@ func (e *Engine) RunCreator(ctx context.Context, poll time.Duration, stop func()
 	defer f.Close()
 	e.Log.Debug("creating the work units of pending steps", "poll", poll)
 	var lastDB, lastSweep time.Time
+	var streak failStreak
 	for {
 		if stop != nil && stop() {
 			return nil
@@ -165,16 +166,18 @@ func (e *Engine) RunCreator(ctx context.Context, poll time.Duration, stop func()
 			return nil
 		}
 		wait := poll
-		switch {
-		case err != nil:
-			e.Log.Error("creating pending steps; trying again shortly", "err", err)
-			wait = busyWait(poll)
-		case n >= creatorBatch:
-			continue // more are waiting already
-		case n > 0:
-			// Hook calls are coming: waiting longer after a busy pass lets
-			// the steps of many calls share one create_work run.
-			wait = busyWait(poll)
+		if err != nil {
+			wait = streak.fail(e.Log, "creating pending steps; trying again shortly", err, busyWait(poll))
+		} else {
+			streak.ok(e.Log, "creating pending steps")
+			switch {
+			case n >= creatorBatch:
+				continue // more are waiting already
+			case n > 0:
+				// Hook calls are coming: waiting longer after a busy pass lets
+				// the steps of many calls share one create_work run.
+				wait = busyWait(poll)
+			}
 		}
 		if !e.pause(ctx, poll, wait) {
 			return nil

@@ -49,7 +49,7 @@ func (d *diskError) Unwrap() error { return d.err }
 
 func isDiskError(err error) bool {
 	var d *diskError
-	return errors.As(err, &d)
+	return errors.As(err, &d) || IsNoSpace(err)
 }
 
 func sameFS(a, b string) bool {

@@ -161,6 +161,7 @@ const (
 	KindForbidden
 	KindQuota    // a per-user limit would be passed
 	KindTooLarge // an upload is larger than the server accepts
+	KindNoSpace  // the server's disk is full: nothing was kept, try again later
 )
 
 // Error is an error the requester can act on.
@@ -178,8 +179,12 @@ func errf(k Kind, format string, a ...any) error {
 	return &Error{Kind: k, Msg: err.Error(), Err: errors.Unwrap(err)}
 }
 
-// KindOf returns the kind of err (KindInternal for foreign errors).
+// KindOf returns the kind of err: KindNoSpace for a full disk, whatever
+// else wraps or words it, and KindInternal for foreign errors.
 func KindOf(err error) Kind {
+	if IsNoSpace(err) {
+		return KindNoSpace
+	}
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Kind

@@ -9,7 +9,6 @@ import (
 	"github.com/rboinc/rboinc/workflow/boinc"
 	"github.com/rboinc/rboinc/workflow/engine"
 	"github.com/rboinc/rboinc/workflow/pool"
-	"github.com/rboinc/rboinc/workflow/wire"
 )
 
 // The chains are recorded while their inline contents are still being
@@ -82,13 +81,20 @@ func TestInlineContentDamagedWhileRecording(t *testing.T) {
 }
 
 // A recording refused (a name taken) while inline contents are still being
-// written: nothing is created, and every content written is indexed.
-func TestInlineContentsIndexedWhenRecordingFails(t *testing.T) {
+// written: nothing is created, and the contents the request wrote are gone
+// again, from the pool and its index, before it answers (a failed request
+// leaves no orphans for collection to find an hour later). Contents that
+// were on the server before stay.
+func TestInlineContentsRemovedWhenRecordingFails(t *testing.T) {
 	f := newFixture(t)
-	f.submit("g", "taken", 1)
+	takenWU := f.submit("g", "taken", 1).Chains[0].FirstWU
 	before := f.allWUs()
 	req, contents := inlineRequest("g", 200)
 	req.Chains[len(req.Chains)-1].Name = "taken"
+	had := map[string]bool{}
+	for _, r := range req.Inline {
+		had[r.MD5] = f.e.Pool.Has(r.MD5)
+	}
 	_, err := f.e.SubmitInline(f.ctx, f.u, req, strings.NewReader(strings.Join(contents, "")))
 	if engine.KindOf(err) != engine.KindNameTaken {
 		t.Fatalf("got %v", err)
@@ -98,18 +104,36 @@ func TestInlineContentsIndexedWhenRecordingFails(t *testing.T) {
 	}
 	var sums []string
 	for _, r := range req.Inline {
-		if !f.e.Pool.Has(r.MD5) {
-			t.Fatalf("content %s not in the pool", r.MD5)
+		if had[r.MD5] {
+			if !f.e.Pool.Has(r.MD5) {
+				t.Fatalf("content %s, pooled before the request, removed", r.MD5)
+			}
+			continue
+		}
+		if f.e.Pool.Has(r.MD5) {
+			t.Fatalf("content %s of the failed request left in the pool", r.MD5)
+		}
+		if _, err := os.Stat(f.e.Proj.DownloadPath(pool.PhysicalName(r.MD5))); err == nil {
+			t.Fatalf("download link of content %s left behind", r.MD5)
 		}
 		sums = append(sums, r.MD5)
 	}
-	if missing, err := f.e.DB.PoolMissing(f.ctx, sums); err != nil || len(missing) != 0 {
-		t.Fatalf("%d contents not in the pool's index: %v", len(missing), err)
+	if missing, err := f.e.DB.PoolMissing(f.ctx, sums); err != nil || len(missing) != len(sums) {
+		t.Fatalf("%d of %d contents of the failed request still indexed: %v", len(sums)-len(missing), len(sums), err)
 	}
-	// The same request under a free name needs no content again.
+	// The chain that held the name still has its inputs.
+	_, s0, err := f.e.DB.StepByWU(f.ctx, takenWU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range s0.Inputs {
+		if m != "" && !f.e.Pool.Has(m) {
+			t.Fatalf("input %s of an existing chain removed", m)
+		}
+	}
+	// The same request under a free name goes through.
 	req.Chains[len(req.Chains)-1].Name = "free"
-	req.Inline = nil
-	resp, err := f.e.Submit(f.ctx, f.u, wire.SubmitRequest{Queue: req.Queue, Group: req.Group, Options: req.Options, Chains: req.Chains})
+	resp, err := f.e.SubmitInline(f.ctx, f.u, req, strings.NewReader(strings.Join(contents, "")))
 	if err != nil || len(resp.Chains) != 200 {
 		t.Fatalf("resubmission: %d chains, %v", len(resp.Chains), err)
 	}

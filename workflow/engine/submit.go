@@ -59,11 +59,26 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 	if err := e.checkQuota(ctx, u, req); err != nil {
 		return resp, err
 	}
+	// What this request brings into the pool leaves it again when the
+	// request fails (after the intake below has finished writing).
+	var brought fresh
+	var taken *intake
+	defer func() {
+		if err == nil {
+			return
+		}
+		sums := brought.list()
+		if taken != nil {
+			for _, p := range taken.pooled() {
+				sums = append(sums, p.MD5)
+			}
+		}
+		e.dropFresh(context.WithoutCancel(ctx), sums)
+	}()
 	// The inline contents may still be being written while the chains are
 	// recorded and create_work reads their jobs (in is then not nil).
 	var in *intake
 	if inline != nil {
-		var taken *intake
 		taken, err = e.startInline(ctx, q, req, inline)
 		defer func() {
 			if ferr := taken.finish(ctx); ferr != nil && err == nil {
@@ -82,7 +97,7 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 			in = taken
 		}
 	}
-	if err := e.takeUploads(ctx, u, req, in); err != nil {
+	if err := e.takeUploads(ctx, u, req, in, &brought); err != nil {
 		return resp, err
 	}
 	if req.Upload != "" {
@@ -197,7 +212,7 @@ func (e *Engine) checkSubmit(req wire.SubmitRequest) (boinc.WorkParams, int, int
 // takeUploads moves the contents of the request's upload collection into
 // the pool, each checked against its MD5 name. Contents that in is still
 // writing count as present.
-func (e *Engine) takeUploads(ctx context.Context, u store.User, req wire.SubmitRequest, in *intake) (err error) {
+func (e *Engine) takeUploads(ctx context.Context, u store.User, req wire.SubmitRequest, in *intake, brought *fresh) (err error) {
 	need := map[string]bool{}
 	for _, c := range req.Chains {
 		for param, f := range c.Files {
@@ -251,6 +266,7 @@ func (e *Engine) takeUploads(ctx context.Context, u store.User, req wire.SubmitR
 			return errf(KindBadRequest, "%v", err)
 		}
 		added = append(added, store.PoolEntry{MD5: sum, Size: n})
+		brought.add(sum)
 	}
 	if len(missing) > 0 {
 		return errf(KindMissingContent, "%d input content(s) are neither on the server nor in the upload (first: %s); upload them and submit again", len(missing), missing[0])

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 
 	"golang.org/x/net/webdav"
@@ -111,6 +112,13 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusForbidden, wire.CodeQuotaExceeded, err.Error())
 	case engine.KindTooLarge:
 		writeError(w, http.StatusRequestEntityTooLarge, wire.CodeTooLarge, err.Error())
+	case engine.KindNoSpace:
+		s.Log.Error("the server's disk is full", "method", r.Method, "path", r.URL.Path, "err", err)
+		msg := err.Error()
+		if !strings.HasPrefix(msg, "the server's disk is full") {
+			msg = "the server's disk is full: " + msg + " (nothing of this request was kept; try again when space has been freed)"
+		}
+		writeError(w, http.StatusInsufficientStorage, wire.CodeNoSpace, msg)
 	default:
 		s.Log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 		writeError(w, http.StatusInternalServerError, wire.CodeInternal, "internal server error: "+err.Error())

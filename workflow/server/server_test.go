@@ -26,9 +26,11 @@ type env struct {
 	e      *engine.Engine
 }
 
-func newEnv(t testing.TB) *env {
+func newEnv(t testing.TB) *env { return newEnvAt(t, t.TempDir()) }
+
+// newEnvAt is newEnv with the server root in root.
+func newEnvAt(t testing.TB, root string) *env {
 	ctx := context.Background()
-	root := t.TempDir()
 	if _, err := setup.Init(ctx, setup.Options{Root: root, Exe: testExe(t), URLBase: "http://127.0.0.1:1"}); err != nil {
 		t.Fatal(err)
 	}
