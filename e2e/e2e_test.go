@@ -84,14 +84,15 @@ func runScripts(t *testing.T, mode string) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"rbserve":    cmdServe,
-			"rbuser":     cmdUser,
-			"waitstatus": cmdWaitStatus,
-			"waitidle":   cmdWaitIdle,
-			"rbfiles":    cmdFiles,
-			"rbhook":     cmdHook,
-			"rbwucount":  cmdWUCount,
-			"rblitmus":   cmdLitmus,
+			"rbserve":     cmdServe,
+			"rbuser":      cmdUser,
+			"waitstatus":  cmdWaitStatus,
+			"waitidle":    cmdWaitIdle,
+			"rbfiles":     cmdFiles,
+			"rbhook":      cmdHook,
+			"rbwucount":   cmdWUCount,
+			"rblitmus":    cmdLitmus,
+			"boincdaemon": cmdBoincDaemon,
 		},
 	})
 }

@@ -22,6 +22,9 @@ type Project struct {
 	CacheMD5    bool // cache_md5_info
 	Host        string
 	Daemons     []string // <daemons><daemon><cmd> lines
+	// DaemonEntries are the same daemons with what bin/start reads beside
+	// the command (where it keeps their lock, pid and log files).
+	DaemonEntries []Daemon
 	// StandinScript is the hook the BOINC stand-in runs for apps that have no
 	// script_assimilator daemon line (rboinc_standin_default_script).
 	StandinScript string
@@ -90,6 +93,15 @@ func LoadProject(dir string) (*Project, error) {
 		for _, d := range ds.SelectElements("daemon") {
 			if c := d.SelectElement("cmd"); c != nil {
 				p.Daemons = append(p.Daemons, strings.TrimSpace(c.Text()))
+				child := func(tag string) string {
+					if e := d.SelectElement(tag); e != nil {
+						return strings.TrimSpace(e.Text())
+					}
+					return ""
+				}
+				dis := child("disabled")
+				p.DaemonEntries = append(p.DaemonEntries, Daemon{Cmd: strings.TrimSpace(c.Text()), Host: child("host"),
+					Output: child("output"), PidFile: child("pid_file"), LockFile: child("lock_file"), Disabled: dis != "" && dis != "0"})
 			}
 		}
 	}

@@ -250,8 +250,13 @@ func HasCreator(p *boinc.Project) bool {
 }
 
 // DaemonLineFor is the config.xml entry that runs rboinc's hook for app.
+// Its own <output> and <pid_file> keep it apart from other
+// script_assimilators: bin/start names a daemon's lock, pid and log files
+// after its program otherwise, and starts only one of several that share
+// them.
 func DaemonLineFor(app, hook string) string {
-	return "<daemon><cmd>script_assimilator -d 3 --app " + app + " --script " + hook + "</cmd></daemon>"
+	name := "rboinc_assimilator_" + app
+	return "<daemon><cmd>script_assimilator -d 3 --app " + app + " --script " + hook + "</cmd><output>" + name + ".log</output><pid_file>" + name + ".pid</pid_file></daemon>"
 }
 
 // linkCheck tries what staging does: hard-link a file of the pool into the

@@ -1,7 +1,6 @@
 package setup
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -81,6 +80,7 @@ func Doctor(ctx context.Context, root string) Findings {
 		} else {
 			f.add(Note, "config.xml does not run rboinc's creator: each hook call then creates its chain's next step itself, with a create_work run of its own (a few dozen steps per second at most). For batches, add %s to <daemons> in %s and restart the daemons", CreatorLine(), filepath.Join(p.Dir, "config.xml"))
 		}
+		checkDaemonsRun(&f, p, DaemonLines(p, pc.Queues, cfg.HookScript))
 		ownerCheck(&f, root, p)
 	}
 	checkSpool(&f, root)
@@ -192,34 +192,6 @@ func checkVolunteer(f *Findings, proj string) {
 			f.add(Problem, "work units are waiting but the BOINC stand-in's volunteer loop is not running: start `rboinc-server serve`, or `rboinc-server volunteer --root ROOT` when Apache serves the API")
 		}
 	}
-}
-
-// flockHeld says whether some process holds a flock on path, from
-// /proc/locks: probing with flock ourselves could make a volunteer that
-// starts at that moment fail.
-func flockHeld(path string) (bool, error) {
-	var st syscall.Stat_t
-	if err := syscall.Stat(path, &st); err != nil {
-		if os.IsNotExist(err) {
-			return false, nil
-		}
-		return false, err
-	}
-	fh, err := os.Open("/proc/locks")
-	if err != nil {
-		return false, err
-	}
-	defer fh.Close()
-	want := fmt.Sprintf("%02x:%02x:%d", unix.Major(uint64(st.Dev)), unix.Minor(uint64(st.Dev)), st.Ino)
-	sc := bufio.NewScanner(fh)
-	for sc.Scan() {
-		// "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"
-		fs := strings.Fields(sc.Text())
-		if len(fs) >= 6 && fs[1] == "FLOCK" && fs[5] == want {
-			return true, nil
-		}
-	}
-	return false, sc.Err()
 }
 
 // ownerCheck warns when the server root and the project belong to

@@ -12,13 +12,15 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/rboinc/rboinc"
 	"github.com/rboinc/rboinc/workflow/boinc"
 	"github.com/rboinc/rboinc/workflow/engine"
 	"github.com/rboinc/rboinc/workflow/store"
 )
 
-const langevinDaemon = "<daemon><cmd>script_assimilator -d 3 --app langevin --script rboinc_hook</cmd></daemon>"
+var langevinDaemon = DaemonLineFor("langevin", "rboinc_hook")
 
 // fakeProject makes a BOINC-shaped project directory, as make_project
 // leaves it, with the example rboinc templates; daemons are extra
@@ -197,9 +199,28 @@ func TestDoctor(t *testing.T) {
 	cfg, _ := os.ReadFile(filepath.Join(proj, "config.xml"))
 	fixed := strings.Replace(string(cfg), "</daemons>", langevinDaemon+"\n</daemons>", 1)
 	write(t, filepath.Join(proj, "config.xml"), fixed, 0o644)
+	// In config.xml, but BOINC does not run it (bin/start was not run, or
+	// a failing hook made it exit).
+	if p := problems(Doctor(ctx, root)); !strings.Contains(p, "script_assimilator of BOINC application langevin is not running") ||
+		!strings.Contains(p, "bin/start --cron") || !strings.Contains(p, "rboinc_assimilator_langevin.log") {
+		t.Fatalf("doctor did not see the assimilator is not running:\n%s", p)
+	}
+	stop := runDaemon(t, proj, "rboinc_assimilator_langevin.log.lock")
 	if p := problems(Doctor(ctx, root)); p != "" {
 		t.Fatalf("problems in a complete installation:\n%s", p)
 	}
+	// bin/stop leaves stop_daemons behind.
+	write(t, filepath.Join(proj, "stop_daemons"), "<stop/>\n", 0o644)
+	if p := problems(Doctor(ctx, root)); !strings.Contains(p, "BOINC's daemons are stopped") || !strings.Contains(p, "run bin/start") {
+		t.Fatalf("doctor did not see stop_daemons:\n%s", p)
+	}
+	os.Remove(filepath.Join(proj, "stop_daemons"))
+	stop()
+	if p := problems(Doctor(ctx, root)); !strings.Contains(p, "is not running") {
+		t.Fatalf("doctor did not see the assimilator exit:\n%s", p)
+	}
+	stop = runDaemon(t, proj, "rboinc_assimilator_langevin.log.lock")
+	defer stop()
 
 	// A hook of another root, a stray password line, a missing binary.
 	hook := filepath.Join(proj, "bin", "rboinc_hook")
@@ -392,4 +413,21 @@ func TestHookLinkedToHookProgram(t *testing.T) {
 	if len(f) != 1 || f[0].Severity != Problem || !strings.Contains(f[0].Msg, "another server root (/srv/other)") {
 		t.Fatalf("findings %+v", f)
 	}
+}
+
+// runDaemon plays a daemon that BOINC's bin/start runs: a POSIX lock
+// (lockf) on its lock file in pid_<host>/, held until stop.
+func runDaemon(t *testing.T, proj, lockName string) (stop func()) {
+	t.Helper()
+	dir := filepath.Join(proj, "pid_"+localHost())
+	os.MkdirAll(dir, 0o755)
+	f, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, 0o664)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0}
+	if err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, &lk); err != nil {
+		t.Fatal(err)
+	}
+	return func() { f.Close() }
 }
