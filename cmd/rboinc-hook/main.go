@@ -75,6 +75,7 @@ func run(args []string) int {
 	alone := !spool.InStream(root)
 	entry, err := spool.Write(root, call)
 	if err != nil {
+		spool.RecordFailure(root, call.WUName, err.Error())
 		if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
 			logError("hook: the server root's disk is full; BOINC will retry this work unit once space is freed", "wu", call.WUName, "root", root, "err", err)
 			return 1
@@ -111,6 +112,7 @@ func handOver(root, entry string, alone bool, args []string) int {
 	}
 	argv = append(argv, args...)
 	err = syscall.Exec(server, argv, os.Environ())
+	spool.RecordFailure(root, "", "cannot run "+server+": "+err.Error())
 	logError("hook: cannot run rboinc-server; BOINC will retry this work unit", "path", server, "err", err)
 	return 1
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/rboinc/rboinc/workflow/naming"
 	"github.com/rboinc/rboinc/workflow/server"
 	"github.com/rboinc/rboinc/workflow/setup"
+	"github.com/rboinc/rboinc/workflow/spool"
 	"github.com/rboinc/rboinc/workflow/standin"
 	"github.com/rboinc/rboinc/workflow/store"
 )
@@ -273,6 +274,7 @@ func runHook(args []string, log *slog.Logger) int {
 		err = engine.Hook(context.Background(), root, call, log)
 	}
 	if err != nil {
+		spool.RecordFailure(root, call.WUName, err.Error())
 		log.Error("hook: failed; BOINC will retry this work unit", "wu", call.WUName, "err", err)
 		return 1
 	}

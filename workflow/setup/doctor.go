@@ -84,6 +84,7 @@ func Doctor(ctx context.Context, root string) Findings {
 		ownerCheck(&f, root, p)
 	}
 	checkSpool(&f, root)
+	checkChainsMove(ctx, &f, root, p)
 	checkOwnership(&f, root)
 	if users != nil {
 		checkDAVPasswd(&f, root, users)

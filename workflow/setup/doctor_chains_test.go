@@ -1,0 +1,74 @@
+package setup
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	_ "modernc.org/sqlite"
+
+	"github.com/rboinc/rboinc/workflow/spool"
+	"github.com/rboinc/rboinc/workflow/store"
+)
+
+// TestDoctorSeesChainsThatDoNotMove: the hook's last failure is a problem
+// until work units are assimilated again; a chain whose work unit BOINC
+// has held for longer than its delay bound is a problem.
+func TestDoctorSeesChainsThatDoNotMove(t *testing.T) {
+	ctx := context.Background()
+	proj := fakeProject(t, t.TempDir())
+	root, _ := initReal(t, proj)
+
+	spool.RecordFailure(root, "c-ALICE_g-0-2-RND0001", "writing the outputs: no space left on device")
+	p := problems(Doctor(ctx, root))
+	if !strings.Contains(p, "the hook failed at") || !strings.Contains(p, "c-ALICE_g-0-2-RND0001") || !strings.Contains(p, "no space left on device") || !strings.Contains(p, "bin/start --cron") {
+		t.Fatalf("doctor did not report the hook's failure:\n%s", p)
+	}
+
+	db, err := store.Open(ctx, filepath.Join(root, "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid, _ := db.AddUser(ctx, "alice", "h")
+	tmpl := filepath.Join("templates", "rboinc", "short_in")
+	os.MkdirAll(filepath.Join(proj, "templates", "rboinc"), 0o755)
+	write(t, filepath.Join(proj, tmpl), "<file_info><number>0</number></file_info>\n<workunit>\n<delay_bound>600</delay_bound>\n</workunit>\n", 0o644)
+	cs, err := db.CreateChains(ctx, store.User{ID: uid, Name: "alice"}, []store.NewChain{
+		{Chain: store.Chain{Group: "g", Name: "slow", Queue: "q", App: "a", NSteps: 2, WUTmpl: tmpl, ResTmpl: tmpl, Params: "{}", Layout: "{}"}},
+		{Chain: store.Chain{Group: "g", Name: "fresh", Queue: "q", App: "a", NSteps: 2, WUTmpl: tmpl, ResTmpl: tmpl, Params: "{}", Layout: "{}"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetStepState(ctx, []string{cs[0].WU(0), cs[1].WU(0)}, "queued")
+	db.Close()
+	raw, err := sql.Open("sqlite", filepath.Join(root, "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.Exec(`UPDATE steps SET created = ? WHERE wu_name = ?`, time.Now().Add(-2*time.Hour).Unix(), cs[0].WU(0)); err != nil {
+		t.Fatal(err)
+	}
+	// A step finished after the failure: the assimilator runs again.
+	if _, err := raw.Exec(`UPDATE steps SET finished = ? WHERE wu_name = ?`, time.Now().Add(time.Minute).Unix(), cs[1].WU(0)); err != nil {
+		t.Fatal(err)
+	}
+	f := Doctor(ctx, root)
+	p = problems(f)
+	if strings.Contains(p, "the hook failed") || !strings.Contains(notes(f), "assimilated since") {
+		t.Errorf("a failure work units were assimilated after is still a problem:\n%s", p)
+	}
+	if !strings.Contains(p, "1 running chain(s) have not moved for longer than their work units' delay bound") || !strings.Contains(p, "g/slow of alice") {
+		t.Fatalf("doctor did not see the chain that does not move:\n%s", p)
+	}
+	// With a delay bound of a day, two hours is no delay.
+	write(t, filepath.Join(proj, tmpl), "<workunit><delay_bound>86400</delay_bound></workunit>\n", 0o644)
+	if p := problems(Doctor(ctx, root)); strings.Contains(p, "have not moved") {
+		t.Fatalf("a chain within its delay bound reported:\n%s", p)
+	}
+}
