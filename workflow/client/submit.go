@@ -281,7 +281,12 @@ func (c *Client) upload(ctx context.Context, up *wire.UploadResponse, toSend []c
 		ct := toSend[i]
 		return c.PutFile(ctx, up.DAVPath, ct.ref.MD5, ct.path, progress)
 	})
-	return firstError(errs)
+	if err := firstError(errs); err != nil {
+		c.discardUpload(context.WithoutCancel(ctx), up.DAVPath)
+		*up = wire.UploadResponse{}
+		return err
+	}
+	return nil
 }
 
 // sortedValues returns the distinct values of m in a stable order.

@@ -80,12 +80,7 @@ func (c *Client) PutFile(ctx context.Context, davPath, md5hex, localPath string,
 	}
 	req.ContentLength = st.Size()
 	req.Header.Set("Content-Type", "application/octet-stream")
-	// HTTP Basic, not a bearer token: under Apache the scratch area is
-	// mod_dav, which knows only Basic (user name from the path, token as
-	// password); rboinc-server's own WebDAV accepts both.
-	if owner, _, _ := strings.Cut(strings.TrimPrefix(davPath, wire.DAVPrefix), "/"); c.Token != "" && owner != "" && strings.HasPrefix(davPath, wire.DAVPrefix) {
-		req.SetBasicAuth(owner, c.Token)
-	}
+	c.davAuth(req, davPath)
 	resp, err := c.send(ctx, req)
 	if err != nil {
 		return fmt.Errorf("uploading %s: %w", localPath, err)
@@ -93,6 +88,15 @@ func (c *Client) PutFile(ctx context.Context, davPath, md5hex, localPath string,
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	return nil
+}
+
+// davAuth sets HTTP Basic on a request to the WebDAV area: under Apache
+// the area is mod_dav, which knows only Basic (user name from the path,
+// token as password); rboinc-server's own WebDAV accepts both.
+func (c *Client) davAuth(req *http.Request, davPath string) {
+	if owner, _, _ := strings.Cut(strings.TrimPrefix(davPath, wire.DAVPrefix), "/"); c.Token != "" && owner != "" && strings.HasPrefix(davPath, wire.DAVPrefix) {
+		req.SetBasicAuth(owner, c.Token)
+	}
 }
 
 // Download fetches rf into destPath. The bytes go to a temporary file in
