@@ -50,17 +50,13 @@ var apacheModuleList = []string{"mpm_event", "authn_core", "authz_core", "auth_b
 // serverCred is whom the server side runs as in the Apache variant. Apache
 // refuses to serve as root, so a test run as root (CI) runs Apache, the
 // volunteer loop, the hook and the administration commands as an ordinary
-// user (www-data, or RBOINC_E2E_APACHE_USER) who owns the server root; a
+// user (rboincadm, or RBOINC_E2E_APACHE_USER) who owns the server root; a
 // test run as anyone else runs everything as that user. nil: as ourselves.
 func serverCred(ts *testscript.TestScript) *syscall.Credential {
 	if ts.Getenv("RBOINC_E2E_MODE") != modeApache || os.Geteuid() != 0 {
 		return nil
 	}
-	name := os.Getenv("RBOINC_E2E_APACHE_USER")
-	if name == "" {
-		name = "www-data"
-	}
-	u, err := user.Lookup(name)
+	u, err := user.Lookup(apacheUser())
 	ts.Check(err)
 	uid, _ := strconv.Atoi(u.Uid)
 	gid, _ := strconv.Atoi(u.Gid)
@@ -89,6 +85,16 @@ func ownByServer(ts *testscript.TestScript, paths ...string) {
 
 // prepareApache lets the server side's user reach and own the server
 // root: testscript's directories are private to us.
+// apacheUser is who runs Apache (and rboinc) when the test runs as root:
+// the project's owner, as BOINC's Apache set-up has it, a user that is not
+// www-data (RBOINC_E2E_APACHE_USER names another).
+func apacheUser() string {
+	if name := os.Getenv("RBOINC_E2E_APACHE_USER"); name != "" {
+		return name
+	}
+	return "rboincadm"
+}
+
 func prepareApache(env *testscript.Env, root string) error {
 	if os.Geteuid() != 0 {
 		return nil
@@ -105,11 +111,15 @@ func prepareApache(env *testscript.Env, root string) error {
 			}
 		}
 	}
-	name := os.Getenv("RBOINC_E2E_APACHE_USER")
-	if name == "" {
-		name = "www-data"
-	}
+	name := apacheUser()
 	u, err := user.Lookup(name)
+	if err != nil && os.Getenv("RBOINC_E2E_APACHE_USER") == "" {
+		// As a BOINC project's owner would: a user of its own, not www-data.
+		if out, aerr := exec.Command("useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name).CombinedOutput(); aerr != nil {
+			return fmt.Errorf("creating the user %s that runs Apache in the test: %v: %s", name, aerr, out)
+		}
+		u, err = user.Lookup(name)
+	}
 	if err != nil {
 		return fmt.Errorf("the Apache variant runs the server as %s when the test runs as root: %w", name, err)
 	}
@@ -133,6 +143,7 @@ func serveApache(ts *testscript.TestScript, root string) {
 	work := ts.Getenv("WORK")
 	dir := filepath.Join(work, "apache")
 	ts.Check(os.MkdirAll(dir, 0o755))
+	ts.Check(debianLockDir(filepath.Join(dir, "lock")))
 	example, err := os.ReadFile(filepath.Join(repoDir, "examples", "apache", "rboinc.conf"))
 	ts.Check(err)
 	// A copy: the repository may sit where the server's user cannot read.
@@ -185,11 +196,39 @@ func apacheConf(dir, root, logPath string, port int) string {
 	for _, m := range apacheModuleList {
 		fmt.Fprintf(&b, "LoadModule %s_module %s\n", m, filepath.Join(apacheModules, "mod_"+m+".so"))
 	}
-	fmt.Fprintf(&b, "ScriptSock %q\nDAVLockDB %q\n", filepath.Join(dir, "cgid.sock"), filepath.Join(dir, "DAVLock"))
+	fmt.Fprintf(&b, "ScriptSock %q\n", filepath.Join(dir, "cgid.sock"))
+	// Debian's default lock database, in a directory of www-data's, as
+	// mods-enabled/dav_fs.conf sets it before conf-enabled/rboinc.conf.
+	fmt.Fprintf(&b, "Define APACHE_LOCK_DIR %s\n", filepath.Join(dir, "lock"))
+	if _, err := os.Stat(debianDAVFS); err == nil {
+		fmt.Fprintf(&b, "Include %q\n", debianDAVFS)
+	} else {
+		b.WriteString("DAVLockDB ${APACHE_LOCK_DIR}/DAVLock\n")
+	}
 	b.WriteString("StartServers 1\nMaxRequestWorkers 50\nThreadsPerChild 25\nServerLimit 2\n")
 	b.WriteString("PassEnv RBOINC_LOG_LEVEL\n")
 	fmt.Fprintf(&b, "Define RBOINC_ROOT %s\nInclude %q\n", root, filepath.Join(dir, "rboinc.conf"))
 	return b.String()
+}
+
+// debianDAVFS is Debian's configuration of mod_dav_fs.
+const debianDAVFS = "/etc/apache2/mods-available/dav_fs.conf"
+
+// debianLockDir makes dir as Debian's /var/lock/apache2 is: www-data's.
+func debianLockDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if os.Geteuid() != 0 {
+		return os.Chmod(dir, 0o555) // not ours to write, as www-data's is not
+	}
+	u, err := user.Lookup("www-data")
+	if err != nil {
+		return os.Chmod(dir, 0o555)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	return os.Chown(dir, uid, gid)
 }
 
 func freePort(ts *testscript.TestScript) int {

@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -25,4 +27,29 @@ func cmdBoincDaemon(ts *testscript.TestScript, neg bool, args []string) {
 	lk := unix.Flock_t{Type: unix.F_WRLCK}
 	ts.Check(unix.FcntlFlock(f.Fd(), unix.F_SETLK, &lk))
 	ts.Defer(func() { f.Close() })
+}
+
+// rbbigfile FILE BYTES: writes a file of about BYTES bytes of coordinate
+// lines, too large to travel inside a submission (it goes by WebDAV PUT).
+func cmdBigFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: rbbigfile FILE BYTES")
+	}
+	n, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	line := "1.0 2.0 3.0\n"
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(strings.Repeat(line, n/len(line)+1)), 0o644))
+}
+
+// rbadmin ARGS...: runs rboinc-server ARGS as the server root's owner (in
+// the Apache variant under root, the user Apache runs as), as an
+// administrator must; its output is the command's stdout and stderr.
+func cmdAdmin(ts *testscript.TestScript, neg bool, args []string) {
+	cmd := asServer(ts, exec.Command(filepath.Join(binDir, "rboinc-server"), args...))
+	cmd.Env = envOf(ts)
+	cmd.Stdout, cmd.Stderr = ts.Stdout(), ts.Stderr()
+	err := cmd.Run()
+	if (err != nil) != neg {
+		ts.Fatalf("rboinc-server %s: %v", strings.Join(args, " "), err)
+	}
 }

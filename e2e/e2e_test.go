@@ -83,6 +83,13 @@ func runScripts(t *testing.T, mode string) {
 			}
 			return nil
 		},
+		Condition: func(cond string) (bool, error) {
+			switch cond {
+			case modeApache, modeStandalone:
+				return cond == mode, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"rbserve":     cmdServe,
 			"rbuser":      cmdUser,
@@ -93,6 +100,8 @@ func runScripts(t *testing.T, mode string) {
 			"rbwucount":   cmdWUCount,
 			"rblitmus":    cmdLitmus,
 			"boincdaemon": cmdBoincDaemon,
+			"rbbigfile":   cmdBigFile,
+			"rbadmin":     cmdAdmin,
 		},
 	})
 }

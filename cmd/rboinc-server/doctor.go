@@ -59,9 +59,15 @@ func doctorCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "doctor",
 		Usage: "check a server root and its BOINC project, and say what to fix",
-		Flags: []cli.Flag{rootFlag, &cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only notes and problems"}},
+		Flags: []cli.Flag{rootFlag, &cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only notes and problems"},
+			&cli.StringFlag{Name: "url", Usage: "also test an upload as clients make it, through the API at `URL` (what users set as RBOINC_URL)"}},
 		Action: func(c *cli.Context) error {
 			fs := setup.Doctor(c.Context, c.String("root"))
+			if u := c.String("url"); u != "" {
+				fs = append(fs, setup.ProbeUpload(c.Context, c.String("root"), u)...)
+			} else {
+				fs = append(fs, setup.Finding{Severity: setup.Note, Msg: "give --url URL (what users set as RBOINC_URL) to also test an upload through the web server, as clients make it"})
+			}
 			w := c.App.Writer
 			for _, x := range fs {
 				if x.Severity == setup.OK && c.Bool("quiet") {

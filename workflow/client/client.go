@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -172,8 +173,12 @@ func decodeError(resp *http.Response) *APIError {
 	if len(msg) > 200 {
 		msg = msg[:200] + "..."
 	}
-	if msg != "" {
-		e.Message = http.StatusText(resp.StatusCode) + ": " + msg
+	switch status := http.StatusText(resp.StatusCode); {
+	case msg == "":
+	case strings.HasPrefix(msg, strconv.Itoa(resp.StatusCode)+" "), strings.HasPrefix(msg, status):
+		e.Message = msg // the page's title says it already
+	default:
+		e.Message = status + ": " + msg
 	}
 	return e
 }

@@ -282,7 +282,7 @@ func (c *Client) upload(ctx context.Context, up *wire.UploadResponse, toSend []c
 		return c.PutFile(ctx, up.DAVPath, ct.ref.MD5, ct.path, progress)
 	})
 	if err := firstError(errs); err != nil {
-		c.discardUpload(context.WithoutCancel(ctx), up.DAVPath)
+		c.DiscardUpload(context.WithoutCancel(ctx), *up)
 		*up = wire.UploadResponse{}
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -83,6 +84,12 @@ func (c *Client) PutFile(ctx context.Context, davPath, md5hex, localPath string,
 	c.davAuth(req, davPath)
 	resp, err := c.send(ctx, req)
 	if err != nil {
+		var ae *APIError
+		if errors.As(err, &ae) && ae.Status == http.StatusInternalServerError && ae.Code == "" {
+			// A web server's own WebDAV (Apache's mod_dav) says why only in
+			// its error log; the usual cause is its lock database.
+			return fmt.Errorf("uploading %s: %w (the WebDAV area failed: its web server's error log says why; under Apache, often a DAVLockDB its user cannot write, see examples/apache/rboinc.conf)", localPath, err)
+		}
 		return fmt.Errorf("uploading %s: %w", localPath, err)
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)

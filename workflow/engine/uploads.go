@@ -51,6 +51,21 @@ func (e *Engine) NewUpload(ctx context.Context, u store.User) (wire.UploadRespon
 	return wire.UploadResponse{ID: id, DAVPath: wire.DAVPrefix + u.Name + "/" + id + "/"}, nil
 }
 
+// DiscardUpload removes one of the user's upload collections, with what it
+// holds: the client gives up on a submission whose uploads failed. It needs
+// no WebDAV (which may be what failed).
+func (e *Engine) DiscardUpload(ctx context.Context, u store.User, id string) (wire.CountResponse, error) {
+	if !validUploadID(id) {
+		return wire.CountResponse{}, errf(KindBadRequest, "%q is not a valid upload id", id)
+	}
+	owner, err := e.DB.UploadOwner(ctx, id)
+	if err != nil || owner != u.ID {
+		return wire.CountResponse{}, errf(KindNotFound, "upload %s does not exist", id)
+	}
+	e.dropUpload(ctx, u, id)
+	return wire.CountResponse{Count: 1, Message: "upload " + id + " removed"}, nil
+}
+
 // DAVRoot is the directory holding a user's scratch collections.
 func (e *Engine) DAVRoot(u store.User) string { return e.davDir(u.Name) }
 

@@ -84,6 +84,7 @@ func TestIsolationMatrix(t *testing.T) {
 		{"purge A's group", "POST", api + "/purge", wire.ChainRef{Group: "g"}, nil, refused},
 		{"purge A's chain", "POST", api + "/purge", wire.ChainRef{Group: "g", Name: "c2"}, nil, refused},
 		{"submit with A's upload id", "POST", api + "/submit", withAliceUpload, nil, refused},
+		{"discard A's upload", "DELETE", api + "/uploads/" + upA, nil, nil, refused},
 		{"submit into A's group and chain name", "POST", api + "/submit", pooled, nil, ownOnly},
 		{"DAV GET A's upload", "GET", aDAV, nil, nil, refused},
 		{"DAV HEAD A's upload", "HEAD", aDAV, nil, nil, refused},

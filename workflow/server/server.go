@@ -67,6 +67,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST "+api+wire.PathUploads, s.withUser(func(w http.ResponseWriter, r *http.Request, u store.User) {
 		s.answer(w, r)(s.E.NewUpload(r.Context(), u))
 	}))
+	mux.HandleFunc("DELETE "+api+wire.PathUploads+"/{id}", s.withUser(func(w http.ResponseWriter, r *http.Request, u store.User) {
+		s.answer(w, r)(s.E.DiscardUpload(r.Context(), u, r.PathValue("id")))
+	}))
 	mux.HandleFunc("POST "+api+wire.PathSubmit, s.withUser(post(s, s.submit)))
 	mux.HandleFunc("POST "+api+wire.PathSubmitInline, s.withUser(s.submitInline))
 	mux.HandleFunc("GET "+api+wire.PathStatus, s.withUser(get(s, s.E.Status)))

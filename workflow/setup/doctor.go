@@ -42,7 +42,7 @@ func Doctor(ctx context.Context, root string) Findings {
 	if cfg.HookScript == "" || strings.ContainsAny(cfg.HookScript, " \t/") {
 		f.add(Problem, "hook_script %q in %s must be one word, a file name in the project's bin/: script_assimilator passes no arguments to a --script of several words", cfg.HookScript, engine.ConfigFile)
 	}
-	for _, d := range []string{"pool", "dav", "results", "etc", "bin"} {
+	for _, d := range []string{"pool", "dav", "dav-lock", "results", "etc", "bin"} {
 		if fi, err := os.Stat(filepath.Join(root, d)); err != nil || !fi.IsDir() {
 			f.add(Problem, "%s is missing: run `rboinc-server init --root %s` again", filepath.Join(root, d), root)
 		}

@@ -46,7 +46,7 @@ func Init(ctx context.Context, o Options) (Report, error) {
 	if strings.ContainsAny(root, "'\n") {
 		return Report{}, fmt.Errorf("server root %q: quotes and newlines are not allowed in the path", root)
 	}
-	for _, d := range []string{"", "pool", "dav", "results", "etc", "bin"} {
+	for _, d := range []string{"", "pool", "dav", "dav-lock", "results", "etc", "bin"} {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
 			return Report{}, fmt.Errorf("creating the server root: %w", err)
 		}

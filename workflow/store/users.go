@@ -113,3 +113,30 @@ func (d *DB) updateUser(ctx context.Context, name, q string, args ...any) error 
 		return nil
 	})
 }
+
+// DeleteProbeUser removes a user that holds no chain, with its upload
+// records: the short-lived account `doctor` tests uploads with. A user
+// with chains is never removed.
+func (d *DB) DeleteProbeUser(ctx context.Context, name string) error {
+	return d.Tx(ctx, func(tx *sql.Tx) error {
+		var id int64
+		if err := tx.QueryRowContext(ctx, `SELECT id FROM users WHERE name = ?`, name).Scan(&id); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return nil
+			}
+			return err
+		}
+		var chains int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM chains WHERE user_id = ?`, id).Scan(&chains); err != nil {
+			return err
+		}
+		if chains > 0 {
+			return fmt.Errorf("user %s has chains: not removed", name)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM uploads WHERE user_id = ?`, id); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM users WHERE id = ?`, id)
+		return err
+	})
+}

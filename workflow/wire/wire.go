@@ -13,7 +13,7 @@ const (
 	APIPrefix   = "/api/v1"
 	PathQueues  = APIPrefix + "/queues"       // GET list; GET /queues/{name}
 	PathMissing = APIPrefix + "/pool/missing" // POST MissingRequest -> MissingResponse
-	PathUploads = APIPrefix + "/uploads"      // POST -> UploadResponse
+	PathUploads = APIPrefix + "/uploads"      // POST -> UploadResponse; DELETE PathUploads/<id> -> CountResponse
 	PathSubmit  = APIPrefix + "/submit"       // POST SubmitRequest -> SubmitResponse
 	PathStatus  = APIPrefix + "/status"       // GET ?group=G[&name=N] -> StatusResponse
 	PathStop    = APIPrefix + "/stop"         // POST ChainRef -> CountResponse
