@@ -36,6 +36,30 @@ type Config struct {
 	MaxTotalResults int `json:"max_total_results"`
 	// Limits are the per-user quotas and submission policy.
 	Limits
+	// Transfer bounds slow clients of the standalone server.
+	Transfer
+}
+
+// Transfer bounds how slowly clients may talk to the standalone server and
+// how many requests one user may have in progress; under Apache, its own
+// settings (RequestReadTimeout, MaxRequestWorkers) do this.
+type Transfer struct {
+	// MinTransferRate is the slowest a request body or an answer may
+	// flow, in bytes per second of time spent waiting for the client,
+	// measured over TransferWindowSeconds; a client that stays slower, or
+	// sends nothing for a whole window, is cut off. 0: no minimum.
+	MinTransferRate       int64 `json:"min_transfer_rate"`
+	TransferWindowSeconds int   `json:"transfer_window_seconds"`
+	// IdleTimeoutSeconds closes keep-alive connections idle that long.
+	IdleTimeoutSeconds int `json:"idle_timeout_seconds"`
+	// MaxUserRequests bounds one user's requests in progress at once
+	// (HTTP 429 beyond). 0: no limit.
+	MaxUserRequests int `json:"max_user_requests"`
+}
+
+// DefaultTransfer cuts off clients slower than 1 KiB/s over a minute.
+func DefaultTransfer() Transfer {
+	return Transfer{MinTransferRate: 1024, TransferWindowSeconds: 60, IdleTimeoutSeconds: 120, MaxUserRequests: 64}
 }
 
 // Limits bound what one user may do. Zero means no limit.
@@ -62,7 +86,7 @@ func DefaultLimits() Limits {
 
 // DefaultConfig is the configuration `init` writes.
 func DefaultConfig() Config {
-	return Config{HookScript: "rboinc_hook", EncodeCode: "-1", MaxErrorResults: 5, MaxTotalResults: 10, Limits: DefaultLimits()}
+	return Config{HookScript: "rboinc_hook", EncodeCode: "-1", MaxErrorResults: 5, MaxTotalResults: 10, Limits: DefaultLimits(), Transfer: DefaultTransfer()}
 }
 
 // ConfigFile is the name of the configuration file in the server root.
@@ -81,6 +105,12 @@ func LoadConfig(root string) (Config, error) {
 	l := c.Limits
 	if l.MaxUploadBytes < 0 || l.MaxScratchBytes < 0 || l.MaxRunningChains < 0 || l.MaxPoolBytes < 0 || l.MaxPriority < 0 || l.MaxTargetNResults < 0 {
 		return c, fmt.Errorf("%s: the limits (max_*) must not be negative; 0 means no limit", filepath.Join(root, ConfigFile))
+	}
+	if t := c.Transfer; t.MinTransferRate < 0 || t.TransferWindowSeconds < 0 || t.IdleTimeoutSeconds < 0 || t.MaxUserRequests < 0 {
+		return c, fmt.Errorf("%s: min_transfer_rate, transfer_window_seconds, idle_timeout_seconds and max_user_requests must not be negative; 0 means none", filepath.Join(root, ConfigFile))
+	}
+	if c.TransferWindowSeconds == 0 {
+		c.TransferWindowSeconds = DefaultTransfer().TransferWindowSeconds
 	}
 	return c, nil
 }

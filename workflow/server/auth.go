@@ -6,11 +6,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/rboinc/rboinc/workflow/naming"
 	"github.com/rboinc/rboinc/workflow/store"
+	"github.com/rboinc/rboinc/workflow/wire"
 )
 
 // NewToken makes a long random secret; only its hash is stored.
@@ -62,6 +64,12 @@ func (s *Server) withUser(h func(http.ResponseWriter, *http.Request, store.User)
 			writeError(w, http.StatusUnauthorized, "unauthorized", err.Error())
 			return
 		}
+		if !s.perUser.take(u.Name) {
+			w.Header().Set("Retry-After", "5")
+			writeError(w, http.StatusTooManyRequests, wire.CodeTooManyRequests, fmt.Sprintf("user %s has %d requests in progress already, the most this server takes at once: wait for them, or use fewer parallel clients", u.Name, s.perUser.max))
+			return
+		}
+		defer s.perUser.done(u.Name)
 		h(w, r.WithContext(context.WithValue(r.Context(), userKey{}, u)), u)
 	}
 }

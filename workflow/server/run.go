@@ -77,8 +77,11 @@ func ServeWith(ctx context.Context, e *engine.Engine, l Listen, log *slog.Logger
 		ln, scheme = tls.NewListener(ln, tlsCfg), "https"
 	}
 	// Failed TLS handshakes (scanners, plain HTTP) are routine: debug level.
-	srv := &http.Server{Handler: New(e, log).Handler(), ReadHeaderTimeout: 30 * time.Second, TLSConfig: tlsCfg,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
+	s := New(e, log)
+	t := e.Cfg.Transfer
+	s.perUser = &userRequests{max: t.MaxUserRequests}
+	srv := &http.Server{Handler: guardTransfers(s.Handler(), t, log), ReadHeaderTimeout: 30 * time.Second, TLSConfig: tlsCfg,
+		IdleTimeout: time.Duration(t.IdleTimeoutSeconds) * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 	errc := make(chan error, 3)
 	go func() { errc <- srv.Serve(ln) }()
 	if e.Cfg.Simulated {

@@ -34,6 +34,9 @@ type Server struct {
 	locks map[string]webdav.LockSystem
 
 	scratch scratchCache // bytes in each user's WebDAV area, for its quota
+
+	// perUser bounds each user's requests in progress (standalone only).
+	perUser *userRequests
 }
 
 // New makes a server.

@@ -35,17 +35,18 @@ const PathSubmitInline = APIPrefix + "/submit/inline" // POST -> SubmitResponse
 
 // Error codes, in Error.Code.
 const (
-	CodeBadRequest     = "bad_request"          // 400: a field is invalid; Error says which
-	CodeUnauthorized   = "unauthorized"         // 401
-	CodeForbidden      = "forbidden"            // 403
-	CodeNotFound       = "not_found"            // 404: no such chain, group or file
-	CodeUnknownQueue   = "unknown_queue"        // 404: no such application queue
-	CodeNameTaken      = "name_taken"           // 409: group/name already used
-	CodeMissingContent = "missing_content"      // 409: announced content is neither pooled nor uploaded
-	CodeQuotaExceeded  = "quota_exceeded"       // 403 or 413: a per-user limit would be passed; Error says which
-	CodeTooLarge       = "too_large"            // 413: an upload is larger than the server accepts
-	CodeInternal       = "internal"             // 500
-	CodeNoSpace        = "insufficient_storage" // 507: the server's disk is full; nothing was kept, try again later
+	CodeBadRequest      = "bad_request"          // 400: a field is invalid; Error says which
+	CodeUnauthorized    = "unauthorized"         // 401
+	CodeForbidden       = "forbidden"            // 403
+	CodeNotFound        = "not_found"            // 404: no such chain, group or file
+	CodeUnknownQueue    = "unknown_queue"        // 404: no such application queue
+	CodeNameTaken       = "name_taken"           // 409: group/name already used
+	CodeMissingContent  = "missing_content"      // 409: announced content is neither pooled nor uploaded
+	CodeQuotaExceeded   = "quota_exceeded"       // 403 or 413: a per-user limit would be passed; Error says which
+	CodeTooLarge        = "too_large"            // 413: an upload is larger than the server accepts
+	CodeInternal        = "internal"             // 500
+	CodeTooManyRequests = "too_many_requests"    // 429: the user has as many requests in progress as the server takes; retry later
+	CodeNoSpace         = "insufficient_storage" // 507: the server's disk is full; nothing was kept, try again later
 )
 
 // Error is the body of every non-2xx answer.

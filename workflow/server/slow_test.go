@@ -1,0 +1,142 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rboinc/rboinc/workflow/server"
+	"github.com/rboinc/rboinc/workflow/wire"
+)
+
+// serveStandalone runs the standalone server of v's engine on a loopback
+// port and returns its address.
+func serveStandalone(t *testing.T, v *env) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	addrc := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- server.ServeWith(ctx, v.e, server.Listen{Addr: "127.0.0.1:0"}, slog.New(slog.NewTextHandler(io.Discard, nil)), func(a string) { addrc <- a })
+	}()
+	select {
+	case addr := <-addrc:
+		t.Cleanup(func() { cancel(); <-done })
+		return addr
+	case err := <-done:
+		cancel()
+		t.Fatal(err)
+	}
+	return ""
+}
+
+// slowPut opens a connection and starts a PUT of size bytes into user's
+// scratch area, sending the headers and then one byte every gap (gap 0:
+// nothing more). It returns the connection and a channel that receives
+// when the server closed it (or answered), and how long that took.
+func slowPut(t *testing.T, addr, token, path string, size int, gap time.Duration) (net.Conn, <-chan time.Duration) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	fmt.Fprintf(c, "PUT %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n", path, addr, token, size)
+	start := time.Now()
+	cut := make(chan time.Duration, 1)
+	go func() {
+		io.Copy(io.Discard, c) // returns when the server closes the connection
+		cut <- time.Since(start)
+	}()
+	if gap > 0 {
+		go func() {
+			for range size {
+				if _, err := c.Write([]byte("x")); err != nil {
+					return
+				}
+				time.Sleep(gap)
+			}
+		}()
+	}
+	return c, cut
+}
+
+// TestSlowClientsAreCutOff: a client that sends its body at a few bytes a
+// second, or stops sending, is cut off within about two windows of the
+// configured minimum rate, while a normal client is served meanwhile.
+func TestSlowClientsAreCutOff(t *testing.T) {
+	v := newEnv(t)
+	v.e.Cfg.MinTransferRate, v.e.Cfg.TransferWindowSeconds, v.e.Cfg.MaxUserRequests = 1000, 1, 0
+	addr := serveStandalone(t, v)
+	up := v.newUpload("alice")
+	_, trickle := slowPut(t, addr, v.tokens["alice"], up.DAVPath+"a", 100000, 100*time.Millisecond)
+	_, stalled := slowPut(t, addr, v.tokens["alice"], up.DAVPath+"b", 100000, 0)
+
+	// Meanwhile a normal client gets its answers.
+	req, _ := http.NewRequest("GET", "http://"+addr+"/rboinc_cgi/api/v1/queues", nil)
+	req.Header.Set("Authorization", "Bearer "+v.tokens["bob"])
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("a normal client was not served beside the slow ones: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	big := strings.Repeat("0.5 1.5 2.5\n", 200000)
+	req, _ = http.NewRequest("PUT", "http://"+addr+up.DAVPath+md5of(big), strings.NewReader(big))
+	req.Header.Set("Authorization", "Bearer "+v.tokens["alice"])
+	if resp, err = http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("a normal upload beside the slow ones: %v %v", resp, err)
+	}
+	resp.Body.Close()
+
+	for name, ch := range map[string]<-chan time.Duration{"1 byte per 100 ms": trickle, "nothing after the headers": stalled} {
+		select {
+		case d := <-ch:
+			if d > 4*time.Second {
+				t.Errorf("%s: cut off after %v, want within about 2 s", name, d)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("%s: still connected after 10 s", name)
+		}
+	}
+}
+
+// TestUserRequestCap: a user with as many requests in progress as the
+// server takes gets 429 for one more; another user is served.
+func TestUserRequestCap(t *testing.T) {
+	v := newEnv(t)
+	v.e.Cfg.MinTransferRate, v.e.Cfg.MaxUserRequests = 0, 2
+	addr := serveStandalone(t, v)
+	up := v.newUpload("alice")
+	for i := range 2 {
+		slowPut(t, addr, v.tokens["alice"], fmt.Sprintf("%s%d", up.DAVPath, i), 1000, 0)
+	}
+	call := func(user string) (int, string) {
+		for range 50 { // the two held requests may still be on their way in
+			req, _ := http.NewRequest("GET", "http://"+addr+"/rboinc_cgi/api/v1/queues", nil)
+			req.Header.Set("Authorization", "Bearer "+v.tokens[user])
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || user != "alice" {
+				return resp.StatusCode, string(b) + resp.Header.Get("Retry-After")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		return 200, ""
+	}
+	if st, body := call("alice"); st != http.StatusTooManyRequests || !strings.Contains(body, wire.CodeTooManyRequests) || !strings.Contains(body, "2 requests in progress") {
+		t.Fatalf("alice's third request: %d %s, want 429", st, body)
+	}
+	if st, body := call("bob"); st != 200 {
+		t.Fatalf("bob beside alice's held requests: %d %s", st, body)
+	}
+}
