@@ -161,6 +161,10 @@ func guardTransfers(h http.Handler, t engine.Transfer, log *slog.Logger) http.Ha
 		var body *rateReader
 		if r.Body != nil && r.Body != http.NoBody {
 			body = &rateReader{ReadCloser: r.Body, rc: rc, g: g}
+			// On a copy: after the handler, the server looks at the
+			// original's body (to answer an unanswered Expect:
+			// 100-continue without waiting for the body, say).
+			r = r.WithContext(r.Context())
 			r.Body = body
 		}
 		out := &rateWriter{ResponseWriter: w, rc: rc, g: g}

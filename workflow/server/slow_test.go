@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -138,5 +139,24 @@ func TestUserRequestCap(t *testing.T) {
 	}
 	if st, body := call("bob"); st != 200 {
 		t.Fatalf("bob beside alice's held requests: %d %s", st, body)
+	}
+}
+
+// TestExpectContinueRefusedAtOnce: a PUT announcing its body with Expect:
+// 100-continue and no credentials gets its 401 at once (the server must
+// not wait for a body it never asked for), with the transfer guard on.
+func TestExpectContinueRefusedAtOnce(t *testing.T) {
+	v := newEnv(t)
+	addr := serveStandalone(t, v)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "PUT /DAV/alice/x HTTP/1.1\r\nHost: %s\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n", addr)
+	c.SetReadDeadline(time.Now().Add(3 * time.Second))
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "HTTP/1.1 401") {
+		t.Fatalf("answer %q, %v; want 401 at once", line, err)
 	}
 }
