@@ -53,3 +53,23 @@ func cmdAdmin(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("rboinc-server %s: %v", strings.Join(args, " "), err)
 	}
 }
+
+// rbconfigset CONFIG.XML TAG VALUE: sets <TAG>VALUE</TAG> in the <config>
+// of a BOINC config.xml, in place (the file keeps its owner), as an
+// administrator edits it on a running project.
+func cmdConfigSet(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: rbconfigset CONFIG.XML TAG VALUE")
+	}
+	path := ts.MkAbs(args[0])
+	b, err := os.ReadFile(path)
+	ts.Check(err)
+	s, elem := string(b), "<"+args[1]+">"+args[2]+"</"+args[1]+">"
+	if i := strings.Index(s, "<"+args[1]+">"); i >= 0 {
+		j := strings.Index(s[i:], "</"+args[1]+">")
+		s = s[:i] + elem + s[i+j+len(args[1])+3:]
+	} else {
+		s = strings.Replace(s, "<config>", "<config>\n    "+elem, 1)
+	}
+	ts.Check(os.WriteFile(path, []byte(s), 0o644))
+}

@@ -102,6 +102,7 @@ func runScripts(t *testing.T, mode string) {
 			"boincdaemon": cmdBoincDaemon,
 			"rbbigfile":   cmdBigFile,
 			"rbadmin":     cmdAdmin,
+			"rbconfigset": cmdConfigSet,
 		},
 	})
 }

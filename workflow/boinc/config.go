@@ -20,8 +20,11 @@ type Project struct {
 	UploadURL   string
 	Fanout      int  // uldl_dir_fanout; 0 means flat
 	CacheMD5    bool // cache_md5_info
-	Host        string
-	Daemons     []string // <daemons><daemon><cmd> lines
+	// EnableAssignment is <enable_assignment>: the scheduler sends
+	// targeted and broadcast jobs only when it is set.
+	EnableAssignment bool
+	Host             string
+	Daemons          []string // <daemons><daemon><cmd> lines
 	// DaemonEntries are the same daemons with what bin/start reads beside
 	// the command (where it keeps their lock, pid and log files).
 	DaemonEntries []Daemon
@@ -65,14 +68,15 @@ func LoadProject(dir string) (*Project, error) {
 		return v == "" || v == "1" || strings.EqualFold(v, "true")
 	}
 	p := &Project{
-		Dir:           abs,
-		DownloadDir:   text("download_dir"),
-		UploadDir:     text("upload_dir"),
-		DownloadURL:   text("download_url"),
-		UploadURL:     text("upload_url"),
-		CacheMD5:      flag("cache_md5_info"),
-		Host:          text("host"),
-		StandinScript: text("rboinc_standin_default_script"),
+		Dir:              abs,
+		DownloadDir:      text("download_dir"),
+		UploadDir:        text("upload_dir"),
+		DownloadURL:      text("download_url"),
+		UploadURL:        text("upload_url"),
+		CacheMD5:         flag("cache_md5_info"),
+		EnableAssignment: flag("enable_assignment"),
+		Host:             text("host"),
+		StandinScript:    text("rboinc_standin_default_script"),
 	}
 	if v := text("uldl_dir_fanout"); v != "" {
 		n, err := strconv.Atoi(v)

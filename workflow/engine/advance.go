@@ -11,6 +11,7 @@ import (
 	"github.com/rboinc/rboinc/workflow/boinc"
 	"github.com/rboinc/rboinc/workflow/naming"
 	"github.com/rboinc/rboinc/workflow/pool"
+	"github.com/rboinc/rboinc/workflow/spool"
 	"github.com/rboinc/rboinc/workflow/store"
 )
 
@@ -25,7 +26,19 @@ import (
 // should stop and retry later (the database or the disk failed); problems
 // of one chain mark that chain failed instead.
 func (e *Engine) Advance(ctx context.Context, call boinc.HookCall) error {
-	if err := e.record(ctx, call, true); err != nil {
+	err := e.record(ctx, call, true)
+	var up *unplacedError
+	if errors.As(err, &up) {
+		entry, werr := spool.Write(e.Root, call)
+		if werr != nil {
+			return werr
+		}
+		if err := spool.SetAsideUnplaced(e.Root, entry); err != nil {
+			return err
+		}
+		return e.noteUnplaced(ctx, up, entry)
+	}
+	if err != nil {
 		return err
 	}
 	// BOINC forgets the work unit once the hook returns: the record must
@@ -47,6 +60,11 @@ func (e *Engine) record(ctx context.Context, call boinc.HookCall, durable bool) 
 	}
 	c, s, err := e.DB.StepByWU(ctx, call.WUName)
 	if errors.Is(err, store.ErrNotFound) {
+		if w, perr := naming.ParseWU(call.WUName); perr == nil && !call.Error && len(call.Files) > 0 {
+			// rboinc's shape, but no step of ours: BOINC deletes the outputs
+			// once the hook returns, so they are kept for a person to look at.
+			return &unplacedError{wu: w}
+		}
 		e.Log.Warn("hook called for a work unit rboinc did not create; ignored", "wu", call.WUName)
 		return nil
 	}

@@ -138,7 +138,18 @@ func (e *Engine) IntakeSpool(ctx context.Context) (int, error) {
 			}
 			continue
 		}
-		if err := e.record(ctx, call, false); err != nil {
+		err = e.record(ctx, call, false)
+		var up *unplacedError
+		if errors.As(err, &up) {
+			if err := spool.SetAsideUnplaced(e.Root, name); err != nil {
+				return n, e.forgetRecorded(recorded, err)
+			}
+			if err := e.noteUnplaced(ctx, up, name); err != nil {
+				return n, e.forgetRecorded(recorded, err)
+			}
+			continue
+		}
+		if err != nil {
 			return n, e.forgetRecorded(recorded, err)
 		}
 		recorded = append(recorded, name)

@@ -16,6 +16,8 @@ func TestParseHookArgsForms(t *testing.T) {
 		{[]string{wu, p0, "out", p1, "out2", "7"}, 2, 0}, // wu_name files2 batch_id
 		{[]string{wu, p0, "out", "7", "7", "5.034376", "1143", p0}, 2, 0},
 		{[]string{p0}, 1, 0}, // files alone
+		// An assigned job's result: <wu>_<pid>_<time>_<seq> (real BOINC).
+		{[]string{"1145", "/p/upload/3f/" + wu + "_26939_1796317918_0_r1146017171_0", "/p/upload/1a/" + wu + "_26939_1796317918_0_r1146017171_1"}, 2, 1145},
 	}
 	for _, tc := range cases {
 		c, err := Parse(tc.args)

@@ -149,53 +149,85 @@ func parseCount(s string) (int, error) {
 }
 
 // Output is a BOINC output file name split into its parts:
-// <wu>_<replica>_r<random>_<k> (today) or <wu>_<replica>_<k> (before 2015).
+// <result>_r<random>_<k> (today) or <result>_<k> (before 2015), where the
+// result is named <wu>_<n> by the transitioner, <wu>_<pid>_<time>_<seq> by
+// the scheduler for assigned jobs (sched_assign), and in general <wu>
+// followed by '_'-separated numbers.
 type Output struct {
-	WU      string
-	Replica int
-	Index   int
+	WU     string
+	Result string
+	Index  int
 }
 
 // ParseOutput splits the base name of an uploaded output file. The parts
-// after the WU name hold no '_', so they are found from the right; the WU
-// name is the rest: at least one byte, no newline.
+// after the result name hold no '_', so they are found from the right. The
+// work unit is the prefix of the result name, before a run of numbers,
+// that has the shape of rboinc's names, whatever numbers BOINC appended;
+// for a name of another shape, the result name less its last number.
 func ParseOutput(base string) (Output, error) {
-	wu, rep, idx, ok := splitOutput(base)
+	result, idx, ok := splitOutput(base)
 	if !ok {
-		return Output{}, fmt.Errorf("output file %q: want <wu>_<n>_r<random>_<k>", base)
+		return Output{}, fmt.Errorf("output file %q: want <result>_r<random>_<k>", base)
 	}
-	r, err1 := strconv.Atoi(rep)
-	k, err2 := strconv.Atoi(idx)
-	if err1 != nil || err2 != nil {
+	k, err := strconv.Atoi(idx)
+	if err != nil {
 		return Output{}, fmt.Errorf("output file %q: numbers out of range", base)
 	}
-	return Output{WU: wu, Replica: r, Index: k}, nil
+	wu, ok := WUOfResult(result)
+	if !ok {
+		return Output{}, fmt.Errorf("output file %q: result name %q has no work-unit name before its numbers", base, result)
+	}
+	return Output{WU: wu, Result: result, Index: k}, nil
 }
 
-// splitOutput splits <wu>_<n>_r<random>_<k>, or else <wu>_<n>_<k>.
-func splitOutput(base string) (wu, rep, idx string, ok bool) {
-	last := func(s string) (rest, part string, ok bool) {
-		i := strings.LastIndexByte(s, '_')
-		if i < 0 {
-			return "", "", false
-		}
-		return s[:i], s[i+1:], true
+// splitOutput splits <result>_r<random>_<k>, or else <result>_<k>.
+func splitOutput(base string) (result, idx string, ok bool) {
+	i := strings.LastIndexByte(base, '_')
+	if i < 0 || !isDigits(base[i+1:]) {
+		return "", "", false
 	}
-	rest, idx, ok1 := last(base)
-	rest, mid, ok2 := last(rest)
-	if !ok1 || !ok2 || !isDigits(idx) {
-		return "", "", "", false
-	}
-	wu, rep = rest, mid // the old form: <wu>_<n>_<k>
-	if r, found := strings.CutPrefix(mid, "r"); found && isDigits(r) {
-		if w, n, ok := last(rest); ok && isDigits(n) && okOutputWU(w) {
-			return w, n, idx, true
+	result, idx = base[:i], base[i+1:]
+	if j := strings.LastIndexByte(result, '_'); j >= 0 {
+		if r, found := strings.CutPrefix(result[j+1:], "r"); found && isDigits(r) {
+			result = result[:j]
 		}
 	}
-	if !isDigits(rep) || !okOutputWU(wu) {
-		return "", "", "", false
+	return result, idx, okOutputWU(result)
+}
+
+// WUOfResult finds the work unit of a BOINC result name: the longest prefix
+// before '_'-separated numbers that parses as an rboinc work-unit name, or
+// else (another project's naming) the name less its last number.
+func WUOfResult(result string) (string, bool) {
+	generic := ""
+	for end := len(result); ; {
+		i := strings.LastIndexByte(result[:end], '_')
+		if i <= 0 || !isDigits(result[i+1:end]) {
+			break
+		}
+		if generic == "" {
+			generic = result[:i]
+		}
+		if _, err := ParseWU(result[:i]); err == nil {
+			return result[:i], true
+		}
+		end = i
 	}
-	return wu, rep, idx, true
+	return generic, generic != "" && okOutputWU(generic)
+}
+
+// FindWU finds an rboinc work-unit name at the start of a file's base
+// name, whatever follows it: what makes a file look like rboinc's.
+func FindWU(base string) (string, bool) {
+	for i := len(base); i > 0; i-- {
+		if i < len(base) && base[i] != '_' {
+			continue
+		}
+		if _, err := ParseWU(base[:i]); err == nil {
+			return base[:i], true
+		}
+	}
+	return "", false
 }
 
 func okOutputWU(s string) bool { return s != "" && !strings.Contains(s, "\n") }

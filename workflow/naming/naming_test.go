@@ -3,6 +3,7 @@ package naming
 import (
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -37,9 +38,16 @@ func TestParseWURejects(t *testing.T) {
 
 func TestParseOutput(t *testing.T) {
 	cases := map[string]Output{
-		"run1-TONI_G-0-3-RND0001_0_r1750185903_2": {"run1-TONI_G-0-3-RND0001", 0, 2},
-		"p1_0_r1750185903_0":                      {"p1", 0, 0},
-		"mywu_1_0":                                {"mywu", 1, 0},
+		"run1-TONI_G-0-3-RND0001_0_r1750185903_2": {"run1-TONI_G-0-3-RND0001", "run1-TONI_G-0-3-RND0001_0", 2},
+		"p1_0_r1750185903_0":                      {"p1", "p1_0", 0},
+		"mywu_1_0":                                {"mywu", "mywu_1", 0},
+		// Assigned jobs: the scheduler names results <wu>_<pid>_<time>_<seq>.
+		"o1-ALICE_go-0-2-RND4484_26939_1796317918_0_r1146017171_0": {"o1-ALICE_go-0-2-RND4484", "o1-ALICE_go-0-2-RND4484_26939_1796317918_0", 0},
+		"o1-ALICE_go-0-2-RND4484_26939_1796317918_12_1":            {"o1-ALICE_go-0-2-RND4484", "o1-ALICE_go-0-2-RND4484_26939_1796317918_12", 1},
+		// A chain name ending in digits after an underscore.
+		"run_7-ALICE_g_2-1-3-RND0002_3_r99_0": {"run_7-ALICE_g_2-1-3-RND0002", "run_7-ALICE_g_2-1-3-RND0002_3", 0},
+		// Another project's assigned job: the last number goes.
+		"other_5_6_7_r1_0": {"other_5_6", "other_5_6_7", 0},
 	}
 	for in, want := range cases {
 		got, err := ParseOutput(in)
@@ -47,8 +55,23 @@ func TestParseOutput(t *testing.T) {
 			t.Errorf("ParseOutput(%q) = %+v, %v; want %+v", in, got, err, want)
 		}
 	}
-	if _, err := ParseOutput("nounderscore"); err == nil {
-		t.Error("ParseOutput accepted a bare name")
+	for _, bad := range []string{"nounderscore", "x_r1_2", "_1_r2_3", "w_1_r2_"} {
+		if o, err := ParseOutput(bad); err == nil {
+			t.Errorf("ParseOutput(%q) = %+v, want an error", bad, o)
+		}
+	}
+}
+
+func TestFindWU(t *testing.T) {
+	for in, want := range map[string]string{
+		"o1-ALICE_go-0-2-RND4484_26939_1796317918_0_r1146017171_0": "o1-ALICE_go-0-2-RND4484",
+		"o1-ALICE_go-0-2-RND4484":                                  "o1-ALICE_go-0-2-RND4484",
+		"o1-ALICE_go-0-2-RND4484_something_else":                   "o1-ALICE_go-0-2-RND4484",
+		"p1_0_r1750185903_0":                                       "",
+	} {
+		if got, _ := FindWU(in); got != want {
+			t.Errorf("FindWU(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
 
@@ -101,14 +124,12 @@ var (
 
 func FuzzParseOutput(f *testing.F) {
 	for _, s := range []string{"p1_0_r1750185903_0", "a_b_1_2", "x_r1_2", "_1_r2_3", "\n_1_r2_3", "a\nb_1_2",
-		"w_1_r_2", "w_1_r2_", "w__r2_3", "w_01_r02_003", "w_1_r2_3_4", "w\xff_1_r2_3", "w_99999999999999999999_r1_0"} {
+		"w_1_r_2", "w_1_r2_", "w__r2_3", "w_01_r02_003", "w_1_r2_3_4", "w\xff_1_r2_3", "w_99999999999999999999_r1_0",
+		"o1-ALICE_go-0-2-RND4484_26939_1796317918_0_r1146017171_0", "a-B_c-0-1-RND0001_1_2_3_4_5"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		o, err := ParseOutput(s)
-		if err == nil && o.WU == "" {
-			t.Fatalf("empty WU from %q", s)
-		}
 		m := outNewRE.FindStringSubmatch(s)
 		if m == nil {
 			if m2 := outOldRE.FindStringSubmatch(s); m2 != nil {
@@ -121,16 +142,23 @@ func FuzzParseOutput(f *testing.F) {
 			}
 			return
 		}
-		rep, err1 := strconv.Atoi(m[2])
-		idx, err2 := strconv.Atoi(m[4])
-		if err1 != nil || err2 != nil {
-			if err == nil {
-				t.Fatalf("%q parsed although its numbers are out of range", s)
+		if err != nil {
+			if _, aerr := strconv.Atoi(m[4]); aerr == nil && !strings.Contains(s, "\n") {
+				t.Fatalf("%q refused: %v", s, err)
 			}
 			return
 		}
-		if want := (Output{WU: m[1], Replica: rep, Index: idx}); err != nil || o != want {
-			t.Fatalf("%q: got %+v, %v; the expression gives %+v", s, o, err, want)
+		// The work unit, then numbers, then the output's parts.
+		if o.WU == "" || !strings.HasPrefix(o.Result, o.WU+"_") || !strings.HasPrefix(s, o.Result+"_") {
+			t.Fatalf("%q: %+v does not nest", s, o)
+		}
+		for _, part := range strings.Split(o.Result[len(o.WU)+1:], "_") {
+			if !allOf(part, isDigit) {
+				t.Fatalf("%q: %+v: the result adds %q to the work unit", s, o, part)
+			}
+		}
+		if w, err := ParseWU(o.WU); err == nil && w.String() != o.WU {
+			t.Fatalf("%q: rboinc work unit %q does not format back", s, o.WU)
 		}
 	})
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/rboinc/rboinc/workflow/boinc"
 	"github.com/rboinc/rboinc/workflow/engine"
+	"github.com/rboinc/rboinc/workflow/spool"
 	"github.com/rboinc/rboinc/workflow/standin"
 	"github.com/rboinc/rboinc/workflow/store"
 )
@@ -312,11 +313,14 @@ func checkSpool(f *Findings, root string) {
 		return // no hook call yet
 	}
 	var bad, old int
+	var unplaced []string
 	for _, d := range ents {
 		name := d.Name()
 		switch {
 		case strings.HasPrefix(name, ".bad-"):
 			bad++
+		case strings.HasPrefix(name, spool.UnplacedPrefix):
+			unplaced = append(unplaced, name)
 		case strings.HasPrefix(name, "."):
 		default:
 			if fi, err := d.Info(); err == nil && time.Since(fi.ModTime()) > 5*time.Minute {
@@ -326,6 +330,9 @@ func checkSpool(f *Findings, root string) {
 	}
 	if bad > 0 {
 		f.add(Problem, "%d hook call(s) in %s could not be read and were set aside (.bad-*): their chains wait; see the creator's log", bad, dir)
+	}
+	if len(unplaced) > 0 {
+		f.add(Problem, "%d hook call(s) for work units named like rboinc's but matching no chain step were kept, with their outputs, in %s (the first: %s; the chains concerned say so in rboinc-retrieve -status): read the entry's call file; once the cause is fixed, rename an entry without its %s prefix and the creator takes it in again, or remove it", len(unplaced), dir, unplaced[0], spool.UnplacedPrefix)
 	}
 	if old > 0 {
 		f.add(Problem, "%d hook call(s) have waited more than 5 minutes in %s: a process holds the creator lock (%s) but does not take them in; restart `rboinc-server serve` or the creator daemon", old, dir, filepath.Join(root, engine.CreatorLockName))

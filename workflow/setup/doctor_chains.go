@@ -97,4 +97,23 @@ func checkChainsMove(ctx context.Context, f *Findings, root string, p *boinc.Pro
 	defer db.Close()
 	checkHookFailure(ctx, f, root, db)
 	checkStuckChains(ctx, f, p, db)
+	checkAssignment(ctx, f, p, db)
+}
+
+// checkAssignment: BOINC's scheduler sends assigned work (-assign_user_all)
+// only when config.xml has <enable_assignment>; until then such chains
+// wait for ever at their current step.
+func checkAssignment(ctx context.Context, f *Findings, p *boinc.Project, db *store.DB) {
+	n, one, err := db.AssignedRunning(ctx)
+	if err != nil {
+		f.add(Note, "cannot look for assigned chains: %v", err)
+		return
+	}
+	switch {
+	case n == 0:
+	case p.EnableAssignment:
+		f.add(OK, "%d running chain(s) of assigned work, and config.xml has <enable_assignment>", n)
+	default:
+		f.add(Problem, "%d running chain(s) were submitted as assigned work (-assign_user_all; e.g. %s) but config.xml has no <enable_assignment>, so BOINC's scheduler never sends them and they wait with no step done: add <enable_assignment>1</enable_assignment> to <config> in %s (the scheduler reads it at its next request; no restart)", n, one, filepath.Join(p.Dir, "config.xml"))
+	}
 }

@@ -72,3 +72,15 @@ func TestDoctorSeesChainsThatDoNotMove(t *testing.T) {
 		t.Fatalf("a chain within its delay bound reported:\n%s", p)
 	}
 }
+
+// TestDoctorSeesUnplacedCalls: hook calls kept aside because their work
+// unit matched no chain step are a problem, with what to do.
+func TestDoctorSeesUnplacedCalls(t *testing.T) {
+	ctx := context.Background()
+	root, _ := initReal(t, fakeProject(t, t.TempDir()))
+	os.MkdirAll(filepath.Join(spool.Dir(root), spool.UnplacedPrefix+"123-ab-0"), 0o755)
+	p := problems(Doctor(ctx, root))
+	if !strings.Contains(p, "1 hook call(s) for work units named like rboinc's but matching no chain step were kept") || !strings.Contains(p, "rename an entry without its .unplaced- prefix") {
+		t.Fatalf("doctor did not report the kept call:\n%s", p)
+	}
+}

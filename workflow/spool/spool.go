@@ -267,6 +267,21 @@ func SetAside(root, name string) error {
 	return os.Rename(filepath.Join(Dir(root), name), filepath.Join(Dir(root), ".bad-"+name))
 }
 
+// UnplacedPrefix marks entries of hook calls for work units that look like
+// rboinc's but that no chain step matches: kept with their outputs (BOINC
+// deletes its copies once the hook returned) until an administrator looks.
+// Renamed back without the prefix, an entry is taken in again.
+const UnplacedPrefix = ".unplaced-"
+
+// SetAsideUnplaced keeps an entry, outputs and all, out of the creator's
+// way, durably.
+func SetAsideUnplaced(root, name string) error {
+	if err := os.Rename(filepath.Join(Dir(root), name), filepath.Join(Dir(root), UnplacedPrefix+name)); err != nil {
+		return err
+	}
+	return fsync.Dir(Dir(root))
+}
+
 // Exists tells whether an entry still waits.
 func Exists(root, name string) bool {
 	_, err := os.Stat(filepath.Join(Dir(root), name))

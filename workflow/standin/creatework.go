@@ -336,6 +336,7 @@ func (c *creator) prepare(j *job, tmpl string) (w *wuRow, code int, skipped bool
 		if j.assignMulti {
 			row.transitionerFlags = 1 // TRANSITION_NONE
 		}
+		row.assign = &assignment{targetType: j.assignType, targetID: j.assignID, multi: j.assignMulti}
 	}
 	add := ""
 	if j.subApp != "" {

@@ -89,6 +89,16 @@ CREATE TABLE IF NOT EXISTS result (
 	elapsed_time   REAL NOT NULL DEFAULT 0,
 	stderr_out     TEXT NOT NULL DEFAULT ''
 );
+CREATE TABLE IF NOT EXISTS assignment (      -- BOINC's: targeted and broadcast jobs
+	id          INTEGER PRIMARY KEY AUTOINCREMENT,
+	create_time INTEGER NOT NULL,
+	target_id   INTEGER NOT NULL,
+	target_type INTEGER NOT NULL,              -- 0 none (every host), 1 host, 2 user, 3 team
+	multi       INTEGER NOT NULL,              -- 1: each target gets an instance (broadcast)
+	workunitid  INTEGER NOT NULL,
+	resultid    INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS assignment_target ON assignment(target_type, target_id);
 CREATE INDEX IF NOT EXISTS result_state ON result(server_state, priority);
 CREATE INDEX IF NOT EXISTS result_wu ON result(workunitid);
 `

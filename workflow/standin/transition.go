@@ -53,6 +53,7 @@ type wuState struct {
 	priority                                        int
 	minQuorum, target, maxErr, maxTotal, maxSuccess int
 	errorMask, simState                             int
+	flags                                           int // transitioner_flags: 0, or an assigned job's
 }
 
 // transition is the transitioner and validator for one WU: it decides the WU
@@ -60,9 +61,10 @@ type wuState struct {
 func (s *sim) transition(ctx context.Context, tx *sql.Tx, p *boinc.Project, wuID int64) error {
 	var w wuState
 	err := tx.QueryRowContext(ctx, `SELECT id, name, result_template_file, priority, min_quorum,
-		target_nresults, max_error_results, max_total_results, max_success_results, error_mask, sim_state
+		target_nresults, max_error_results, max_total_results, max_success_results, error_mask, sim_state,
+		transitioner_flags
 		FROM workunit WHERE id = ?`, wuID).Scan(&w.id, &w.name, &w.rtFile, &w.priority, &w.minQuorum,
-		&w.target, &w.maxErr, &w.maxTotal, &w.maxSuccess, &w.errorMask, &w.simState)
+		&w.target, &w.maxErr, &w.maxTotal, &w.maxSuccess, &w.errorMask, &w.simState, &w.flags)
 	if err != nil {
 		return fmt.Errorf("reading work unit %d: %w", wuID, err)
 	}
@@ -121,6 +123,9 @@ func (s *sim) transition(ctx context.Context, tx *sql.Tx, p *boinc.Project, wuID
 			mask |= errMaskTooManySuccess
 		case need > 0 && w.maxTotal-nTotal <= 0:
 			mask |= errMaskTooManyTotal
+		case need > 0 && w.flags != 0:
+			// Assigned: the scheduler makes its results, for its targets
+			// (TRANSITION_NO_NEW_RESULTS, TRANSITION_NONE).
 		case need > 0:
 			if err := s.createResults(ctx, tx, p, &w, names, min(need, w.maxTotal-nTotal)); err != nil {
 				return err

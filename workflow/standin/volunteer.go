@@ -120,6 +120,9 @@ func (s *sim) pass(ctx context.Context) {
 	if err := s.transitionNew(ctx, p); ctx.Err() == nil {
 		s.report("transitioner", err, "transitioner pass failed")
 	}
+	if err := s.assignJobs(ctx, p); ctx.Err() == nil {
+		s.report("scheduler", err, "sending assigned work failed")
+	}
 	if err := s.dispatch(ctx, p); ctx.Err() == nil {
 		s.report("feeder", err, "sending work failed")
 	}

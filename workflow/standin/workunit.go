@@ -31,6 +31,13 @@ type wuRow struct {
 	keywords           string
 	resultTemplateFile string
 	createTime         int64
+	assign             *assignment // targeted or broadcast job: its assignment row
+}
+
+// assignment is create_work's --target_*/--broadcast* for one job.
+type assignment struct {
+	targetType, targetID int
+	multi                bool
 }
 
 // defaultRow holds create_work's defaults (replication all 1 since late 2023).
@@ -83,6 +90,14 @@ func (w *wuRow) store(ctx context.Context, tx *sql.Tx) error {
 	if err != nil {
 		return err
 	}
-	w.id, err = res.LastInsertId()
+	if w.id, err = res.LastInsertId(); err != nil || w.assign == nil {
+		return err
+	}
+	multi := 0
+	if w.assign.multi {
+		multi = 1
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO assignment (create_time, target_id, target_type, multi, workunitid)
+		VALUES (?, ?, ?, ?, ?)`, w.createTime, w.assign.targetID, w.assign.targetType, multi, w.id)
 	return err
 }

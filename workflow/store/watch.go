@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 )
 
@@ -42,4 +43,32 @@ func (d *DB) WaitingSince(ctx context.Context, cutoff int64, limit int) ([]Waiti
 		out = append(out, w)
 	}
 	return out, rows.Err()
+}
+
+// MarkAttention notes on the live chain that a work unit name points to (by
+// user, group and chain name: userUpper as work-unit names spell it) why it
+// needs its owner's attention, in the chain's reason; it returns how many
+// chains it marked (0 when there is none).
+func (d *DB) MarkAttention(ctx context.Context, userUpper, group, name, reason string) (int, error) {
+	res, err := d.sql.ExecContext(ctx, `UPDATE chains SET error = ?, updated = ?
+		WHERE user_id IN (SELECT id FROM users WHERE upper(name) = ?) AND grp = ? AND name = ? AND state != 'purged'`,
+		reason, now(), userUpper, group, name)
+	if err != nil {
+		return 0, fmt.Errorf("marking chain %s of group %s: %w", name, group, err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
+}
+
+// AssignedRunning counts the running chains submitted as assigned work
+// (-assign_user_all) and names one of them (group/name of user).
+func (d *DB) AssignedRunning(ctx context.Context) (int, string, error) {
+	var n int
+	var one sql.NullString
+	err := d.queryRow(ctx, `SELECT count(*), min(c.grp || '/' || c.name || ' of ' || u.name) FROM chains c JOIN users u ON u.id = c.user_id
+		WHERE c.state = 'running' AND json_extract(c.params, '$.TargetUser') > 0`).Scan(&n, &one)
+	if err != nil {
+		return 0, "", fmt.Errorf("counting assigned chains: %w", err)
+	}
+	return n, one.String, nil
 }
