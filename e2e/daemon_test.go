@@ -73,3 +73,9 @@ func cmdConfigSet(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	ts.Check(os.WriteFile(path, []byte(s), 0o644))
 }
+
+// rbstripurl: RBOINC_URL without its /rboinc_cgi path, as a user might
+// write it.
+func cmdStripURL(ts *testscript.TestScript, neg bool, args []string) {
+	ts.Setenv("RBOINC_URL", strings.TrimSuffix(ts.Getenv("RBOINC_URL"), "/rboinc_cgi"))
+}

@@ -103,6 +103,7 @@ func runScripts(t *testing.T, mode string) {
 			"rbbigfile":   cmdBigFile,
 			"rbadmin":     cmdAdmin,
 			"rbconfigset": cmdConfigSet,
+			"rbstripurl":  cmdStripURL,
 		},
 	})
 }

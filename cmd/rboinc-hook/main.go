@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -44,6 +45,10 @@ func logError(msg string, kv ...any) {
 }
 
 func run(args []string) int {
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version") {
+		fmt.Println(version())
+		return 0
+	}
 	root, args := hookargs.SplitRoot(args, os.Getenv)
 	if root == "" {
 		// Installed as a link to <root>/bin/rboinc-hook: the root is where
@@ -120,4 +125,20 @@ func handOver(root, entry string, alone bool, args []string) int {
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// version says which build this is, as the other commands do (without
+// their command-line library: the hook starts once per work unit).
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "rboinc-hook (no build information)"
+	}
+	v := "rboinc-hook " + bi.Main.Version
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v += " (revision " + s.Value[:12] + ")"
+		}
+	}
+	return v + ", " + bi.GoVersion
 }

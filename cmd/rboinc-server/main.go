@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -44,11 +43,10 @@ func main() {
 		os.Exit(runCGI(log))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := app(log).RunContext(ctx, os.Args); err != nil {
-		fmt.Fprintln(os.Stderr, "rboinc-server:", err)
-		os.Exit(1)
-	}
+	a := app(log)
+	code := runContext(ctx, a, os.Args)
+	stop()
+	os.Exit(code)
 }
 
 func newLogger() *slog.Logger {
@@ -63,9 +61,11 @@ var rootFlag = &cli.StringFlag{Name: "root", Usage: "server root directory", Env
 
 func app(log *slog.Logger) *cli.App {
 	return &cli.App{
-		Name:    "rboinc-server",
-		Usage:   "submit and chain BOINC work units for remote scientists",
-		Version: version(),
+		Name:  "rboinc-server",
+		Usage: "submit and chain BOINC work units for remote scientists",
+		// -version, --version: clitool.Early, like the clients.
+		HideVersion: true,
+		Flags:       []cli.Flag{&cli.BoolFlag{Name: "version", Usage: "print the version and exit"}},
 		Commands: []*cli.Command{
 			{
 				Name:  "init",
@@ -121,7 +121,7 @@ func app(log *slog.Logger) *cli.App {
 						Action: func(c *cli.Context) error {
 							name := c.Args().First()
 							if c.NArg() != 1 {
-								return errors.New("usage: rboinc-server user add --root DIR NAME")
+								return usagef("usage: rboinc-server user add --root DIR NAME")
 							}
 							return withDB(c, func(db *store.DB) error {
 								tok, err := addUser(c.Context, absRoot(c.String("root")), db, name)
@@ -182,6 +182,7 @@ func app(log *slog.Logger) *cli.App {
 				},
 			},
 			creatorCommand(log),
+			installDocsCommand(),
 			{
 				Name:  "gc",
 				Usage: "remove pool contents nothing refers to any more",
@@ -307,20 +308,4 @@ func runCGI(log *slog.Logger) int {
 		return 1
 	}
 	return 0
-}
-
-// version is the module version, or the VCS revision a development build
-// was made from.
-func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	v := bi.Main.Version
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			v += " (" + s.Value[:12] + ")"
-		}
-	}
-	return v
 }

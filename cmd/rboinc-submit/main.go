@@ -27,6 +27,10 @@ func main() {
 }
 
 func run(ctx context.Context, args []string) int {
+	// -version, -man and -completion need no server.
+	if code, done := clitool.Early(newApp(nil, nil), args, true); done {
+		return code
+	}
 	pre := prescan(args[1:])
 	if pre.verbose {
 		slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})))
@@ -34,6 +38,9 @@ func run(ctx context.Context, args []string) int {
 	cl, q, err := connect(ctx, pre)
 	if err != nil {
 		if !pre.help {
+			if clitool.WantsJSON(args[1:], newApp(nil, nil).Flags) {
+				return clitool.ReportJSON(prog, err)
+			}
 			return clitool.Report(prog, err)
 		}
 		// Help must work without a server: show the fixed options.

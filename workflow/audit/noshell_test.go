@@ -25,6 +25,8 @@ var runSites = map[string]string{
 		"the spool entry name it made, and its own arguments from BOINC's script_assimilator, which rboinc-server parses as the hook always did",
 	"workflow/standin/compute.go:runApp": "the stand-in's volunteer runs apps/<app>/run; app is a validated name from the templates, argv fixed",
 	"workflow/setup/doctor.go:checkExe":  "`rboinc-server doctor` (administrator) runs the server binary installed in the root with the fixed argument --help",
+	"cmd/rboinc-server/docs.go:siblingDoc": "`rboinc-server install-docs` (administrator) runs rboinc-submit and rboinc-retrieve, found beside it or on PATH, " +
+		"with the fixed arguments --man or --completion bash|zsh|fish",
 	"workflow/standin/assimilate.go:assimilate": "the stand-in reproduces script_assimilator, which runs the hook through system(); the command line is " +
 		"the configured hook name plus WU ids and paths the stand-in created",
 }

@@ -153,7 +153,21 @@ func (c *Client) send(ctx context.Context, req *http.Request) (*http.Response, e
 		return resp, nil
 	}
 	defer resp.Body.Close()
-	return nil, decodeError(resp)
+	e := decodeError(resp)
+	if e.Status == http.StatusNotFound && e.Code == "" {
+		e.Message = strings.TrimSpace(e.Message + " " + c.pathHint())
+	}
+	return nil, e
+}
+
+// pathHint suggests the API's path when the base URL lacks it: a server
+// that answers 404 without an rboinc error is no rboinc API.
+func (c *Client) pathHint() string {
+	if c.Base == nil || strings.HasSuffix(strings.TrimSuffix(c.Base.Path, "/"), "/rboinc_cgi") {
+		return ""
+	}
+	base := strings.TrimSuffix(c.Base.String(), "/")
+	return "(" + base + " is not an rboinc API: did you mean " + base + "/rboinc_cgi?)"
 }
 
 // decodeError reads a wire.Error body, or keeps a short excerpt of

@@ -96,8 +96,11 @@ const ConfigFile = "rboinc.json"
 func LoadConfig(root string) (Config, error) {
 	c := DefaultConfig()
 	data, err := os.ReadFile(filepath.Join(root, ConfigFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return c, &NotRootError{Root: root}
+	}
 	if err != nil {
-		return c, fmt.Errorf("reading the server configuration (was `rboinc-server init --root %s` run?): %w", root, err)
+		return c, fmt.Errorf("reading the server configuration %s: %w", filepath.Join(root, ConfigFile), err)
 	}
 	if err := json.Unmarshal(data, &c); err != nil {
 		return c, fmt.Errorf("parsing %s: %w", filepath.Join(root, ConfigFile), err)
@@ -113,6 +116,13 @@ func LoadConfig(root string) (Config, error) {
 		c.TransferWindowSeconds = DefaultTransfer().TransferWindowSeconds
 	}
 	return c, nil
+}
+
+// NotRootError says a directory given as server root is none.
+type NotRootError struct{ Root string }
+
+func (e *NotRootError) Error() string {
+	return fmt.Sprintf("%s is not an rboinc server root (it has no %s): run `rboinc-server init --root %s` to make one", e.Root, ConfigFile, e.Root)
 }
 
 // Engine ties the state database, the content pool, the queues and the

@@ -49,6 +49,7 @@ func Setup(app *cli.App) {
 	// The library's own help flag and command are hidden so that a stray
 	// word "help" is not taken as a command; this flag replaces them.
 	app.Flags = append(app.Flags, &cli.BoolFlag{Name: "help", Aliases: []string{"h"}, Category: CatGeneral, Usage: "print this help"})
+	app.Flags = append(app.Flags, docFlagsOf()...)
 	app.ExitErrHandler = func(*cli.Context, error) {}
 	app.OnUsageError = func(c *cli.Context, err error, _ bool) error {
 		return client.Usagef("%v (see -help)", err)
@@ -81,16 +82,24 @@ func Main(app *cli.App) {
 	os.Exit(code)
 }
 
-// Run runs app, prints any error on stderr and returns the exit code.
+// Run runs app, prints any error on stderr (and, with -json, as JSON on
+// stdout) and returns the exit code.
 func Run(ctx context.Context, app *cli.App, args []string) int {
+	if code, done := Early(app, args, true); done {
+		return code
+	}
+	report := Report
+	if len(args) > 1 && WantsJSON(args[1:], app.Flags) {
+		report = ReportJSON
+	}
 	if len(args) > 1 {
 		rest, err := ExpandArgs(args[1:], app.Flags, false)
 		if err != nil {
-			return Report(app.Name, client.Usagef("%v (see -help)", err))
+			return report(app.Name, client.Usagef("%v (see -help)", err))
 		}
 		args = append(args[:1:1], rest...)
 	}
-	return Report(app.Name, app.RunContext(ctx, args))
+	return report(app.Name, app.RunContext(ctx, args))
 }
 
 // Report prints err (if any) on stderr as "prog: message" and returns its

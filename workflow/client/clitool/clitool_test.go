@@ -76,7 +76,10 @@ func TestExpandArgs(t *testing.T) {
 		{"--APP=md -NAME n1 -name_x v", "--app_name=md -name n1 -name_x v", ""},
 		{"-name -dry -coor -co", "-name -dry -coor_file -co", ""}, // a value is never rewritten
 		{"-H -help_p", "-h -help_parameters", ""},
-		{"-bogus 1 -- -app x", "-bogus 1 -- -app x", ""},
+		{"-bogus 1 -- -app x", "", "unknown option -bogus"},
+		{"-app_nmae md", "", "unknown option -app_nmae: did you mean -app_name?"},
+		{"-num-steps 3", "", "unknown option -num-steps: did you mean -num_steps?"},
+		{"-- -bogus", "-- -bogus", ""},
 		{"x - -num_steps=3", "x - -num_steps=3", ""},
 		{"-co x", "", "option -co is ambiguous: it could be -conf_file, -coor_file"},
 		{"-he", "", "option -he is ambiguous: it could be -help, -help_parameters"},

@@ -21,11 +21,15 @@ func ExpandArgs(args []string, flags []cli.Flag, lenient bool) ([]string, error)
 	type flagInfo struct {
 		canon      string
 		takesValue bool
+		hidden     bool // written in full only
 	}
 	byName := map[string]flagInfo{}
 	var names []string
 	for _, f := range flags {
 		info := flagInfo{canon: f.Names()[0]}
+		if vf, ok := f.(cli.VisibleFlag); ok && !vf.IsVisible() {
+			info.hidden = true
+		}
 		if df, ok := f.(cli.DocGenerationFlag); ok {
 			info.takesValue = df.TakesValue()
 		}
@@ -47,7 +51,7 @@ func ExpandArgs(args []string, flags []cli.Flag, lenient bool) ([]string, error)
 			switch {
 			case strings.ToLower(n) == lower:
 				exact = append(exact, n)
-			case strings.HasPrefix(strings.ToLower(n), lower) && !seen[c]:
+			case strings.HasPrefix(strings.ToLower(n), lower) && !seen[c] && !byName[n].hidden:
 				seen[c] = true
 				prefix = append(prefix, c)
 			}
@@ -60,7 +64,13 @@ func ExpandArgs(args []string, flags []cli.Flag, lenient bool) ([]string, error)
 		case len(exact) > 1:
 			prefix = exact
 		case len(prefix) == 0:
-			return "", nil
+			if lenient {
+				return "", nil
+			}
+			if near := closest(lower, names); near != "" {
+				return "", fmt.Errorf("unknown option -%s: did you mean -%s?", name, near)
+			}
+			return "", fmt.Errorf("unknown option -%s", name)
 		}
 		return "", fmt.Errorf("option -%s is ambiguous: it could be -%s", name, strings.Join(prefix, ", -"))
 	}
@@ -111,4 +121,40 @@ func URLCredentials(raw string) (string, string) {
 	tok, _ := u.User.Password()
 	u.User = nil
 	return u.String(), tok
+}
+
+// closest is the flag name nearest to name (by edit distance, at most a
+// third of its length and at least 2), or "".
+func closest(name string, names []string) string {
+	best, bestD := "", max(2, len(name)/3)+1
+	for _, n := range names {
+		if len(n) == 1 {
+			continue
+		}
+		if d := editDistance(name, strings.ToLower(n)); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b (bytes).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

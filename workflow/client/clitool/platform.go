@@ -1,0 +1,5 @@
+package clitool
+
+import "runtime"
+
+func goPlatform() string { return runtime.GOOS + "/" + runtime.GOARCH }
