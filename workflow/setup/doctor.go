@@ -114,7 +114,8 @@ func checkDB(ctx context.Context, f *Findings, root string) []store.User {
 	if us == nil {
 		us = []store.User{}
 	}
-	f.add(OK, "state database opens; %d user(s)", len(us))
+	v, _ := db.Version(ctx)
+	f.add(OK, "state database opens (schema version %d); %d user(s)", v, len(us))
 	if len(us) == 0 {
 		f.add(Note, "no users yet: `rboinc-server user add --root %s NAME` prints a user's token", root)
 	}

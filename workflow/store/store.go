@@ -28,7 +28,9 @@ type DB struct {
 	stmts sync.Map // query text -> *sql.Stmt, see prepared
 }
 
-const schema = `
+// schemaV1 is the schema of the release before schema versions: the
+// baseline migration. Never edit it; append a migration instead.
+const schemaV1 = `
 CREATE TABLE IF NOT EXISTS users (
 	id         INTEGER PRIMARY KEY,
 	name       TEXT NOT NULL UNIQUE COLLATE NOCASE,
@@ -116,11 +118,12 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("opening state database %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(4)
-	if _, err := db.ExecContext(ctx, schema); err != nil {
+	d := &DB{sql: db, path: path}
+	if err := d.migrate(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("preparing state database %s: %w", path, err)
+		return nil, fmt.Errorf("state database %s: %w", path, err)
 	}
-	return &DB{sql: db, path: path}, nil
+	return d, nil
 }
 
 // Sync makes every transaction committed so far durable. Commits are not

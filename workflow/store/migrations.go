@@ -1,0 +1,15 @@
+package store
+
+// migrations turn a state database of any earlier release into this one's,
+// in order, each once. The rule: never edit or reorder a released
+// migration; append a new one (the next version) for every change of the
+// schema. A migration runs inside the transaction that records it, so it
+// is applied whole or not at all.
+var migrations = []migration{
+	// The schema as the last release without versions made it. On such a
+	// database (tables there, user_version 0) every statement finds its
+	// object present: the database is adopted as version 1, data untouched.
+	{version: 1, name: "baseline", sql: schemaV1},
+	// doctor looks for steps BOINC has held for long (WaitingSince).
+	{version: 2, name: "index of the steps BOINC holds, by age", sql: `CREATE INDEX IF NOT EXISTS steps_queued ON steps(created) WHERE state = 'queued';`},
+}
