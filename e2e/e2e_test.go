@@ -256,7 +256,7 @@ func runCmd(ts *testscript.TestScript, name string, args ...string) error {
 
 func envOf(ts *testscript.TestScript) []string {
 	var env []string
-	for _, k := range []string{"PATH", "HOME", "RBOINC_URL", "RBOINC_TOKEN", "RBOINC_LOG_LEVEL", "TMPDIR"} {
+	for _, k := range []string{"PATH", "HOME", "RBOINC_URL", "RBOINC_TOKEN", "RBOINC_LOG_LEVEL", "TMPDIR", "RBOINC_RETRIES"} {
 		env = append(env, k+"="+ts.Getenv(k))
 	}
 	return env

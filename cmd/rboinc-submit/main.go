@@ -58,6 +58,7 @@ func connect(ctx context.Context, pre preArgs) (*client.Client, *wire.Queue, err
 	if err != nil {
 		return nil, nil, err
 	}
+	clitool.NoteRetries(cl, prog)
 	if pre.token == "" {
 		return nil, nil, client.Usagef("no access token: give -authenticator or set RBOINC_TOKEN")
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 
@@ -50,12 +51,22 @@ func printReport(w io.Writer, rep *client.SubmitReport, asJSON, quiet bool) erro
 		fmt.Fprintf(w, "Uploaded %d files (%d bytes); %d already on the server\n",
 			rep.UploadedFiles, rep.UploadedBytes, rep.ReusedFiles)
 	}
+	existing := 0
 	for _, ch := range rep.Chains {
-		if rep.DryRun {
+		switch {
+		case rep.DryRun:
 			fmt.Fprintf(w, "Dry run: chain %s would start as %s\n", ch.Name, ch.FirstWU)
-		} else {
+		case ch.Existing:
+			existing++
+			fmt.Fprintf(w, "Already submitted: chain %s exists unchanged, first work unit %s\n", ch.Name, ch.FirstWU)
+		default:
 			fmt.Fprintf(w, "Submitted chain %s: first work unit %s\n", ch.Name, ch.FirstWU)
 		}
+	}
+	if existing > 0 {
+		// Said even under cron: the command was run again after an answer
+		// was lost, and nothing is wrong.
+		fmt.Fprintf(os.Stderr, "%s: note: already submitted: %d chain(s) exist unchanged from an identical earlier submission\n", prog, existing)
 	}
 	return nil
 }

@@ -135,6 +135,7 @@ func TestRunUsageErrors(t *testing.T) {
 			t.Errorf("run %v = %d, want %d", tc.args, got, tc.want)
 		}
 	}
+	t.Setenv("RBOINC_RETRIES", "1") // one retry, then the verdict
 	if got := run(context.Background(), []string{"rboinc-submit", "-url", "http://127.0.0.1:1/x", "-authenticator", "t", "-app_name", "md"}); got != client.ExitUnreachable {
 		t.Errorf("unreachable: exit %d", got)
 	}

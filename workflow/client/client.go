@@ -24,6 +24,9 @@ type Client struct {
 	Base  *url.URL // e.g. http://host:8080/rboinc_cgi, without trailing slash
 	Token string
 	HTTP  *http.Client
+	// Retry says how requests that failed for a passing reason are tried
+	// again (see retry.go).
+	Retry RetryPolicy
 }
 
 // New checks baseURL and returns a Client sending token with every request.
@@ -50,14 +53,15 @@ func New(baseURL, token string) (*Client, error) {
 	// hold rboinc-retrieve (and its lock) forever under cron. Generous:
 	// a submission of many chains takes the server a while.
 	tr.ResponseHeaderTimeout = 10 * time.Minute
-	return &Client{Base: u, Token: token, HTTP: &http.Client{Transport: tr}}, nil
+	return &Client{Base: u, Token: token, HTTP: &http.Client{Transport: tr}, Retry: DefaultRetry()}, nil
 }
 
 // APIError is a non-2xx answer of the server.
 type APIError struct {
-	Status  int
-	Code    string // wire.Code*, or "" when the body was not a wire.Error
-	Message string
+	Status     int
+	Code       string // wire.Code*, or "" when the body was not a wire.Error
+	Message    string
+	RetryAfter time.Duration // from a Retry-After header in seconds, 0 when none
 }
 
 func (e *APIError) Error() string {
@@ -140,6 +144,30 @@ func (c *Client) hostURL(path string) string {
 // send performs one authenticated request and turns non-2xx answers into
 // *APIError. On success the caller owns resp.Body.
 func (c *Client) send(ctx context.Context, req *http.Request) (*http.Response, error) {
+	for attempt := 1; ; attempt++ {
+		resp, err := c.sendOnce(ctx, req)
+		if err == nil || !c.Retry.again(ctx, attempt, err) {
+			return resp, err
+		}
+		if req.Body != nil && req.Body != http.NoBody {
+			if req.GetBody == nil {
+				return resp, err // a stream: its caller starts it again
+			}
+			body, gerr := req.GetBody()
+			if gerr != nil {
+				return resp, err
+			}
+			req.Body = body
+		}
+		if werr := c.Retry.wait(ctx, attempt, err); werr != nil {
+			return nil, werr
+		}
+	}
+}
+
+// sendOnce performs one authenticated request and turns non-2xx answers
+// into *APIError.
+func (c *Client) sendOnce(ctx context.Context, req *http.Request) (*http.Response, error) {
 	req = req.WithContext(ctx)
 	if c.Token != "" && req.Header.Get("Authorization") == "" {
 		req.Header.Set("Authorization", "Bearer "+c.Token)
@@ -175,6 +203,9 @@ func (c *Client) pathHint() string {
 func decodeError(resp *http.Response) *APIError {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	e := &APIError{Status: resp.StatusCode}
+	if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
+		e.RetryAfter = time.Duration(secs) * time.Second
+	}
 	var we wire.Error
 	if json.Unmarshal(body, &we) == nil && (we.Error != "" || we.Code != "") {
 		e.Code, e.Message = we.Code, we.Error

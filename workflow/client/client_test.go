@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/rboinc/rboinc/workflow/wire"
 )
@@ -61,14 +63,62 @@ func TestQueuesEnvelope(t *testing.T) {
 }
 
 func TestNonJSONErrorBody(t *testing.T) {
+	var calls atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
 		http.Error(w, "<html>bad gateway</html>", http.StatusBadGateway)
 	}))
 	defer srv.Close()
 	c, _ := New(srv.URL, "t")
+	c.Retry.First = time.Millisecond
 	_, err := c.Status(context.Background(), "g", "")
 	if err == nil || !strings.Contains(err.Error(), "bad gateway") || ExitCode(err) != ExitFailure {
 		t.Fatalf("err = %v, exit %d", err, ExitCode(err))
+	}
+	if n := calls.Load(); int(n) != c.Retry.Attempts {
+		t.Fatalf("%d tries of a request answered 502, want %d", n, c.Retry.Attempts)
+	}
+}
+
+// TestRetries: passing failures (503, a dropped connection) are tried
+// again until the server answers; a refusal is not; a submission retried
+// after its answer was lost is sent whole again.
+func TestRetries(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := calls.Add(1)
+		switch {
+		case r.URL.Path == "/rboinc_cgi/api/v1/status" && n == 1:
+			w.Header().Set("Retry-After", "0")
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+		case r.URL.Path == "/rboinc_cgi/api/v1/status" && n == 2:
+			hj, _ := w.(http.Hijacker)
+			conn, _, _ := hj.Hijack()
+			conn.Close() // the answer is lost
+		case r.URL.Path == "/rboinc_cgi/api/v1/status":
+			w.Write([]byte(`{"chains": []}`))
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			w.Write([]byte(`{"error": "no group g", "code": "not_found"}`))
+		}
+	}))
+	defer srv.Close()
+	c, _ := New(srv.URL+"/rboinc_cgi", "t")
+	c.Retry.First = time.Millisecond
+	var noted []int
+	c.Retry.OnRetry = func(attempt int, err error, wait time.Duration) { noted = append(noted, attempt) }
+	if _, err := c.Status(context.Background(), "g", ""); err != nil {
+		t.Fatal(err)
+	}
+	// (Go's transport itself may try a GET again once when a kept-alive
+	// connection drops: one or two retries of ours.)
+	if calls.Load() != 3 || len(noted) < 1 {
+		t.Fatalf("%d calls, %d retries noted; want 3 and some", calls.Load(), len(noted))
+	}
+	calls.Store(10)
+	if _, err := c.Results(context.Background(), "g", ""); ExitCode(err) != ExitRefused || calls.Load() != 11 {
+		t.Fatalf("a refusal: %v after %d calls, want one call", err, calls.Load()-10)
 	}
 }
 
@@ -77,6 +127,7 @@ func TestUnreachable(t *testing.T) {
 	url := srv.URL
 	srv.Close()
 	c, _ := New(url+"/rboinc_cgi", "t")
+	c.Retry.First = time.Millisecond
 	_, err := c.Queues(context.Background())
 	if !errors.Is(err, ErrUnreachable) || ExitCode(err) != ExitUnreachable {
 		t.Fatalf("err = %v, exit %d", err, ExitCode(err))

@@ -125,6 +125,9 @@ type SubmitReport struct {
 	UploadedFiles int                 `json:"uploaded_files"`
 	UploadedBytes int64               `json:"uploaded_bytes"`
 	ReusedFiles   int                 `json:"reused_files"`
+	// AlreadySubmitted: every chain existed already, made by an identical
+	// submission whose answer was lost; nothing new was created.
+	AlreadySubmitted bool `json:"already_submitted,omitempty"`
 }
 
 type content struct {
@@ -235,7 +238,13 @@ func (c *Client) SubmitChains(ctx context.Context, in SubmitInput) (*SubmitRepor
 	var resp *wire.SubmitResponse
 	var err error
 	if len(inline) > 0 {
-		resp, err = c.SubmitInline(ctx, req, inline, progress)
+		// Safe to send again: a submission identical to one the server
+		// accepted is answered with the chains it made.
+		err = c.Retrying(ctx, func() error {
+			var ierr error
+			resp, ierr = c.SubmitInline(ctx, req, inline, progress)
+			return ierr
+		})
 		if errors.Is(err, errInlineUnsupported) {
 			// An older server: PUT them too.
 			if err = c.upload(ctx, &up, inline, progress); err == nil {
@@ -249,7 +258,7 @@ func (c *Client) SubmitChains(ctx context.Context, in SubmitInput) (*SubmitRepor
 	if err != nil {
 		return nil, err
 	}
-	rep.Chains, rep.DryRun = resp.Chains, resp.DryRun || in.Options.DryRun
+	rep.Chains, rep.DryRun, rep.AlreadySubmitted = resp.Chains, resp.DryRun || in.Options.DryRun, resp.AlreadySubmitted
 	return rep, nil
 }
 
@@ -279,7 +288,7 @@ func (c *Client) upload(ctx context.Context, up *wire.UploadResponse, toSend []c
 	}
 	errs := parallel(ctx, len(toSend), uploadWorkers, true, func(ctx context.Context, i int) error {
 		ct := toSend[i]
-		return c.PutFile(ctx, up.DAVPath, ct.ref.MD5, ct.path, progress)
+		return c.Retrying(ctx, func() error { return c.PutFile(ctx, up.DAVPath, ct.ref.MD5, ct.path, progress) })
 	})
 	if err := firstError(errs); err != nil {
 		c.DiscardUpload(context.WithoutCancel(ctx), *up)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -124,40 +125,88 @@ func (c *Client) Download(ctx context.Context, rf wire.ResultFile, destPath stri
 
 // fetch streams rf into a temporary file beside destPath, hashing on the
 // way, and returns its name once the content is verified (and, with
-// durable, on stable storage). The caller renames it into place.
-func (c *Client) fetch(ctx context.Context, rf wire.ResultFile, destPath string, onProgress func(n int64), durable bool) (_ string, err error) {
+// durable, on stable storage). The caller renames it into place. A
+// transfer cut by a passing failure is taken up where it stopped, in this
+// run (retries) or the next: the partial file, named after the content's
+// MD5, stays, and the rest is asked for with a Range request.
+func (c *Client) fetch(ctx context.Context, rf wire.ResultFile, destPath string, onProgress func(n int64), durable bool) (string, error) {
+	var name string
+	err := c.Retrying(ctx, func() error {
+		var err error
+		name, err = c.fetchOnce(ctx, rf, destPath, onProgress, durable)
+		return err
+	})
+	return name, err
+}
+
+// partialName is where a download of rf into destPath keeps its bytes
+// until verified: one name per content, so that the next try finds it.
+func partialName(destPath string, rf wire.ResultFile) string {
+	dir, base := filepath.Split(destPath)
+	if dir == "" {
+		dir = "."
+	}
+	return filepath.Join(dir, "."+base+".part-"+strings.ToLower(rf.MD5))
+}
+
+func (c *Client) fetchOnce(ctx context.Context, rf wire.ResultFile, destPath string, onProgress func(n int64), durable bool) (_ string, err error) {
 	if !strings.HasPrefix(rf.Path, "/") {
 		return "", fmt.Errorf("the server gave an invalid path %q for %s", rf.Path, rf.Name)
+	}
+	path := partialName(destPath, rf)
+	tmp, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return "", fmt.Errorf("cannot write into %s: %w", filepath.Dir(path), err)
+	}
+	keep := false // a passing failure keeps the bytes for the next try
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			if !keep {
+				os.Remove(path)
+			}
+		}
+	}()
+	// What an earlier try fetched: hashed again, then asked for the rest.
+	h := md5.New()
+	have, err := io.Copy(h, tmp)
+	if err != nil || have > rf.Size {
+		have, h = 0, md5.New()
+		if err := tmp.Truncate(0); err != nil {
+			return "", fmt.Errorf("writing %s: %w", destPath, err)
+		}
 	}
 	req, err := http.NewRequest(http.MethodGet, c.Base.String()+rf.Path, nil)
 	if err != nil {
 		return "", fmt.Errorf("building the download of %s: %w", rf.Name, err)
 	}
-	resp, err := c.send(ctx, req)
+	if have > 0 {
+		req.Header.Set("Range", "bytes="+strconv.FormatInt(have, 10)+"-")
+		req.Header.Set("If-Range", `"`+rf.MD5+`"`)
+	}
+	resp, err := c.sendOnce(ctx, req)
 	if err != nil {
+		keep = Transient(err)
 		return "", fmt.Errorf("downloading %s: %w", rf.Name, err)
 	}
 	defer resp.Body.Close()
-
-	dir, base := filepath.Split(destPath)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".part-*")
-	if err != nil {
-		return "", fmt.Errorf("cannot write into %s: %w", dir, err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
+	if have > 0 && resp.StatusCode != http.StatusPartialContent {
+		// The whole content again: start over.
+		have, h = 0, md5.New()
+		if err := tmp.Truncate(0); err != nil {
+			return "", fmt.Errorf("writing %s: %w", destPath, err)
 		}
-	}()
+	}
+	if _, err := tmp.Seek(have, io.SeekStart); err != nil {
+		return "", fmt.Errorf("writing %s: %w", destPath, err)
+	}
+	if onProgress != nil && have > 0 {
+		onProgress(have)
+	}
 	bufp := writeBufs.Get().(*[]byte)
 	defer writeBufs.Put(bufp)
 	buf := *bufp
-	h := md5.New()
-	var n int64
+	n := have
 	held := 0 // bytes in buf not yet written
 	// The socket is read straight into the write buffer (no copy between
 	// them), hashed there, and the buffer written out whenever it is full.
@@ -184,7 +233,11 @@ func (c *Client) fetch(ctx context.Context, rf wire.ResultFile, destPath string,
 			if ctx.Err() != nil {
 				return "", fmt.Errorf("interrupted: %w", ctx.Err())
 			}
-			return "", fmt.Errorf("downloading %s: %w", rf.Name, rerr)
+			// Keep what came: the next try asks for the rest.
+			if _, werr := tmp.Write(buf[:held]); werr == nil {
+				keep = true
+			}
+			return "", fmt.Errorf("downloading %s: %w", rf.Name, c.unreachable(ctx, rerr))
 		}
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); !strings.EqualFold(got, rf.MD5) {
@@ -205,5 +258,5 @@ func (c *Client) fetch(ctx context.Context, rf wire.ResultFile, destPath string,
 	if err = tmp.Close(); err != nil {
 		return "", fmt.Errorf("writing %s: %w", destPath, err)
 	}
-	return tmp.Name(), nil
+	return path, nil
 }

@@ -3,6 +3,8 @@ package client
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -12,6 +14,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/rboinc/rboinc/workflow/wire"
 )
@@ -115,12 +118,76 @@ func TestDownloadSizes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rf := wire.ResultFile{Name: "x", MD5: strings.Repeat("0", 32), Path: "/x"}
+	c2.Retry.Attempts = 1
+	rf := wire.ResultFile{Name: "x", MD5: strings.Repeat("0", 32), Size: 2 * writeBufSize, Path: "/x"}
 	if err := c2.Download(context.Background(), rf, filepath.Join(dir, "short"), nil); err == nil {
 		t.Fatal("a download cut short succeeded")
 	}
+	// Nothing under the file's name; what came is kept, hidden, for the
+	// next try to go on from.
 	ents, _ := os.ReadDir(dir)
-	if len(ents) != 6 {
-		t.Fatalf("%d entries in the directory, want the 6 downloads only", len(ents))
+	if len(ents) != 7 {
+		t.Fatalf("%d entries in the directory, want the 6 downloads and one partial", len(ents))
 	}
+	if fi, err := os.Stat(partialName(filepath.Join(dir, "short"), rf)); err != nil || fi.Size() != writeBufSize+5 {
+		t.Fatalf("partial download: %v %v", fi, err)
+	}
+}
+
+// TestDownloadResumes: a transfer cut by the network is taken up where it
+// stopped with a Range request, within the same run (a retry), and the
+// whole content is verified at the end.
+func TestDownloadResumes(t *testing.T) {
+	body := make([]byte, 5*writeBufSize+123)
+	rand.NewChaCha8([32]byte{7}).Read(body)
+	sum := md5.Sum(body)
+	cut := 2*writeBufSize + 11
+	var served []int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if len(served) == 0 {
+			// The first answer stops short: the connection dies.
+			w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+			w.Write(body[:cut])
+			served = append(served, cut)
+			hj, _ := w.(http.Hijacker)
+			conn, _, _ := hj.Hijack()
+			conn.Close()
+			return
+		}
+		cw := &countingWriter{ResponseWriter: w}
+		w.Header().Set("ETag", `"`+hex.EncodeToString(sum[:])+`"`)
+		http.ServeContent(cw, r, "x", time.Time{}, bytes.NewReader(body))
+		served = append(served, cw.n)
+	}))
+	defer srv.Close()
+	c, err := New(srv.URL+"/rboinc_cgi", "tok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Retry.First = time.Millisecond
+	dest := filepath.Join(t.TempDir(), "f")
+	rf := wire.ResultFile{Name: "f", MD5: hex.EncodeToString(sum[:]), Size: int64(len(body)), Path: "/x"}
+	if err := c.Download(context.Background(), rf, dest, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(dest); !bytes.Equal(got, body) {
+		t.Fatal("the resumed download differs")
+	}
+	if len(served) != 2 || served[1] != len(body)-cut {
+		t.Fatalf("bytes served per request %v, want %d then %d", served, cut, len(body)-cut)
+	}
+	if _, err := os.Stat(partialName(dest, rf)); !os.IsNotExist(err) {
+		t.Fatal("the partial file outlived the download")
+	}
+}
+
+type countingWriter struct {
+	http.ResponseWriter
+	n int
+}
+
+func (w *countingWriter) Write(b []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(b)
+	w.n += n
+	return n, err
 }

@@ -120,6 +120,7 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 	lj, _ := json.Marshal(layoutOf(q))
 	for i := range chains {
 		chains[i].Params, chains[i].Layout, chains[i].WUTmpl, chains[i].ResTmpl = string(pj), string(lj), wuT, resT
+		chains[i].Digest = submissionDigest(chains[i])
 	}
 	if req.Options.DryRun {
 		for _, c := range chains {
@@ -135,6 +136,22 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 		return resp, nil
 	}
 	created, err := e.recordAndCreate(ctx, u, params, chains, in)
+	if errors.Is(err, store.ErrExists) {
+		// A retry of a submission whose answer was lost finds its chains:
+		// identical ones are answered as made, new ones made, different
+		// ones under a taken name refused.
+		var existing []wire.ChainCreated
+		if existing, chains, err = e.splitResubmitted(ctx, u, req.Group, chains, err); err == nil {
+			resp.Chains = existing
+			resp.AlreadySubmitted = len(chains) == 0
+			if len(chains) > 0 && taken != nil {
+				err = taken.finish(ctx) // the new chains read what it wrote
+			}
+			if len(chains) > 0 && err == nil {
+				created, err = e.recordAndCreate(ctx, u, params, chains, nil)
+			}
+		}
+	}
 	if err != nil {
 		if errors.Is(err, store.ErrExists) {
 			return resp, errf(KindNameTaken, "%v: choose another name, or purge the old chain first", err)

@@ -410,8 +410,9 @@ func TestMalformedJSON(t *testing.T) {
 	}
 }
 
-// TestConcurrentSameChainName: many clients submit the same chain name at
-// once over HTTP; exactly one wins and BOINC gets exactly one work unit.
+// TestConcurrentSameChainName: many clients submit the same chain at once
+// over HTTP (retries of one submission); exactly one makes it, the others
+// are answered with it, and BOINC gets exactly one work unit.
 func TestConcurrentSameChainName(t *testing.T) {
 	t.Parallel()
 	v := newEnv(t)
@@ -425,20 +426,32 @@ func TestConcurrentSameChainName(t *testing.T) {
 	}
 	wg.Wait()
 	wins := 0
+	first := ""
 	for _, a := range got {
-		switch {
-		case a.ok():
-			wins++
-		case a.status == http.StatusConflict && a.err.Code == wire.CodeNameTaken:
-		default:
+		var r wire.SubmitResponse
+		if !a.ok() || json.Unmarshal([]byte(a.body), &r) != nil || len(r.Chains) != 1 {
 			t.Errorf("unexpected answer: %v", a)
+			continue
+		}
+		if !r.AlreadySubmitted {
+			wins++
+		}
+		if first == "" {
+			first = r.Chains[0].FirstWU
+		} else if r.Chains[0].FirstWU != first {
+			t.Errorf("answers name different chains: %s and %s", first, r.Chains[0].FirstWU)
 		}
 	}
 	if wins != 1 {
-		t.Fatalf("%d submissions of one name won, want exactly 1", wins)
+		t.Fatalf("%d submissions of one chain made it, want exactly 1", wins)
 	}
 	if n := v.boincWUs("same-ALICE\\_g-%"); n != 1 {
 		t.Fatalf("%d work units for the chain in BOINC", n)
+	}
+	// Under the same name, a different chain is still refused.
+	a := v.post("alice", api+"/submit", langevin("g", "same", "", 3, refs[0], refs[1]))
+	if a.status != http.StatusConflict || a.err.Code != wire.CodeNameTaken {
+		t.Fatalf("a different chain under a taken name: %v", a)
 	}
 }
 

@@ -29,6 +29,9 @@ type Chain struct {
 	State     string
 	StepsDone int
 	Error     string
+	// Digest identifies what was submitted (queue, options, inputs): a
+	// submission identical to an accepted one is recognised by it.
+	Digest string
 }
 
 // WU returns the work-unit name of step s of the chain.

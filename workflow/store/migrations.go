@@ -12,4 +12,7 @@ var migrations = []migration{
 	{version: 1, name: "baseline", sql: schemaV1},
 	// doctor looks for steps BOINC has held for long (WaitingSince).
 	{version: 2, name: "index of the steps BOINC holds, by age", sql: `CREATE INDEX IF NOT EXISTS steps_queued ON steps(created) WHERE state = 'queued';`},
+	// A submission identical to an accepted one (its answer lost) is
+	// answered with the chains it made (Chain.Digest; '' for older chains).
+	{version: 3, name: "submission digest of each chain", sql: `ALTER TABLE chains ADD COLUMN digest TEXT NOT NULL DEFAULT '';`},
 }

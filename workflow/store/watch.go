@@ -4,6 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
+
+	"github.com/rboinc/rboinc/workflow/naming"
 )
 
 // LastStepFinished is when a step last finished (Unix seconds; 0 when
@@ -71,4 +74,44 @@ func (d *DB) AssignedRunning(ctx context.Context) (int, string, error) {
 		return 0, "", fmt.Errorf("counting assigned chains: %w", err)
 	}
 	return n, one.String, nil
+}
+
+// LiveChain is what a new submission must know of a live chain that has
+// one of its names.
+type LiveChain struct {
+	Name, Digest, FirstWU string
+}
+
+// LiveByName finds the user's live chains of group that have one of names.
+func (d *DB) LiveByName(ctx context.Context, u User, group string, names []string) (map[string]LiveChain, error) {
+	out := map[string]LiveChain{}
+	for len(names) > 0 {
+		part := names[:min(len(names), 500)]
+		names = names[len(part):]
+		args := []any{u.ID, group}
+		for _, n := range part {
+			args = append(args, n)
+		}
+		rows, err := d.sql.QueryContext(ctx, `SELECT name, digest, tag, nsteps FROM chains WHERE user_id = ? AND grp = ? AND state != 'purged'
+			AND name IN (?`+strings.Repeat(",?", len(part)-1)+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("looking up chains of group %s: %w", group, err)
+		}
+		for rows.Next() {
+			var lc LiveChain
+			var tag string
+			var nsteps int
+			if err := rows.Scan(&lc.Name, &lc.Digest, &tag, &nsteps); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			lc.FirstWU = naming.Format(lc.Name, u.Name, group, 0, nsteps, tag)
+			out[lc.Name] = lc
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

@@ -154,12 +154,18 @@ type SubmitRequest struct {
 type ChainCreated struct {
 	Name    string `json:"name"`
 	FirstWU string `json:"first_wu"`
+	// Existing: made by an earlier, identical submission, not by this one.
+	Existing bool `json:"existing,omitempty"`
 }
 
 // SubmitResponse answers PathSubmit.
 type SubmitResponse struct {
 	DryRun bool           `json:"dry_run,omitempty"`
 	Chains []ChainCreated `json:"chains"`
+	// AlreadySubmitted: every chain of the request existed already, made
+	// by an identical submission (a retry after a lost answer); nothing new
+	// was created.
+	AlreadySubmitted bool `json:"already_submitted,omitempty"`
 }
 
 // ChainRef names a group, or one chain in it when Name is set.

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/rboinc/rboinc/workflow/client"
 	"github.com/urfave/cli/v2"
@@ -125,6 +126,7 @@ func Connect(c *cli.Context) (*client.Client, error) {
 	if err == nil && c.String("cacert") != "" {
 		err = cl.TrustCAFile(c.String("cacert"))
 	}
+	NoteRetries(cl, c.App.Name)
 	return cl, err
 }
 
@@ -144,3 +146,14 @@ func NoteIgnored(c *cli.Context) {
 
 // IsTerminal reports whether f is a terminal.
 func IsTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
+
+// NoteRetries has cl say, on a terminal only, when it tries a request
+// again (off a terminal, under cron, only the final error is printed).
+func NoteRetries(cl *client.Client, prog string) {
+	if cl == nil || !IsTerminal(os.Stderr) {
+		return
+	}
+	cl.Retry.OnRetry = func(attempt int, err error, wait time.Duration) {
+		fmt.Fprintf(os.Stderr, "%s: %v; trying again in %s (%d of %d)\n", prog, err, wait.Round(100*time.Millisecond), attempt+1, cl.Retry.Attempts)
+	}
+}
