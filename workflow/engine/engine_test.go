@@ -332,10 +332,35 @@ func TestConcurrentSameNameOneWins(t *testing.T) {
 	req.Upload = ""
 	req.Chains[0].Name = "same"
 	errs := make(chan error, 4)
+	// Identical submissions (retries): one makes the chain, all succeed.
+	made := make(chan bool, 4)
 	for i := 0; i < 4; i++ {
-		go func() { _, err := f.e.Submit(f.ctx, f.u, req); errs <- err }()
+		go func() {
+			r, err := f.e.Submit(f.ctx, f.u, req)
+			errs <- err
+			made <- err == nil && !r.AlreadySubmitted
+		}()
 	}
 	ok := 0
+	for i := 0; i < 4; i++ {
+		if err := <-errs; err != nil {
+			t.Errorf("unexpected error: %v", err)
+		}
+		if <-made {
+			ok++
+		}
+	}
+	if cs, _ := f.e.DB.Chains(f.ctx, f.u.ID, "g", "same"); ok != 1 || len(cs) != 1 || f.boincWUs(cs[0].WU(0)) != 1 {
+		t.Fatalf("%d submissions of one chain made it (%d chains), want 1", ok, len(cs))
+	}
+	// Different chains under one name: exactly one wins.
+	for i := 0; i < 4; i++ {
+		r := req
+		r.Chains = []wire.ChainSpec{{Name: "other", Files: req.Chains[0].Files}}
+		r.Options.NumSteps = i + 2
+		go func() { _, err := f.e.Submit(f.ctx, f.u, r); errs <- err }()
+	}
+	ok = 0
 	for i := 0; i < 4; i++ {
 		if err := <-errs; err == nil {
 			ok++
@@ -344,7 +369,7 @@ func TestConcurrentSameNameOneWins(t *testing.T) {
 		}
 	}
 	if ok != 1 {
-		t.Fatalf("%d submissions of one name succeeded", ok)
+		t.Fatalf("%d different submissions of one name succeeded", ok)
 	}
 }
 

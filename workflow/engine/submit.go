@@ -31,6 +31,16 @@ func (e *Engine) Submit(ctx context.Context, u store.User, req wire.SubmitReques
 	return e.submit(ctx, u, req, nil)
 }
 
+// SubmitOriginal is Submit for the original protocol, whose clients were
+// told "name taken" for any chain name in use, an identical one too (they
+// never retry by themselves).
+func (e *Engine) SubmitOriginal(ctx context.Context, u store.User, req wire.SubmitRequest) (wire.SubmitResponse, error) {
+	return e.submit(context.WithValue(ctx, strictNamesKey{}, true), u, req, nil)
+}
+
+// strictNamesKey marks a submission that refuses every taken name.
+type strictNamesKey struct{}
+
 // submit is Submit, with the body holding req.Inline's contents when the
 // request came with them (nil otherwise).
 func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitRequest, inline io.Reader) (_ wire.SubmitResponse, err error) {
@@ -136,7 +146,7 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 		return resp, nil
 	}
 	created, err := e.recordAndCreate(ctx, u, params, chains, in)
-	if errors.Is(err, store.ErrExists) {
+	if errors.Is(err, store.ErrExists) && ctx.Value(strictNamesKey{}) == nil {
 		// A retry of a submission whose answer was lost finds its chains:
 		// identical ones are answered as made, new ones made, different
 		// ones under a taken name refused.

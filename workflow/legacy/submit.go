@@ -121,7 +121,7 @@ func (h *Handler) submitUpload(ctx context.Context, u store.User, id string) (wi
 		files[p.Name] = ref
 	}
 	req.Chains[0].Files = files
-	resp, err := h.E.Submit(ctx, u, req)
+	resp, err := h.E.SubmitOriginal(ctx, u, req)
 	return resp, notes, err
 }
 
