@@ -12,19 +12,9 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-// litmusKnown are the litmus tests the built-in WebDAV area
-// (golang.org/x/net/webdav) fails, and why. rboinc itself needs only PUT,
-// GET, MKCOL, PROPFIND and DELETE, which pass. Apache's mod_dav passes all.
-var litmusKnown = map[string]string{
-	"props/3 propfind_invalid2":      "x/net/webdav does not reject a PROPFIND body with an invalid namespace declaration (207, not 400)",
-	"props/6 propset":                "no dead properties: webdav.Dir stores none, so PROPPATCH is refused (403)",
-	"props/26 propmanyns":            "no dead properties (PROPPATCH refused)",
-	"props/27 propget":               "no dead properties: the value propmanyns should have set is absent",
-	"locks/11 owner_modify":          "no dead properties (PROPPATCH on a locked resource refused)",
-	"locks/33 owner_modify":          "no dead properties (PROPPATCH on a locked resource refused)",
-	"locks/20 fail_complex_cond_put": "x/net/webdav's If-header evaluation lets a PUT with a bogus complex condition through (201, not 412)",
-	"locks/23 lock_shared":           "only exclusive write locks: a shared LOCK is not implemented (501)",
-}
+// Both WebDAV areas, the built-in one and Apache's mod_dav, must pass every
+// litmus test: a failure, or a test skipped because another failed, fails
+// the script.
 
 var (
 	litmusSuiteRE  = regexp.MustCompile("^-> running `([a-z]+)'")
@@ -83,24 +73,17 @@ func cmdLitmus(ts *testscript.TestScript, neg bool, args []string) {
 	if len(res) < 50 {
 		ts.Fatalf("litmus ran only %d tests:\n%s", len(res), out)
 	}
-	known := litmusKnown
-	if ts.Getenv("RBOINC_E2E_MODE") == modeApache {
-		known = nil
-	}
 	count := map[string]int{}
 	var failed, skipped, unexpected []string
 	for name, r := range res {
 		count[r.outcome]++
 		switch r.outcome {
 		case "FAIL":
-			why, ok := known[name]
-			if !ok {
-				why = "UNEXPECTED: " + r.detail
-				unexpected = append(unexpected, name)
-			}
-			failed = append(failed, fmt.Sprintf("%s: %s", name, why))
+			unexpected = append(unexpected, name)
+			failed = append(failed, fmt.Sprintf("%s: %s", name, r.detail))
 		case "SKIPPED":
 			skipped = append(skipped, name)
+			unexpected = append(unexpected, name)
 		}
 	}
 	sort.Strings(failed)
@@ -112,13 +95,9 @@ func cmdLitmus(ts *testscript.TestScript, neg bool, args []string) {
 	if len(skipped) > 0 {
 		ts.Logf("litmus SKIPPED (they depend on a failed test): %s", strings.Join(skipped, ", "))
 	}
-	for name := range known {
-		if r, ok := res[name]; ok && r.outcome == "pass" {
-			ts.Logf("litmus %s now passes: remove it from litmusKnown", name)
-		}
-	}
 	if len(unexpected) > 0 {
-		ts.Fatalf("litmus failures not known for this deployment: %v\n%s", unexpected, out)
+		sort.Strings(unexpected)
+		ts.Fatalf("litmus tests failed or skipped: %v\n%s", unexpected, out)
 	}
 }
 

@@ -55,6 +55,13 @@ func (s *Server) dav(w http.ResponseWriter, r *http.Request, u store.User) {
 		writeError(w, http.StatusForbidden, wire.CodeForbidden, err.Error())
 		return
 	}
+	switch r.Method {
+	case "PROPFIND", "PROPPATCH", "LOCK":
+		if err := checkDAVXML(r); err != nil {
+			writeError(w, http.StatusBadRequest, wire.CodeBadRequest, err.Error())
+			return
+		}
+	}
 	prefix := wire.DAVPrefix + owner
 	lim := s.E.Cfg.Limits
 	fsys := &scratchFS{root: root, maxFile: lim.MaxUploadBytes, pool: s.E.Pool}
@@ -82,6 +89,11 @@ func (s *Server) dav(w http.ResponseWriter, r *http.Request, u store.User) {
 			r = r.WithContext(withPut(r.Context(), put))
 			w = &putWriter{ResponseWriter: w, st: put}
 		}
+	case "MKCOL", "PROPPATCH", "DELETE", "LOCK":
+		// Writes too: a full disk is answered 507, not the library's 405.
+		put = &putState{}
+		r = r.WithContext(withPut(r.Context(), put))
+		w = &putWriter{ResponseWriter: w, st: put}
 	case "PUT":
 		put = s.putLimits(root, r.ContentLength)
 		if put.refused() {
@@ -92,10 +104,15 @@ func (s *Server) dav(w http.ResponseWriter, r *http.Request, u store.User) {
 		r = r.WithContext(withPut(r.Context(), put))
 		w = &putWriter{ResponseWriter: w, st: put}
 	}
+	locks := s.lockSystem(u.Name, fsys)
+	if r.Method == "LOCK" && sharedLockRequested(r) {
+		s.sharedLock(w, r, prefix, fsys, locks)
+		return
+	}
 	h := &webdav.Handler{
 		Prefix:     prefix,
 		FileSystem: fsys,
-		LockSystem: s.lockSystem(u.Name),
+		LockSystem: locks,
 		Logger: func(r *http.Request, err error) {
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
 				s.Log.Debug("webdav", "method", r.Method, "path", r.URL.Path, "err", err)
@@ -110,6 +127,9 @@ func (s *Server) dav(w http.ResponseWriter, r *http.Request, u store.User) {
 		s.scratch.forget(root)
 	}
 	if put != nil && put.refused() {
+		if put.full {
+			s.Log.Error("the server's disk is full", "method", r.Method, "path", r.URL.Path, "err", put.msg)
+		}
 		pw := w.(*putWriter)
 		writeError(pw.ResponseWriter, put.status, put.code, put.msg)
 	}

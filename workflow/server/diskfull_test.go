@@ -3,6 +3,7 @@ package server_test
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/rboinc/rboinc/workflow/hookargs"
 	"github.com/rboinc/rboinc/workflow/pool"
 	"github.com/rboinc/rboinc/workflow/spool"
+	"github.com/rboinc/rboinc/workflow/store"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 
@@ -153,3 +155,35 @@ func TestFullDiskDuringHookSpooling(t *testing.T) {
 }
 
 func errorsIsNoSpace(err error) bool { return strings.Contains(err.Error(), "no space left on device") }
+
+// TestFullDiskDuringUpload: a WebDAV PUT that runs out of disk space is
+// answered 507 saying so (not the library's 405), logs nothing half
+// written, and works once space is freed.
+func TestFullDiskDuringUpload(t *testing.T) {
+	root := tmpfsRoot(t, "64m")
+	v := newEnvAt(t, root)
+	up := v.newUpload("alice")
+	body := strings.Repeat("0.5 1.5 2.5\n", 100000) // 1.2 MB
+	free := fill(t, root, 200<<10)
+	a := v.call("alice", "PUT", up.DAVPath+md5of(body), strings.NewReader(body))
+	if a.status != http.StatusInsufficientStorage || a.err.Code != wire.CodeNoSpace || !strings.Contains(a.err.Error, "disk is full") {
+		t.Fatalf("PUT on a full disk: %v, want 507 %s", a, wire.CodeNoSpace)
+	}
+	dir := filepath.Join(v.e.DAVRoot(mustAlice(t, v)), filepath.Base(strings.TrimSuffix(up.DAVPath, "/")))
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("the failed upload left %d file(s) in %s", len(ents), dir)
+	}
+	free()
+	if a := v.call("alice", "PUT", up.DAVPath+md5of(body), strings.NewReader(body)); a.status != http.StatusCreated {
+		t.Fatalf("PUT after freeing space: %v", a)
+	}
+}
+
+func mustAlice(t *testing.T, v *env) store.User {
+	t.Helper()
+	u, err := v.e.DB.UserByName(t.Context(), "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}

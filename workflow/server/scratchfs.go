@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/net/webdav"
 
+	"github.com/rboinc/rboinc/workflow/engine"
 	"github.com/rboinc/rboinc/workflow/pool"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
@@ -59,7 +60,7 @@ func (f *scratchFS) Mkdir(ctx context.Context, name string, perm os.FileMode) er
 	if err != nil {
 		return err
 	}
-	return os.Mkdir(p, 0o755)
+	return noteNoSpace(ctx, os.Mkdir(p, 0o755))
 }
 
 func (f *scratchFS) OpenFile(ctx context.Context, name string, flag int, perm os.FileMode) (webdav.File, error) {
@@ -70,7 +71,11 @@ func (f *scratchFS) OpenFile(ctx context.Context, name string, flag int, perm os
 	// webdav writes content only with O_CREATE (PUT, COPY); other opens
 	// for writing (PROPPATCH) need no write access to the content.
 	if flag&os.O_CREATE == 0 {
-		return os.Open(p)
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, err
+		}
+		return propFile{f}, nil
 	}
 	if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: errors.New("is a collection")}
@@ -81,7 +86,7 @@ func (f *scratchFS) OpenFile(ctx context.Context, name string, flag int, perm os
 	}
 	tmp, err := os.CreateTemp(dir, ".rboinc-put-*")
 	if err != nil {
-		return nil, err
+		return nil, noteNoSpace(ctx, err)
 	}
 	sf := &stagingFile{tmp: tmp, target: p, h: md5.New(), limit: f.maxFile, put: putOf(ctx), pool: f.pool}
 	if sf.put != nil {
@@ -113,7 +118,7 @@ func (f *scratchFS) Rename(ctx context.Context, oldName, newName string) error {
 	if f.isRoot(op) || f.isRoot(np) {
 		return os.ErrInvalid
 	}
-	return os.Rename(op, np)
+	return noteNoSpace(ctx, os.Rename(op, np))
 }
 
 func (f *scratchFS) Stat(ctx context.Context, name string) (os.FileInfo, error) {
@@ -155,6 +160,7 @@ func (s *stagingFile) Write(b []byte) (int, error) {
 	s.n += int64(n)
 	if err != nil {
 		s.err = err
+		s.put.noSpace(err)
 	}
 	return n, err
 }
@@ -194,6 +200,7 @@ func (s *stagingFile) Close() error {
 		}
 	}
 	if err != nil {
+		s.put.noSpace(err)
 		os.Remove(name)
 	}
 	return err
@@ -215,9 +222,27 @@ type putState struct {
 	status    int
 	code      string
 	msg       string
+	full      bool // refused for want of disk space
 }
 
 func (p *putState) refused() bool { return p.status != 0 }
+
+// noSpace turns a write that failed for want of disk space into the
+// request's answer: 507, saying so (the library would answer 405 or 500).
+func (p *putState) noSpace(err error) {
+	if p == nil || p.status != 0 || !engine.IsNoSpace(err) {
+		return
+	}
+	p.status, p.code = http.StatusInsufficientStorage, wire.CodeNoSpace
+	p.msg = "the server's disk is full: " + err.Error() + " (nothing of this request was kept; try again when space has been freed)"
+	p.full = true
+}
+
+// noteNoSpace is noSpace for the request in ctx; it returns err.
+func noteNoSpace(ctx context.Context, err error) error {
+	putOf(ctx).noSpace(err)
+	return err
+}
 
 type putKey struct{}
 
@@ -274,13 +299,32 @@ func (p *putWriter) Write(b []byte) (int, error) {
 	return p.ResponseWriter.Write(b)
 }
 
-func (s *Server) lockSystem(user string) webdav.LockSystem {
+// lockSystem is the user's WebDAV locks (in memory, as the library's own:
+// a restart forgets them), with entity tags read from fsys.
+func (s *Server) lockSystem(user string, fsys *scratchFS) *lockManager {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ls, ok := s.locks[user]
 	if !ok {
-		ls = webdav.NewMemLS()
+		ls = newLockManager(nil)
 		s.locks[user] = ls
 	}
+	ls.mu.Lock()
+	ls.etag = fsys.etag
+	ls.mu.Unlock()
 	return ls
+}
+
+// etag is the entity tag the WebDAV library gives a file: its modification
+// time and size in hex, as Apache does ("" for a collection or none).
+func (f *scratchFS) etag(name string) string {
+	p, err := f.resolve(name)
+	if err != nil {
+		return ""
+	}
+	fi, err := os.Stat(p)
+	if err != nil || fi.IsDir() {
+		return ""
+	}
+	return fmt.Sprintf(`"%x%x"`, fi.ModTime().UnixNano(), fi.Size())
 }

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"sync"
 
-	"golang.org/x/net/webdav"
-
 	"github.com/rboinc/rboinc/workflow/engine"
 	"github.com/rboinc/rboinc/workflow/legacy"
 	"github.com/rboinc/rboinc/workflow/store"
@@ -31,7 +29,7 @@ type Server struct {
 	Log *slog.Logger
 
 	mu    sync.Mutex
-	locks map[string]webdav.LockSystem
+	locks map[string]*lockManager
 
 	scratch scratchCache // bytes in each user's WebDAV area, for its quota
 
@@ -44,7 +42,7 @@ func New(e *engine.Engine, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Server{E: e, Log: log, locks: map[string]webdav.LockSystem{}}
+	return &Server{E: e, Log: log, locks: map[string]*lockManager{}}
 }
 
 // Handler routes every request.

@@ -1,0 +1,96 @@
+package server
+
+import (
+	"bytes"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/net/webdav"
+)
+
+// FuzzDAVXML: the checks of WebDAV XML bodies and headers never panic, a
+// body is left whole for the library, and an empty prefix declaration is
+// always refused.
+func FuzzDAVXML(f *testing.F) {
+	f.Add(`<D:propfind xmlns:D="DAV:"><D:prop><bar:foo xmlns:bar=""/></D:prop></D:propfind>`, "Second-60")
+	f.Add(`<?xml version="1.0"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:shared/></D:lockscope><D:locktype><D:write/></D:locktype><D:owner>x</D:owner></D:lockinfo>`, "Infinite, Second-4100000000")
+	f.Add(`<a xmlns:b="c"><b:d/></a>`, "Second-")
+	f.Fuzz(func(t *testing.T, body, timeout string) {
+		r, _ := http.NewRequest("PROPFIND", "http://x/", strings.NewReader(body))
+		err := checkDAVXML(r)
+		if strings.Contains(body, `xmlns:bar=""`) && strings.HasPrefix(body, `<D:propfind xmlns:D="DAV:"><D:prop><bar:foo xmlns:bar=""/>`) && err == nil {
+			t.Fatalf("an empty prefix declaration passed: %q", body)
+		}
+		var back bytes.Buffer
+		back.ReadFrom(r.Body)
+		if len(body) <= maxDAVBody && back.String() != body {
+			t.Fatalf("the body was changed")
+		}
+		r2, _ := http.NewRequest("LOCK", "http://x/", strings.NewReader(body))
+		sharedLockRequested(r2)
+		if d, ok := lockTimeout(timeout); ok && d < -1 {
+			t.Fatalf("timeout %q gave %v", timeout, d)
+		}
+	})
+}
+
+// TestLockManager: shared locks coexist, an exclusive one excludes every
+// other on the resource and below, and a list of If conditions holds only
+// as a whole (tokens of live locks on the resource, its entity tag, Not).
+func TestLockManager(t *testing.T) {
+	now := time.Now()
+	etag := `"abc"`
+	m := newLockManager(func(string) string { return etag })
+	s1, err := m.create(now, webdav.LockDetails{Root: "/c/f", Duration: time.Minute, ZeroDepth: true}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, err := m.create(now, webdav.LockDetails{Root: "/c/f", Duration: -1, ZeroDepth: true}, true)
+	if err != nil {
+		t.Fatalf("a second shared lock: %v", err)
+	}
+	if _, err := m.Create(now, webdav.LockDetails{Root: "/c/f", ZeroDepth: true}); err != webdav.ErrLocked {
+		t.Fatalf("an exclusive lock beside shared ones: %v", err)
+	}
+	if _, err := m.Create(now, webdav.LockDetails{Root: "/c"}); err != webdav.ErrLocked {
+		t.Fatalf("a depth-infinity exclusive lock above a shared one: %v", err)
+	}
+	confirm := func(cs ...webdav.Condition) error {
+		_, err := m.Confirm(now, "/c/f", "", cs...)
+		return err
+	}
+	for _, tc := range []struct {
+		cs []webdav.Condition
+		ok bool
+	}{
+		{[]webdav.Condition{{Token: s1}}, true},
+		{[]webdav.Condition{{Token: s2}, {ETag: `"abc"`}}, true},
+		{[]webdav.Condition{{Token: s2}, {ETag: `"abd"`}}, false},
+		{[]webdav.Condition{{Token: s1 + "x"}}, false},
+		{[]webdav.Condition{{Token: "DAV:no-lock", Not: true}}, false}, // no token for the locks
+		{[]webdav.Condition{{Token: s1}, {Token: "DAV:no-lock", Not: true}}, true},
+		{[]webdav.Condition{{Token: s1}, {ETag: `"abc"`, Not: true}}, false},
+	} {
+		if err := confirm(tc.cs...); (err == nil) != tc.ok {
+			t.Errorf("%+v: %v, want ok=%v", tc.cs, err, tc.ok)
+		}
+	}
+	if err := m.Unlock(now, s1); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Unlock(now, s1); err != webdav.ErrNoSuchLock {
+		t.Fatalf("unlocking twice: %v", err)
+	}
+	// The minute-long lock is gone an hour later; the infinite one stays.
+	if _, err := m.Refresh(now.Add(time.Hour), s2, time.Second); err != nil {
+		t.Fatalf("refreshing an infinite lock: %v", err)
+	}
+	if _, err := m.Refresh(now.Add(2*time.Hour), s2, time.Second); err != webdav.ErrNoSuchLock {
+		t.Fatalf("a lock past its timeout: %v", err)
+	}
+	if _, err := m.Create(now.Add(2*time.Hour), webdav.LockDetails{Root: "/c"}); err != nil {
+		t.Fatalf("exclusive lock once the others are gone: %v", err)
+	}
+}
