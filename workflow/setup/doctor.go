@@ -313,6 +313,14 @@ func checkSpool(f *Findings, root string) {
 	if err != nil {
 		return // no hook call yet
 	}
+	// Every hook call writes here first: a spool the hook cannot write
+	// into stops BOINC's assimilators.
+	if probe, err := os.CreateTemp(dir, ".doctor-*"); err != nil {
+		f.add(Problem, "the hook cannot write into its spool %s (%v): every hook call fails and BOINC's assimilators stop; give the directory back to the user BOINC's daemons run as (chown -R USER %s)", dir, err, dir)
+	} else {
+		probe.Close()
+		os.Remove(probe.Name())
+	}
 	var bad, old int
 	var unplaced []string
 	for _, d := range ents {

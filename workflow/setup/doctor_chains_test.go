@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -82,5 +83,27 @@ func TestDoctorSeesUnplacedCalls(t *testing.T) {
 	p := problems(Doctor(ctx, root))
 	if !strings.Contains(p, "1 hook call(s) for work units named like rboinc's but matching no chain step were kept") || !strings.Contains(p, "rename an entry without its .unplaced- prefix") {
 		t.Fatalf("doctor did not report the kept call:\n%s", p)
+	}
+}
+
+// TestDoctorSeesUnwritableSpool: a spool the hook cannot write into is a
+// problem. Made read-only by its mode, or, as root (whom modes do not
+// stop), by a read-only file system mounted on it.
+func TestDoctorSeesUnwritableSpool(t *testing.T) {
+	ctx := context.Background()
+	root, _ := initReal(t, fakeProject(t, t.TempDir()))
+	dir := spool.Dir(root)
+	os.MkdirAll(dir, 0o755)
+	if os.Geteuid() == 0 {
+		if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_RDONLY, "size=1m"); err != nil {
+			t.Skipf("cannot mount a read-only file system on the spool (%v)", err)
+		}
+		defer syscall.Unmount(dir, syscall.MNT_DETACH)
+	} else {
+		os.Chmod(dir, 0o555)
+		defer os.Chmod(dir, 0o755)
+	}
+	if p := problems(Doctor(ctx, root)); !strings.Contains(p, "the hook cannot write into its spool") || !strings.Contains(p, "chown -R") {
+		t.Fatalf("doctor did not see the unwritable spool:\n%s", p)
 	}
 }
