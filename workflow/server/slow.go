@@ -117,14 +117,20 @@ func (w *rateWriter) Write(p []byte) (int, error) {
 const readFromChunk = 4 << 20
 
 // ReadFrom keeps downloads on sendfile (http.ServeContent copies files
-// through it), a chunk per deadline.
+// through it, as an io.LimitedReader of the file), a chunk per deadline:
+// each chunk is again a LimitedReader of the file itself, which the kernel
+// copy takes.
 func (w *rateWriter) ReadFrom(src io.Reader) (int64, error) {
 	rf, ok := w.ResponseWriter.(io.ReaderFrom)
 	if !ok {
 		return io.Copy(writerOnly{w}, src)
 	}
+	lr, limited := src.(*io.LimitedReader)
 	var total int64
 	for {
+		if limited && lr.N <= 0 {
+			return total, nil
+		}
 		now := time.Now()
 		dl, err := w.g.before(now)
 		if err != nil {
@@ -132,14 +138,22 @@ func (w *rateWriter) ReadFrom(src io.Reader) (int64, error) {
 			return total, err
 		}
 		w.rc.SetWriteDeadline(dl)
-		n, err := rf.ReadFrom(io.LimitReader(src, readFromChunk))
+		part := &io.LimitedReader{R: src, N: readFromChunk}
+		if limited {
+			part = &io.LimitedReader{R: lr.R, N: min(lr.N, readFromChunk)}
+		}
+		want := part.N
+		n, err := rf.ReadFrom(part)
 		total += n
+		if limited {
+			lr.N -= n
+		}
 		w.g.after(now, int(n))
 		if timedOut(err) {
 			w.slow = true
 			return total, errTooSlow
 		}
-		if err != nil || n < readFromChunk {
+		if err != nil || n < want {
 			return total, err
 		}
 	}
