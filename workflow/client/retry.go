@@ -10,6 +10,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/rboinc/rboinc/workflow/wire"
 )
 
 // RetryPolicy says how a request that failed for a passing reason is tried
@@ -43,6 +45,9 @@ func DefaultRetry() RetryPolicy {
 func Transient(err error) bool {
 	var api *APIError
 	if errors.As(err, &api) {
+		if api.Code == wire.CodeUploadOffset {
+			return true // ask where the server's part ends, and go on from there
+		}
 		switch api.Status {
 		case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout, http.StatusTooManyRequests:
 			return true

@@ -288,6 +288,12 @@ func (c *Client) upload(ctx context.Context, up *wire.UploadResponse, toSend []c
 	}
 	errs := parallel(ctx, len(toSend), uploadWorkers, true, func(ctx context.Context, i int) error {
 		ct := toSend[i]
+		if ct.ref.Size >= resumableMin {
+			err := c.putResumable(ctx, *up, ct.ref.MD5, ct.path, ct.ref.Size, progress)
+			if !errors.Is(err, errNoResumable) {
+				return err
+			}
+		}
 		return c.Retrying(ctx, func() error { return c.PutFile(ctx, up.DAVPath, ct.ref.MD5, ct.path, progress) })
 	})
 	if err := firstError(errs); err != nil {

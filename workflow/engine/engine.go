@@ -202,6 +202,7 @@ const (
 	KindQuota    // a per-user limit would be passed
 	KindTooLarge // an upload is larger than the server accepts
 	KindNoSpace  // the server's disk is full: nothing was kept, try again later
+	KindConflict // the request does not fit the state on the server (a resumed upload's offset)
 )
 
 // Error is an error the requester can act on.

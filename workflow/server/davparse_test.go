@@ -94,3 +94,21 @@ func TestLockManager(t *testing.T) {
 		t.Fatalf("exclusive lock once the others are gone: %v", err)
 	}
 }
+
+// FuzzContentRange: an accepted Content-Range describes a piece that runs
+// from a start inside the content to its end, of the length sent.
+func FuzzContentRange(f *testing.F) {
+	f.Add("bytes 0-9/10", int64(10))
+	f.Add("bytes 4-9/10", int64(6))
+	f.Add("bytes 9-8/10", int64(0))
+	f.Add("", int64(-1))
+	f.Fuzz(func(t *testing.T, h string, n int64) {
+		start, total, ok := parseContentRange(h, n)
+		if !ok {
+			return
+		}
+		if start < 0 || total < start || (h != "" && (start >= total || n >= 0 && n != total-start)) || (h == "" && (start != 0 || total != n)) {
+			t.Fatalf("%q with length %d gave start %d, total %d", h, n, start, total)
+		}
+	})
+}

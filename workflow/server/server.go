@@ -68,6 +68,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST "+api+wire.PathUploads, s.withUser(func(w http.ResponseWriter, r *http.Request, u store.User) {
 		s.answer(w, r)(s.E.NewUpload(r.Context(), u))
 	}))
+	mux.HandleFunc("HEAD "+api+wire.PathUploads+"/{id}/{md5}", s.withUser(s.uploadPart))
+	mux.HandleFunc("PUT "+api+wire.PathUploads+"/{id}/{md5}", s.withUser(s.appendUpload))
 	mux.HandleFunc("DELETE "+api+wire.PathUploads+"/{id}", s.withUser(func(w http.ResponseWriter, r *http.Request, u store.User) {
 		s.answer(w, r)(s.E.DiscardUpload(r.Context(), u, r.PathValue("id")))
 	}))

@@ -45,6 +45,7 @@ const (
 	CodeQuotaExceeded   = "quota_exceeded"       // 403 or 413: a per-user limit would be passed; Error says which
 	CodeTooLarge        = "too_large"            // 413: an upload is larger than the server accepts
 	CodeInternal        = "internal"             // 500
+	CodeUploadOffset    = "upload_offset"        // 409: a resumed upload's piece does not start where the server's part ends; ask again (HEAD)
 	CodeTooManyRequests = "too_many_requests"    // 429: the user has as many requests in progress as the server takes; retry later
 	CodeNoSpace         = "insufficient_storage" // 507: the server's disk is full; nothing was kept, try again later
 )
@@ -156,6 +157,16 @@ type ChainCreated struct {
 	FirstWU string `json:"first_wu"`
 	// Existing: made by an earlier, identical submission, not by this one.
 	Existing bool `json:"existing,omitempty"`
+}
+
+// UploadPart answers a resumable upload's HEAD and PUT at
+// PathUploads/<id>/<md5>: how many bytes of the content the server holds
+// (also in the Upload-Offset header), and whether it is whole and in place.
+// A PUT sends the rest from that offset, with Content-Range: bytes
+// START-END/TOTAL.
+type UploadPart struct {
+	Have     int64 `json:"have"`
+	Complete bool  `json:"complete"`
 }
 
 // SubmitResponse answers PathSubmit.

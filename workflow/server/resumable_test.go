@@ -1,0 +1,129 @@
+package server_test
+
+import (
+	"bytes"
+	"crypto/md5"
+	"encoding/hex"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rboinc/rboinc/workflow/client"
+	"github.com/rboinc/rboinc/workflow/wire"
+)
+
+// cutReader gives n bytes of r, then fails as a dropped connection does.
+type cutReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *cutReader) Read(p []byte) (int, error) {
+	if c.n <= 0 {
+		return 0, errors.New("connection reset by peer")
+	}
+	if int64(len(p)) > c.n {
+		p = p[:c.n]
+	}
+	k, err := c.r.Read(p)
+	c.n -= int64(k)
+	return k, err
+}
+
+// TestResumableUploadGoesOn: a large upload cut by the network goes on from
+// the byte the server holds (not from the start), the content is checked
+// whole, and the submission that follows uses it.
+func TestResumableUploadGoesOn(t *testing.T) {
+	t.Parallel()
+	v := newEnv(t)
+	h := v.srv.Config.Handler
+	const cut = 5 << 20
+	var mu sync.Mutex
+	var puts []int64 // Content-Length of each resumable PUT
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut && strings.HasPrefix(r.URL.Path, "/rboinc_cgi/api/v1/uploads/") {
+			mu.Lock()
+			puts = append(puts, r.ContentLength)
+			first := len(puts) == 1
+			mu.Unlock()
+			if first {
+				r.Body = io.NopCloser(&cutReader{r: r.Body, n: cut})
+				h.ServeHTTP(httptest.NewRecorder(), r)
+				hj, _ := w.(http.Hijacker)
+				conn, _, _ := hj.Hijack()
+				conn.Close()
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+
+	dir := t.TempDir()
+	big := bytes.Repeat([]byte("0.25 0.5 0.75\n"), (20<<20)/14)
+	coor, vel := filepath.Join(dir, "x.coor"), filepath.Join(dir, "x.vel")
+	os.WriteFile(coor, big, 0o644)
+	os.WriteFile(vel, []byte("0 0 0\n"), 0o644)
+	cl, err := client.New(srv.URL+"/rboinc_cgi", v.tokens["alice"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl.Retry.First = time.Millisecond
+	rep, err := cl.SubmitChains(t.Context(), client.SubmitInput{Queue: "langevin", Group: "g",
+		Chains: []client.Chain{{Name: "c1", Files: map[string]string{"coor_file": coor, "vel_file": vel}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Chains) != 1 {
+		t.Fatalf("report %+v", rep)
+	}
+	if len(puts) != 2 || puts[0] != int64(len(big)) || puts[1] != int64(len(big)-cut) {
+		t.Fatalf("resumable PUTs sent %v bytes, want %d then %d", puts, len(big), len(big)-cut)
+	}
+	sum := md5.Sum(big)
+	if !v.e.Pool.Has(hex.EncodeToString(sum[:])) {
+		t.Fatal("the content is not in the pool")
+	}
+}
+
+// TestResumableUploadRefusals: a piece that does not start where the
+// server's part ends is refused with the offset to go on from; a content
+// whose MD5 is not its name is dropped; another user's upload is none.
+func TestResumableUploadRefusals(t *testing.T) {
+	t.Parallel()
+	v := newEnv(t)
+	up := v.newUpload("alice")
+	data := "abcdefghij"
+	path := api + "/uploads/" + up.ID + "/" + md5of(data)
+	if a := v.call("alice", "PUT", path, strings.NewReader(data[:4]), "Content-Range", "bytes 0-3/10"); a.status != http.StatusConflict && a.status != http.StatusBadRequest {
+		t.Fatalf("a piece not running to the end: %v", a)
+	}
+	// The first four bytes, as a cut transfer leaves them: here sent as a
+	// whole piece announced as the whole, then cut by the reader.
+	if a := v.call("alice", "PUT", path, strings.NewReader(data[4:]), "Content-Range", "bytes 4-9/10"); a.status != http.StatusConflict || a.err.Code != wire.CodeUploadOffset {
+		t.Fatalf("a piece past the server's part: %v", a)
+	}
+	if a := v.call("alice", "PUT", path, strings.NewReader(data), "Content-Range", "bytes 0-9/10"); a.status != http.StatusCreated {
+		t.Fatalf("the whole content: %v", a)
+	}
+	if a := v.call("alice", "HEAD", path, nil); a.status != http.StatusOK {
+		t.Fatalf("HEAD: %v", a)
+	}
+	wrong := api + "/uploads/" + up.ID + "/" + md5of("other")
+	if a := v.call("alice", "PUT", wrong, strings.NewReader(data)); a.status != http.StatusBadRequest || !strings.Contains(a.err.Error, "MD5") {
+		t.Fatalf("a content under another MD5: %v", a)
+	}
+	if a := v.call("bob", "HEAD", path, nil); a.status != http.StatusNotFound {
+		t.Fatalf("bob asking about alice's upload: %v", a)
+	}
+	if a := v.call("bob", "PUT", path, strings.NewReader(data)); a.status != http.StatusNotFound {
+		t.Fatalf("bob writing into alice's upload: %v", a)
+	}
+}
