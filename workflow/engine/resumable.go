@@ -137,4 +137,3 @@ func (e *Engine) finishUpload(p UploadPart, sum, partial string) (UploadPart, er
 	p.Complete = true
 	return p, nil
 }
-
