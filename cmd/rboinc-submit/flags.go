@@ -57,7 +57,11 @@ func paramFlags(q *wire.Queue, fixed []cli.Flag) []cli.Flag {
 			taken[n] = true
 		}
 	}
-	taken["help"], taken["h"] = true, true
+	// clitool.Setup adds these to every command (a server with older
+	// templates may still offer a parameter of that name).
+	for _, n := range []string{"help", "h", "version", "man", "completion"} {
+		taken[n] = true
+	}
 	var out []cli.Flag
 	cat := fmt.Sprintf("Parameters of queue %s", q.Name)
 	for _, p := range q.Parameters {

@@ -26,7 +26,9 @@ var reservedParams = map[string]bool{
 	"target_nresults": true, "min_quorum": true, "batch": true, "assign_user_all": true,
 	"dry_run": true, "help": true, "help_parameters": true, "authenticator": true,
 	"user": true, "email": true, "verbose": true, "jobs": true, "json": true,
-	"metadata_file": true, "balance": true,
+	"metadata_file": true, "balance": true, "cacert": true, "no_hash_cache": true, "quiet": true,
+	// Every command's own: -version, and -man and -completion (hidden).
+	"version": true, "man": true, "completion": true,
 }
 
 // ValidName reports whether s is a valid queue name.
@@ -58,8 +60,9 @@ func checkParameter(s string) error {
 		return fmt.Errorf("parameter_name %.20q... is longer than 64 bytes", s)
 	case !parameterRE.MatchString(s):
 		return fmt.Errorf("parameter_name %q is not a safe name (a letter, then letters, digits, underscores)", s)
-	case reservedParams[s]:
-		return fmt.Errorf("parameter_name %q clashes with the submit client's own -%s option", s, s)
+	case reservedParams[strings.ToLower(s)]:
+		// Options are matched in any letter case.
+		return fmt.Errorf("parameter_name %q clashes with the submit client's own -%s option", s, strings.ToLower(s))
 	}
 	return nil
 }

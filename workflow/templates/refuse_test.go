@@ -130,6 +130,7 @@ func TestRefusals(t *testing.T) {
 		{name: "parameter digit first", wuOld: `"coor_file"`, wuNew: `"1coor"`, want: "is not a safe name"},
 		{name: "parameter long", wuOld: `"coor_file"`, wuNew: `"` + strings.Repeat("p", 65) + `"`, want: "longer than 64 bytes"},
 		{name: "parameter reserved", wuOld: `"coor_file"`, wuNew: `"num_steps"`, want: "clashes with the submit client's own -num_steps option"},
+		{name: "parameter reserved in another case", wuOld: `"coor_file"`, wuNew: `"Version"`, want: "clashes with the submit client's own -version option"},
 		{name: "parameter duplicate", wuOld: `immutable="true"`, wuNew: `parameter_name="coor_file"`, want: `<file_ref> #1 (open_name "input.coor"): parameter_name "coor_file" is already used by <file_ref> #0`},
 		{name: "bool bad", wuOld: `optional="yes"`, wuNew: `optional="maybe"`, want: `optional="maybe" is not a boolean`},
 		{name: "bool typo", wuOld: `optional="yes"`, wuNew: `optinal="yes"`, want: `unknown attribute "optinal"`},
