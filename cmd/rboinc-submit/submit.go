@@ -57,8 +57,12 @@ func submit(c *cli.Context, cl *client.Client, q *wire.Queue) error {
 	if path := client.DefaultHashCachePath(); path != "" && !c.Bool("no_hash_cache") {
 		cache = client.OpenHashCache(path)
 	}
+	var resume *client.UploadMemory
+	if path := client.DefaultUploadMemoryPath(); path != "" {
+		resume = client.OpenUploadMemory(path)
+	}
 	rep, err := cl.SubmitChains(c.Context, client.SubmitInput{
-		Queue: q.Name, Group: group, Options: opts, Chains: chains, OnUpload: start, HashCache: cache,
+		Queue: q.Name, Group: group, Options: opts, Chains: chains, OnUpload: start, HashCache: cache, Resume: resume,
 	})
 	finish()
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"slices"
 
@@ -112,6 +113,9 @@ type SubmitInput struct {
 	// unchanged, and learns those hashed now (saved before SubmitChains
 	// returns).
 	HashCache *HashCache
+	// Resume, when set, remembers the upload collections of large inputs
+	// whose transfer a passing failure cut, and takes them up again.
+	Resume *UploadMemory
 	// OnUpload, when set, is called once before uploading with the number
 	// of files and bytes to send; the progress callback it returns (may
 	// be nil) receives byte counts from several goroutines at once.
@@ -229,11 +233,28 @@ func (c *Client) SubmitChains(ctx context.Context, in SubmitInput) (*SubmitRepor
 	// are PUT first, a few in parallel.
 	inline, large := splitInline(toSend)
 	var up wire.UploadResponse
+	var resumable []string // large inputs an interrupted run may have begun
+	for _, ct := range large {
+		if ct.ref.Size >= resumableMin {
+			resumable = append(resumable, ct.ref.MD5)
+		}
+	}
 	if len(large) > 0 {
-		if err := c.upload(ctx, &up, large, progress); err != nil {
+		up = c.rememberedUpload(ctx, in.Resume, resumable)
+		if err := c.upload(ctx, &up, large, progress, in.Resume != nil && len(resumable) > 0); err != nil {
+			if in.Resume != nil && up.ID != "" {
+				in.Resume.remember(c.Base.String(), up, resumable)
+				if in.Resume.Save() == nil {
+					err = fmt.Errorf("%w (run the same command again: large inputs go on from where they stopped)", err)
+				}
+			}
 			return nil, err
 		}
 		req.Upload = up.ID
+	}
+	if in.Resume != nil && len(resumable) > 0 {
+		in.Resume.forget(c.Base.String(), resumable)
+		in.Resume.Save()
 	}
 	var resp *wire.SubmitResponse
 	var err error
@@ -247,7 +268,7 @@ func (c *Client) SubmitChains(ctx context.Context, in SubmitInput) (*SubmitRepor
 		})
 		if errors.Is(err, errInlineUnsupported) {
 			// An older server: PUT them too.
-			if err = c.upload(ctx, &up, inline, progress); err == nil {
+			if err = c.upload(ctx, &up, inline, progress, false); err == nil {
 				req.Upload = up.ID
 				resp, err = c.Submit(ctx, req)
 			}
@@ -279,7 +300,9 @@ func splitInline(toSend []content) (inline, large []content) {
 
 // upload PUTs the contents into upload collection up, which it opens
 // first when up is still empty.
-func (c *Client) upload(ctx context.Context, up *wire.UploadResponse, toSend []content, progress func(int64)) error {
+// With keepBegun, a collection whose uploads failed for a passing reason is
+// kept (up stays set), for a later run to go on with.
+func (c *Client) upload(ctx context.Context, up *wire.UploadResponse, toSend []content, progress func(int64), keepBegun bool) error {
 	if up.ID == "" {
 		var err error
 		if *up, err = c.NewUpload(ctx); err != nil {
@@ -297,11 +320,29 @@ func (c *Client) upload(ctx context.Context, up *wire.UploadResponse, toSend []c
 		return c.Retrying(ctx, func() error { return c.PutFile(ctx, up.DAVPath, ct.ref.MD5, ct.path, progress) })
 	})
 	if err := firstError(errs); err != nil {
+		if keepBegun && Transient(err) {
+			return err
+		}
 		c.DiscardUpload(context.WithoutCancel(ctx), *up)
 		*up = wire.UploadResponse{}
 		return err
 	}
 	return nil
+}
+
+// rememberedUpload is the upload collection an interrupted earlier run
+// left for one of these contents, when the server still has it.
+func (c *Client) rememberedUpload(ctx context.Context, mem *UploadMemory, sums []string) wire.UploadResponse {
+	for _, sum := range sums {
+		up, ok := mem.lookup(c.Base.String(), sum)
+		if !ok {
+			continue
+		}
+		if _, err := c.uploadPart(ctx, http.MethodHead, up.ID, sum, nil, 0, 0); err == nil {
+			return up
+		}
+	}
+	return wire.UploadResponse{}
 }
 
 // sortedValues returns the distinct values of m in a stable order.

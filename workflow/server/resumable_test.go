@@ -127,3 +127,73 @@ func TestResumableUploadRefusals(t *testing.T) {
 		t.Fatalf("bob writing into alice's upload: %v", a)
 	}
 }
+
+// TestResumableUploadAcrossRuns: a large upload cut by an outage longer than
+// the client's retries fails the run; the next run of the same command goes
+// on from the byte the server holds, in the same collection.
+func TestResumableUploadAcrossRuns(t *testing.T) {
+	t.Parallel()
+	v := newEnv(t)
+	h := v.srv.Config.Handler
+	const cut = 6 << 20
+	var mu sync.Mutex
+	var puts []int64
+	down := true // the outage: every resumable request after the cut fails
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		resumable := strings.HasPrefix(r.URL.Path, "/rboinc_cgi/api/v1/uploads/") && strings.Count(r.URL.Path, "/") == 6
+		mu.Lock()
+		first := resumable && r.Method == http.MethodPut && len(puts) == 0
+		out := down && resumable && len(puts) > 0
+		if resumable && r.Method == http.MethodPut {
+			puts = append(puts, r.ContentLength)
+		}
+		mu.Unlock()
+		switch {
+		case first:
+			r.Body = io.NopCloser(&cutReader{r: r.Body, n: cut})
+			h.ServeHTTP(httptest.NewRecorder(), r)
+			fallthrough
+		case out:
+			hj, _ := w.(http.Hijacker)
+			conn, _, _ := hj.Hijack()
+			conn.Close()
+		default:
+			h.ServeHTTP(w, r)
+		}
+	}))
+	defer srv.Close()
+
+	dir := t.TempDir()
+	big := bytes.Repeat([]byte("0.5 0.25 0.125\n"), (24<<20)/15)
+	coor, vel := filepath.Join(dir, "x.coor"), filepath.Join(dir, "x.vel")
+	os.WriteFile(coor, big, 0o644)
+	os.WriteFile(vel, []byte("0 0 0\n"), 0o644)
+	in := client.SubmitInput{Queue: "langevin", Group: "g", Resume: client.OpenUploadMemory(filepath.Join(dir, "uploads")),
+		Chains: []client.Chain{{Name: "c1", Files: map[string]string{"coor_file": coor, "vel_file": vel}}}}
+	run := func() (*client.SubmitReport, error) {
+		cl, err := client.New(srv.URL+"/rboinc_cgi", v.tokens["alice"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl.Retry.First, cl.Retry.Attempts = time.Millisecond, 3
+		in.Resume = client.OpenUploadMemory(filepath.Join(dir, "uploads"))
+		return cl.SubmitChains(t.Context(), in)
+	}
+	if _, err := run(); err == nil || client.ExitCode(err) != client.ExitUnreachable || !strings.Contains(err.Error(), "run the same command again") {
+		t.Fatalf("the run during the outage: %v (exit %d)", err, client.ExitCode(err))
+	}
+	mu.Lock()
+	down = false
+	puts = puts[:1] // the first, cut one
+	mu.Unlock()
+	rep, err := run()
+	if err != nil || len(rep.Chains) != 1 {
+		t.Fatalf("the next run: %+v %v", rep, err)
+	}
+	if len(puts) != 2 || puts[1] != int64(len(big)-cut) {
+		t.Fatalf("PUTs carried %v bytes; the next run should have sent %d", puts, len(big)-cut)
+	}
+	if n := v.chainCount(); n != 1 {
+		t.Fatalf("%d chains", n)
+	}
+}
