@@ -264,9 +264,18 @@ func runHook(args []string, log *slog.Logger) int {
 	}
 	call, err := boinc.ParseHookArgs(args)
 	if err != nil {
-		// Arguments we cannot understand will not improve on retry;
-		// stopping the assimilator would block every other work unit.
-		log.Error("hook: cannot understand the call; ignored", "args", strings.Join(args, " "), "err", err)
+		// Arguments we cannot understand will not improve on retry, and
+		// stopping the assimilator would block every other work unit; but
+		// outputs of rboinc's work units are kept before BOINC deletes them.
+		kept, kerr := engine.KeepUnreadable(context.Background(), root, args, err, log)
+		if kerr != nil {
+			spool.RecordFailure(root, "", kerr.Error())
+			log.Error("hook: cannot keep the outputs of a call it cannot read; BOINC will retry this work unit", "args", strings.Join(args, " "), "err", kerr)
+			return 1
+		}
+		if !kept {
+			log.Error("hook: cannot understand the call; ignored", "args", strings.Join(args, " "), "err", err)
+		}
 		return 0
 	}
 	if entry != "" {

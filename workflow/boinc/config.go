@@ -21,10 +21,13 @@ type Project struct {
 	Fanout      int  // uldl_dir_fanout; 0 means flat
 	CacheMD5    bool // cache_md5_info
 	// EnableAssignment is <enable_assignment>: the scheduler sends
-	// targeted and broadcast jobs only when it is set.
-	EnableAssignment bool
-	Host             string
-	Daemons          []string // <daemons><daemon><cmd> lines
+	// targeted jobs (create_work --target_*) only when it is set;
+	// EnableAssignmentMulti (<enable_assignment_multi>) likewise for
+	// broadcast jobs (--broadcast*).
+	EnableAssignment      bool
+	EnableAssignmentMulti bool
+	Host                  string
+	Daemons               []string // <daemons><daemon><cmd> lines
 	// DaemonEntries are the same daemons with what bin/start reads beside
 	// the command (where it keeps their lock, pid and log files).
 	DaemonEntries []Daemon
@@ -64,19 +67,19 @@ func LoadProject(dir string) (*Project, error) {
 		if e == nil {
 			return false
 		}
-		v := strings.TrimSpace(e.Text())
-		return v == "" || v == "1" || strings.EqualFold(v, "true")
+		return parseBool(strings.TrimSpace(e.Text()))
 	}
 	p := &Project{
-		Dir:              abs,
-		DownloadDir:      text("download_dir"),
-		UploadDir:        text("upload_dir"),
-		DownloadURL:      text("download_url"),
-		UploadURL:        text("upload_url"),
-		CacheMD5:         flag("cache_md5_info"),
-		EnableAssignment: flag("enable_assignment"),
-		Host:             text("host"),
-		StandinScript:    text("rboinc_standin_default_script"),
+		Dir:                   abs,
+		DownloadDir:           text("download_dir"),
+		UploadDir:             text("upload_dir"),
+		DownloadURL:           text("download_url"),
+		UploadURL:             text("upload_url"),
+		CacheMD5:              flag("cache_md5_info"),
+		EnableAssignment:      flag("enable_assignment"),
+		EnableAssignmentMulti: flag("enable_assignment_multi"),
+		Host:                  text("host"),
+		StandinScript:         text("rboinc_standin_default_script"),
 	}
 	if v := text("uldl_dir_fanout"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -187,4 +190,31 @@ func FindProjectDir() (string, error) {
 		}
 	}
 	return "", errors.New("Not in a project directory or subdirectory")
+}
+
+// parseBool reads a flag's text as BOINC's XML_PARSER::parse_bool does:
+// empty (<tag/>) is true; otherwise a whole integer as strtol reads it
+// (0x hex, a leading 0 octal), true when not 0. Anything else, "true"
+// included, is not read, and the flag stays off.
+func parseBool(v string) bool {
+	if v == "" {
+		return true
+	}
+	if v[0] == '+' || v[0] == '-' {
+		v = v[1:]
+	}
+	in := func(s, set string) bool {
+		return s != "" && strings.Trim(s, set) == ""
+	}
+	digits, ok := v, false
+	switch {
+	case strings.HasPrefix(v, "0x") || strings.HasPrefix(v, "0X"):
+		digits = v[2:]
+		ok = in(digits, "0123456789abcdefABCDEF")
+	case strings.HasPrefix(v, "0"):
+		ok = in(v, "01234567")
+	default:
+		ok = in(v, "0123456789")
+	}
+	return ok && strings.Trim(digits, "0") != ""
 }

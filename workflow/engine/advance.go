@@ -29,12 +29,9 @@ func (e *Engine) Advance(ctx context.Context, call boinc.HookCall) error {
 	err := e.record(ctx, call, true)
 	var up *unplacedError
 	if errors.As(err, &up) {
-		entry, werr := spool.Write(e.Root, call)
+		entry, werr := spool.WriteUnplaced(e.Root, call, up.Error())
 		if werr != nil {
 			return werr
-		}
-		if err := spool.SetAsideUnplaced(e.Root, entry); err != nil {
-			return err
 		}
 		return e.noteUnplaced(ctx, up, entry)
 	}
@@ -63,13 +60,16 @@ func (e *Engine) record(ctx context.Context, call boinc.HookCall, durable bool) 
 		if w, perr := naming.ParseWU(call.WUName); perr == nil && !call.Error && len(call.Files) > 0 {
 			// rboinc's shape, but no step of ours: BOINC deletes the outputs
 			// once the hook returns, so they are kept for a person to look at.
-			return &unplacedError{wu: w}
+			return noStep(w)
 		}
 		e.Log.Warn("hook called for a work unit rboinc did not create; ignored", "wu", call.WUName)
 		return nil
 	}
 	if err != nil {
 		return err
+	}
+	if up := foreignOutputs(call); up != nil {
+		return up
 	}
 	if call.Error {
 		reason := fmt.Sprintf("work unit %s failed in BOINC (error mask %d: %s)", call.WUName, call.ErrorMask, errorMaskText(call.ErrorMask))

@@ -141,7 +141,7 @@ func (e *Engine) IntakeSpool(ctx context.Context) (int, error) {
 		err = e.record(ctx, call, false)
 		var up *unplacedError
 		if errors.As(err, &up) {
-			if err := spool.SetAsideUnplaced(e.Root, name); err != nil {
+			if err := spool.SetAsideUnplaced(e.Root, name, up.Error()); err != nil {
 				return n, e.forgetRecorded(recorded, err)
 			}
 			if err := e.noteUnplaced(ctx, up, name); err != nil {

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"github.com/rboinc/rboinc/workflow/engine"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,4 +91,85 @@ func unplacedEntries(t *testing.T, root string) []string {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// TestUnreadableHookCallKeepsOutputs: a call rboinc cannot read (here an
+// unknown result naming, and outputs of another work unit than the token
+// names) whose files name one of rboinc's work units is kept, outputs and
+// all, with its reason, and the chain says so; handed back to the creator
+// unchanged, it is set aside again rather than block every chain or lose
+// its outputs. A call that does not look like rboinc's is left alone.
+func TestUnreadableHookCallKeepsOutputs(t *testing.T) {
+	f := newFixture(t)
+	wu0 := f.submit("g", "c1", 3).Chains[0].FirstWU
+	up := f.e.Proj.UploadPath(wu0 + "_x7_r1_0") // no BOINC names results so (yet)
+	os.MkdirAll(filepath.Dir(up), 0o755)
+	os.WriteFile(up, []byte("4 5 6\n"), 0o644)
+	args := []string{"1234", up}
+	_, perr := boinc.ParseHookArgs(args)
+	if perr == nil {
+		t.Fatal("the unknown naming parsed; pick another")
+	}
+	kept, err := engine.KeepUnreadable(f.ctx, f.root, args, perr, f.e.Log)
+	if err != nil || !kept {
+		t.Fatalf("kept %v, %v", kept, err)
+	}
+	os.Remove(up) // BOINC's file deleter
+	entries := unplacedEntries(t, f.root)
+	if len(entries) != 1 {
+		t.Fatalf("%d entries kept, want 1", len(entries))
+	}
+	if b, err := os.ReadFile(filepath.Join(entries[0], filepath.Base(up))); err != nil || string(b) != "4 5 6\n" {
+		t.Fatalf("output kept as %q, %v", b, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(entries[0], spool.ReasonFile)); !strings.Contains(string(b), "cannot read the hook's call") || !strings.Contains(string(b), "1234 "+up) {
+		t.Fatalf("reason file %q", b)
+	}
+	st, err := f.e.Status(f.ctx, f.u, "g", "c1")
+	if err != nil || len(st.Chains) != 1 {
+		t.Fatal(st, err)
+	}
+	if c := st.Chains[0]; c.State != wire.StateRunning || c.StepsDone != 0 || !strings.Contains(c.Error, "needs attention") || !strings.Contains(c.Error, entries[0]) {
+		t.Fatalf("the chain does not show the problem: %+v", c)
+	}
+
+	// The administrator hands it back, the cause not fixed: set aside
+	// again, and the chain's own steps still go on.
+	back := filepath.Join(spool.Dir(f.root), strings.TrimPrefix(filepath.Base(entries[0]), spool.UnplacedPrefix))
+	if err := os.Rename(entries[0], back); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.e.IntakeSpool(f.ctx); err != nil {
+		t.Fatalf("the creator stopped on it: %v", err)
+	}
+	if n := len(unplacedEntries(t, f.root)); n != 1 {
+		t.Fatalf("%d entries kept after the hand-back, want 1", n)
+	}
+	if b, err := os.ReadFile(filepath.Join(unplacedEntries(t, f.root)[0], filepath.Base(up))); err != nil || string(b) != "4 5 6\n" {
+		t.Fatalf("output after the hand-back %q, %v", b, err)
+	}
+
+	// A token naming one work unit, outputs of another: kept as well.
+	other := strings.Replace(wu0, "c1-", "c2-", 1)
+	outs := f.outputs(other)
+	args = append([]string{wu0}, outs...)
+	if _, perr = boinc.ParseHookArgs(args); perr == nil {
+		t.Fatal("mismatched outputs parsed")
+	}
+	if kept, err := engine.KeepUnreadable(f.ctx, f.root, args, perr, f.e.Log); err != nil || !kept {
+		t.Fatalf("mismatch: kept %v, %v", kept, err)
+	}
+	if n := len(unplacedEntries(t, f.root)); n != 2 {
+		t.Fatalf("%d entries kept, want 2", n)
+	}
+
+	// Not rboinc's: nothing kept.
+	for _, a := range [][]string{{"12", "/p/upload/3f/someone_x_r1_0"}, {"--error", "3", "1140"}, {wu0}} {
+		if kept, err := engine.KeepUnreadable(f.ctx, f.root, a, perr, f.e.Log); kept || err != nil {
+			t.Fatalf("%q: kept %v, %v", a, kept, err)
+		}
+	}
+	if n := len(unplacedEntries(t, f.root)); n != 2 {
+		t.Fatalf("%d entries kept, want 2", n)
+	}
 }

@@ -341,7 +341,12 @@ func checkSpool(f *Findings, root string) {
 		f.add(Problem, "%d hook call(s) in %s could not be read and were set aside (.bad-*): their chains wait; see the creator's log", bad, dir)
 	}
 	if len(unplaced) > 0 {
-		f.add(Problem, "%d hook call(s) for work units named like rboinc's but matching no chain step were kept, with their outputs, in %s (the first: %s; the chains concerned say so in rboinc-retrieve -status): read the entry's call file; once the cause is fixed, rename an entry without its %s prefix and the creator takes it in again, or remove it", len(unplaced), dir, unplaced[0], spool.UnplacedPrefix)
+		why := ""
+		if b, err := os.ReadFile(filepath.Join(dir, unplaced[0], spool.ReasonFile)); err == nil {
+			why, _, _ = strings.Cut(string(b), "\n")
+			why = ": " + why
+		}
+		f.add(Problem, "%d hook call(s) for work units named like rboinc's that rboinc could not place were kept, with their outputs, in %s (the first: %s%s; the chains concerned say so in rboinc-retrieve -status): read the entry's files call and %s; once the cause is fixed, rename an entry without its %s prefix and the creator takes it in again, or remove it", len(unplaced), dir, unplaced[0], why, spool.ReasonFile, spool.UnplacedPrefix)
 	}
 	if old > 0 {
 		f.add(Problem, "%d hook call(s) have waited more than 5 minutes in %s: a process holds the creator lock (%s) but does not take them in; restart `rboinc-server serve` or the creator daemon", old, dir, filepath.Join(root, engine.CreatorLockName))

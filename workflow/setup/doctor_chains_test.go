@@ -79,9 +79,12 @@ func TestDoctorSeesChainsThatDoNotMove(t *testing.T) {
 func TestDoctorSeesUnplacedCalls(t *testing.T) {
 	ctx := context.Background()
 	root, _ := initReal(t, fakeProject(t, t.TempDir()))
-	os.MkdirAll(filepath.Join(spool.Dir(root), spool.UnplacedPrefix+"123-ab-0"), 0o755)
+	entry := filepath.Join(spool.Dir(root), spool.UnplacedPrefix+"123-ab-0")
+	os.MkdirAll(entry, 0o755)
+	os.WriteFile(filepath.Join(entry, spool.ReasonFile), []byte("BOINC finished work unit x, which matches no step\nmore\n"), 0o644)
 	p := problems(Doctor(ctx, root))
-	if !strings.Contains(p, "1 hook call(s) for work units named like rboinc's but matching no chain step were kept") || !strings.Contains(p, "rename an entry without its .unplaced- prefix") {
+	if !strings.Contains(p, "1 hook call(s) for work units named like rboinc's that rboinc could not place were kept") || !strings.Contains(p, "rename an entry without its .unplaced- prefix") ||
+		!strings.Contains(p, "(the first: .unplaced-123-ab-0: BOINC finished work unit x, which matches no step;") {
 		t.Fatalf("doctor did not report the kept call:\n%s", p)
 	}
 }

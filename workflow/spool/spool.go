@@ -42,6 +42,22 @@ func Dir(root string) string { return filepath.Join(root, DirName) }
 // systems), the call, all made durable, then renamed into place at once.
 // It returns the entry's name.
 func Write(root string, call hookargs.HookCall) (string, error) {
+	return write(root, call, "", "")
+}
+
+// WriteUnplaced spools a call straight into an entry set aside for the
+// administrator (UnplacedPrefix), never seen by the creator, with the
+// reason in the entry's file ReasonFile. It returns the entry's name
+// (without the prefix).
+func WriteUnplaced(root string, call hookargs.HookCall, reason string) (string, error) {
+	return write(root, call, UnplacedPrefix, reason)
+}
+
+// ReasonFile, in an entry set aside, says why. Output names never start
+// with '.', so it cannot clash with one.
+const ReasonFile = ".reason"
+
+func write(root string, call hookargs.HookCall, prefix, reason string) (string, error) {
 	dir := Dir(root)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("creating the hook spool: %w", err)
@@ -59,11 +75,17 @@ func Write(root string, call hookargs.HookCall) (string, error) {
 	// the names durable: no ordering between them is assumed, since a file
 	// system without a journal gives none.
 	err = fill(tmp, call, data)
+	if err == nil && reason != "" {
+		err = writeFlushed(filepath.Join(tmp, ReasonFile), 0o644, func(f *os.File) error {
+			_, err := f.WriteString(reason + "\n")
+			return err
+		})
+	}
 	if err == nil {
 		err = fsync.Dir(tmp)
 	}
 	if err == nil {
-		err = os.Rename(tmp, filepath.Join(dir, name))
+		err = os.Rename(tmp, filepath.Join(dir, prefix+name))
 	}
 	if err == nil {
 		err = fsync.Dir(dir)
@@ -274,8 +296,17 @@ func SetAside(root, name string) error {
 const UnplacedPrefix = ".unplaced-"
 
 // SetAsideUnplaced keeps an entry, outputs and all, out of the creator's
-// way, durably.
-func SetAsideUnplaced(root, name string) error {
+// way, durably, with the reason in its ReasonFile.
+func SetAsideUnplaced(root, name, reason string) error {
+	rf := filepath.Join(Dir(root), name, ReasonFile)
+	os.Remove(rf) // of an earlier time it was set aside
+	err := writeFlushed(rf, 0o644, func(f *os.File) error {
+		_, err := f.WriteString(reason + "\n")
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("setting hook spool entry %s aside: %w", name, err)
+	}
 	if err := os.Rename(filepath.Join(Dir(root), name), filepath.Join(Dir(root), UnplacedPrefix+name)); err != nil {
 		return err
 	}

@@ -27,12 +27,13 @@ var assignSeq atomic.Int64
 
 // assignJobs is the scheduler's assigned-work pass for the volunteer:
 // with <enable_assignment> in config.xml (read at every pass, as the
-// scheduler reads it at every request), each targeted or broadcast job
-// whose target the volunteer is, and that it has no instance of yet, gets
-// a result named <wu>_<pid>_<time>_<seq> as BOINC's sched_assign names
-// them. Without it, assigned jobs are never sent.
+// scheduler reads it at every request), each targeted job whose target the
+// volunteer is, and with <enable_assignment_multi> each broadcast job it
+// is a target of, that it has no instance of yet, gets a result named
+// <wu>_<pid>_<time>_<seq> as BOINC's sched_assign names them. Without
+// them, assigned jobs are never sent.
 func (s *sim) assignJobs(ctx context.Context, p *boinc.Project) error {
-	if !p.EnableAssignment {
+	if !p.EnableAssignment && !p.EnableAssignmentMulti {
 		return nil
 	}
 	type job struct {
@@ -47,8 +48,9 @@ func (s *sim) assignJobs(ctx context.Context, p *boinc.Project) error {
 			w.target_nresults, w.error_mask, (SELECT count(*) FROM result r WHERE r.workunitid = w.id)
 			FROM assignment a JOIN workunit w ON w.id = a.workunitid
 			WHERE ((a.target_type = ? AND a.target_id = ?) OR (a.target_type = ? AND a.target_id = ?) OR a.target_type = ?)
+			AND ((a.multi = 0 AND ?) OR (a.multi != 0 AND ?))
 			AND w.error_mask = 0 AND w.canonical_resultid = 0 ORDER BY w.priority DESC, w.id LIMIT 500`,
-			assignUser, volunteerUser, assignHost, volunteerHost, assignNone)
+			assignUser, volunteerUser, assignHost, volunteerHost, assignNone, p.EnableAssignment, p.EnableAssignmentMulti)
 		if err != nil {
 			return err
 		}
