@@ -1,6 +1,12 @@
 package hookargs
 
-import "testing"
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rboinc/rboinc/workflow/naming"
+)
 
 const wu = "run1-TONI_G-0-3-RND0001"
 
@@ -50,10 +56,37 @@ func TestParseHookArgsError(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add("1143", "/p/upload/54/"+wu+"_0_r1_0", "")
 	f.Add("--error", "8", wu)
+	// Assigned jobs (<wu>_<pid>_<time>_<seq>), the older forms, a chain
+	// name with digits after '_', another project's work unit.
+	f.Add("1145", "/p/upload/3f/"+wu+"_26939_1796317918_0_r1146017171_0", "/p/upload/1a/"+wu+"_26939_1796317918_0_r1146017171_1")
+	f.Add("1145", "/p/upload/3f/"+wu+"_26939_1796317918_0_1", "")
+	f.Add(wu, "/p/upload/3f/"+wu+"_3_2", "out")
+	f.Add("7", "/u/run_7-ALICE_g_2-1-3-RND0002_3_r99_0", "/u/run_7-ALICE_g_2-1-3-RND0002_44_55_66_r99_1")
+	f.Add("7", "/u/other_5_6_7_r1_0", "")
 	f.Fuzz(func(t *testing.T, a, b, c string) {
 		hc, err := Parse([]string{a, b, c})
-		if err == nil && !hc.Error && hc.WUName == "" {
+		if err != nil || hc.Error {
+			return
+		}
+		if hc.WUName == "" {
 			t.Fatal("success without WU name")
+		}
+		// Every output is the work unit's: its name, '_'-separated
+		// numbers (the result), then the output's own parts.
+		for _, p := range hc.Files {
+			base := filepath.Base(p)
+			o, err := naming.ParseOutput(base)
+			if err != nil || o.WU != hc.WUName || !strings.HasPrefix(base, hc.WUName+"_") {
+				t.Fatalf("%q: output %s taken for work unit %q (%+v, %v)", []string{a, b, c}, base, hc.WUName, o, err)
+			}
+		}
+		// An rboinc work unit is found whatever result naming BOINC used.
+		if _, err := naming.ParseWU(hc.WUName); err == nil {
+			for _, p := range hc.Files {
+				if w, ok := naming.FindWU(filepath.Base(p)); !ok || w != hc.WUName {
+					t.Fatalf("%q: FindWU(%s) = %q, want %q", []string{a, b, c}, filepath.Base(p), w, hc.WUName)
+				}
+			}
 		}
 	})
 }

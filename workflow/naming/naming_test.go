@@ -179,3 +179,42 @@ func FuzzNameMatchers(f *testing.F) {
 		}
 	})
 }
+
+// FuzzOutputOfEveryResultNaming: for any rboinc work unit, the output
+// files of every result naming BOINC uses lead back to it and to the
+// output's index: the transitioner's <wu>_<n>, the scheduler's
+// <wu>_<pid>_<time>_<seq> for assigned jobs (sched_assign.cpp), each with
+// today's <result>_r<random>_<k> and the older <result>_<k>.
+func FuzzOutputOfEveryResultNaming(f *testing.F) {
+	f.Add("run_7", "ALICE", "g_2", uint16(1), uint16(3), uint16(4484), false, uint32(0), uint32(26939), uint32(1796317918), uint32(1146017171), uint8(2))
+	f.Add("o1", "ALICE", "go", uint16(0), uint16(2), uint16(1), true, uint32(12), uint32(1), uint32(0), uint32(0), uint8(0))
+	f.Add("1_2", "B", "3_4", uint16(0), uint16(1), uint16(0), false, uint32(5), uint32(6), uint32(7), uint32(8), uint8(9))
+	f.Fuzz(func(t *testing.T, name, user, group string, step, nsteps, tag uint16, asgn bool, n, pid, when, random uint32, k uint8) {
+		if !ValidIdent(name) || !ValidIdent(group) || CheckUser(user) != nil || user != strings.ToUpper(user) || nsteps == 0 {
+			return
+		}
+		w := WU{Name: name, User: user, Group: group, Step: int(step) % int(nsteps), NSteps: int(nsteps), Tag: Tag(int(tag))}
+		if asgn {
+			w.Tag += "_asgn"
+		}
+		wu := w.String()
+		if _, err := ParseWU(wu); err != nil {
+			t.Fatalf("%q: %v", wu, err)
+		}
+		u := func(x uint32) string { return strconv.FormatUint(uint64(x), 10) }
+		for _, result := range []string{wu + "_" + u(n), wu + "_" + u(pid) + "_" + u(when) + "_" + u(n)} {
+			if got, ok := WUOfResult(result); !ok || got != wu {
+				t.Fatalf("WUOfResult(%q) = %q, %v; want %q", result, got, ok, wu)
+			}
+			for _, out := range []string{result + "_r" + u(random) + "_" + u(uint32(k)), result + "_" + u(uint32(k))} {
+				o, err := ParseOutput(out)
+				if err != nil || o.WU != wu || o.Result != result || o.Index != int(k) {
+					t.Fatalf("ParseOutput(%q) = %+v, %v; want work unit %q, result %q, index %d", out, o, err, wu, result, k)
+				}
+				if got, ok := FindWU(out); !ok || got != wu {
+					t.Fatalf("FindWU(%q) = %q, %v; want %q", out, got, ok, wu)
+				}
+			}
+		}
+	})
+}

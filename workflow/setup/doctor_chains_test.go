@@ -110,3 +110,63 @@ func TestDoctorSeesUnwritableSpool(t *testing.T) {
 		t.Fatalf("doctor did not see the unwritable spool:\n%s", p)
 	}
 }
+
+// TestDoctorNamesEnableAssignment: running chains of assigned work
+// (-assign_user_all) while config.xml has no <enable_assignment> (or one
+// BOINC reads as off) are a problem that names the switch and where it
+// goes; with it, or without assigned chains, there is none.
+func TestDoctorNamesEnableAssignment(t *testing.T) {
+	ctx := context.Background()
+	proj := fakeProject(t, t.TempDir())
+	root, _ := initReal(t, proj)
+	const named = "<enable_assignment>"
+	db, err := store.Open(ctx, filepath.Join(root, "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid, _ := db.AddUser(ctx, "alice", "h")
+	u := store.User{ID: uid, Name: "alice"}
+	chain := func(name, params string) {
+		if _, err := db.CreateChains(ctx, u, []store.NewChain{{Chain: store.Chain{Group: "g", Name: name, Queue: "q", App: "a", NSteps: 3,
+			WUTmpl: "t", ResTmpl: "t", Params: params, Layout: "{}"}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	chain("plain", "{}")
+	if p := problems(Doctor(ctx, root)); strings.Contains(p, named) {
+		t.Fatalf("no assigned chain, yet:\n%s", p)
+	}
+	chain("assigned", `{"TargetUser":1}`)
+	db.Close()
+	cfgPath := filepath.Join(proj, "config.xml")
+	cfg, _ := os.ReadFile(cfgPath)
+	p := problems(Doctor(ctx, root))
+	if !strings.Contains(p, "1 running chain(s) were submitted as assigned work (-assign_user_all; e.g. g/assigned of alice)") ||
+		!strings.Contains(p, "add <enable_assignment>1</enable_assignment> to <config> in "+cfgPath) {
+		t.Fatalf("doctor did not name <enable_assignment>:\n%s", p)
+	}
+	for v, off := range map[string]bool{"true": true, "0": true, "1": false, "": false} {
+		elem := "<enable_assignment>" + v + "</enable_assignment>"
+		if v == "" {
+			elem = "<enable_assignment/>"
+		}
+		write(t, cfgPath, strings.Replace(string(cfg), "<config>", "<config>"+elem, 1), 0o644)
+		f := Doctor(ctx, root)
+		if got := strings.Contains(problems(f), named); got != off {
+			t.Errorf("%s: a problem %v, want %v:\n%s", elem, got, off, problems(f))
+		}
+		if !off && !strings.Contains(oks(f), "1 running chain(s) of assigned work, and config.xml has <enable_assignment>") {
+			t.Errorf("%s: not said to be fine", elem)
+		}
+	}
+}
+
+func oks(f Findings) string {
+	var s []string
+	for _, x := range f {
+		if x.Severity == OK {
+			s = append(s, x.Msg)
+		}
+	}
+	return strings.Join(s, "\n")
+}
