@@ -20,10 +20,15 @@ var firstWURE = regexp.MustCompile(`[A-Za-z0-9_]+-[A-Z0-9]+_[A-Za-z0-9_]+-0-[0-9
 // command's stdout, put NOUTPUTS output files for it into BOINC's upload
 // hierarchy, and call the installed hook TIMES times the way
 // script_assimilator does (`../bin/rboinc_hook WU_ID PATH...` from
-// tmp_<host>).
+// tmp_<host>). With RESULT, the outputs are those of result
+// <wu>_<RESULT> (default 0, the transitioner's first).
 func cmdHook(ts *testscript.TestScript, neg bool, args []string) {
-	if len(args) != 2 {
-		ts.Fatalf("usage: rbhook NOUTPUTS TIMES")
+	if len(args) != 2 && len(args) != 3 {
+		ts.Fatalf("usage: rbhook NOUTPUTS TIMES [RESULT]")
+	}
+	result := "0"
+	if len(args) == 3 {
+		result = args[2]
 	}
 	nout, err := strconv.Atoi(args[0])
 	ts.Check(err)
@@ -37,7 +42,7 @@ func cmdHook(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	hookArgs := []string{"4242"}
 	for k := 0; k < nout; k++ {
-		p := proj.UploadPath(fmt.Sprintf("%s_0_r1176225829_%d", wu, k))
+		p := proj.UploadPath(fmt.Sprintf("%s_%s_r1176225829_%d", wu, result, k))
 		ts.Check(os.MkdirAll(filepath.Dir(p), 0o755))
 		ts.Check(os.WriteFile(p, []byte(fmt.Sprintf("output %d of %s\n", k, wu)), 0o644))
 		ownByServer(ts, filepath.Dir(p), p)
