@@ -210,3 +210,44 @@ func TestSweepUnfinished(t *testing.T) {
 		t.Fatal("a finished entry was removed")
 	}
 }
+
+// TestUnplaced: a call written set aside is never an entry waiting, keeps
+// its outputs after BOINC's deleter and its reason; renamed back it is
+// read as any entry, and set aside again it has the new reason.
+func TestUnplaced(t *testing.T) {
+	root, up := t.TempDir(), t.TempDir()
+	p := filepath.Join(up, "w-A_g-0-2-RND0001_x_r1_0")
+	os.WriteFile(p, []byte("a\n"), 0o644)
+	call := hookargs.HookCall{WUName: "w-A_g-0-2-RND0001", WUID: 9, Files: []string{p}}
+	name, err := WriteUnplaced(root, call, "first reason")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(p)
+	kept := filepath.Join(Dir(root), UnplacedPrefix+name)
+	if b, err := os.ReadFile(filepath.Join(kept, filepath.Base(p))); err != nil || string(b) != "a\n" {
+		t.Fatalf("output %q, %v", b, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(kept, ReasonFile)); string(b) != "first reason\n" {
+		t.Fatalf("reason %q", b)
+	}
+	if names, _ := Entries(root); len(names) != 0 || Exists(root, name) {
+		t.Fatalf("an unplaced call waits: %v", names)
+	}
+	if err := os.Rename(kept, filepath.Join(Dir(root), name)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read(root, name)
+	if err != nil || got.WUName != call.WUName || len(got.Files) != 1 {
+		t.Fatalf("read back %+v, %v", got, err)
+	}
+	if err := SetAsideUnplaced(root, name, "second reason"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(kept, ReasonFile)); string(b) != "second reason\n" {
+		t.Fatalf("reason %q", b)
+	}
+	if b, err := os.ReadFile(filepath.Join(kept, filepath.Base(p))); err != nil || string(b) != "a\n" {
+		t.Fatalf("output after setting aside again %q, %v", b, err)
+	}
+}
