@@ -66,9 +66,11 @@ func (s *Server) dav(w http.ResponseWriter, r *http.Request, u store.User) {
 	lim := s.E.Cfg.Limits
 	fsys := &scratchFS{root: root, maxFile: lim.MaxUploadBytes, pool: s.E.Pool}
 	var put *putState
+	dst := ""
 	switch r.Method {
 	case "COPY", "MOVE":
-		dst, err := s.davDestination(r, prefix, root, u)
+		var err error
+		dst, err = s.davDestination(r, prefix, root, u)
 		if err != nil {
 			writeError(w, http.StatusForbidden, wire.CodeForbidden, err.Error())
 			return
@@ -86,10 +88,16 @@ func (s *Server) dav(w http.ResponseWriter, r *http.Request, u store.User) {
 			// Copied files are written like uploads: the same limits, the
 			// same MD5 check, the same answer when refused.
 			put = s.putLimits(root, 0)
-			r = r.WithContext(withPut(r.Context(), put))
-			w = &putWriter{ResponseWriter: w, st: put}
+		} else {
+			put = &putState{}
 		}
-	case "MKCOL", "PROPPATCH", "DELETE", "LOCK":
+		r = r.WithContext(withPut(r.Context(), put))
+		w = &putWriter{ResponseWriter: w, st: put}
+	case "PROPPATCH":
+		put = s.propsLimits(root)
+		r = r.WithContext(withPut(r.Context(), put))
+		w = &putWriter{ResponseWriter: w, st: put}
+	case "MKCOL", "DELETE", "LOCK":
 		// Writes too: a full disk is answered 507, not the library's 405.
 		put = &putState{}
 		r = r.WithContext(withPut(r.Context(), put))
@@ -105,14 +113,19 @@ func (s *Server) dav(w http.ResponseWriter, r *http.Request, u store.User) {
 		w = &putWriter{ResponseWriter: w, st: put}
 	}
 	locks := s.lockSystem(u.Name, fsys)
-	if r.Method == "LOCK" && sharedLockRequested(r) {
-		s.sharedLock(w, r, prefix, fsys, locks)
+	name := "/" + sub
+	ifh, ok := s.davConditions(w, r, prefix, root, name, "/"+dst, locks)
+	if !ok {
+		return
+	}
+	if r.Method == "LOCK" && s.lock(w, r, prefix, name, ifh, fsys, locks) {
+		s.davWriteDone(w, r, put)
 		return
 	}
 	h := &webdav.Handler{
 		Prefix:     prefix,
 		FileSystem: fsys,
-		LockSystem: locks,
+		LockSystem: checkedLocks{locks},
 		Logger: func(r *http.Request, err error) {
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
 				s.Log.Debug("webdav", "method", r.Method, "path", r.URL.Path, "err", err)
@@ -123,16 +136,10 @@ func (s *Server) dav(w http.ResponseWriter, r *http.Request, u store.User) {
 	switch r.Method {
 	case "PUT":
 		s.scratch.add(root, put.committed)
-	case "DELETE", "MOVE", "COPY":
+	case "DELETE", "MOVE", "COPY", "PROPPATCH":
 		s.scratch.forget(root)
 	}
-	if put != nil && put.refused() {
-		if put.full {
-			s.Log.Error("the server's disk is full", "method", r.Method, "path", r.URL.Path, "err", put.msg)
-		}
-		pw := w.(*putWriter)
-		writeError(pw.ResponseWriter, put.status, put.code, put.msg)
-	}
+	s.davWriteDone(w, r, put)
 }
 
 // davDestination checks a COPY or MOVE Destination header: it must name a
@@ -235,12 +242,16 @@ func noSymlinks(root, sub string) error {
 }
 
 // treeBytes sums the sizes of the regular files under p (p itself if it is
-// one), without following symbolic links.
+// one) and of the dead properties kept with them and the collections,
+// without following symbolic links.
 func treeBytes(p string) (int64, error) {
 	var n int64
-	err := filepath.WalkDir(p, func(_ string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
+		}
+		if d.Type().IsRegular() || d.IsDir() {
+			n += propsBytes(q)
 		}
 		if d.Type().IsRegular() {
 			if fi, err := d.Info(); err == nil {
@@ -334,6 +345,22 @@ func (s *Server) putLimits(root string, length int64) *putState {
 	}
 	if length > st.limit {
 		st.onLimit()
+	}
+	return st
+}
+
+// propsLimits bounds what a PROPPATCH may add to the user's scratch area:
+// dead properties count in its quota.
+func (s *Server) propsLimits(root string) *putState {
+	st := &putState{limit: 1<<63 - 1}
+	lim := s.E.Cfg.Limits
+	if lim.MaxScratchBytes > 0 {
+		used := s.scratch.used(root)
+		st.limit = max(lim.MaxScratchBytes-used, 0)
+		st.onLimit = func() {
+			st.status, st.code = http.StatusRequestEntityTooLarge, wire.CodeQuotaExceeded
+			st.msg = fmt.Sprintf("your scratch area holds %d bytes and the limit is %d: these properties do not fit; submit or delete your pending uploads first", used, lim.MaxScratchBytes)
+		}
 	}
 	return st
 }

@@ -27,31 +27,45 @@ type lockInfo struct {
 	} `xml:"DAV: owner"`
 }
 
-// sharedLockRequested tells whether a LOCK asks for a shared lock (the
-// WebDAV library answers those 501); its body stays readable.
-func sharedLockRequested(r *http.Request) bool {
+// lockBody reads a LOCK request's body, leaving it readable for the
+// library: empty (a refresh), or its lockinfo.
+func lockBody(r *http.Request) (empty bool, li lockInfo, err error) {
 	if r.Body == nil || r.Body == http.NoBody {
-		return false
+		return true, li, nil
 	}
 	b, _ := io.ReadAll(r.Body)
 	r.Body = io.NopCloser(bytes.NewReader(b))
-	var li lockInfo
-	return xml.Unmarshal(b, &li) == nil && li.Shared != nil && li.Exclusive == nil
+	if len(bytes.TrimSpace(b)) == 0 {
+		return true, li, nil
+	}
+	return false, li, xml.Unmarshal(b, &li)
 }
 
-// sharedLock answers a LOCK for a shared write lock, as the library answers
-// an exclusive one: a new lock on the resource (made empty when it does not
-// exist yet), with Depth 0 or infinity and the Timeout asked for.
-func (s *Server) sharedLock(w http.ResponseWriter, r *http.Request, prefix string, fsys *scratchFS, locks *lockManager) {
-	var li lockInfo
-	b, _ := io.ReadAll(r.Body)
-	if err := xml.Unmarshal(b, &li); err != nil || li.Write == nil {
-		writeError(w, http.StatusBadRequest, wire.CodeBadRequest, "LOCK: a shared write lock's lockinfo is malformed")
-		return
+// lock answers the LOCK requests the library cannot: a shared lock, and a
+// refresh of any lock (the library reads only a one-token If header and
+// calls every lock it refreshes exclusive). It returns false for a new
+// exclusive lock, left to the library. name is the resource, h the If
+// header (nil when none was sent).
+func (s *Server) lock(w http.ResponseWriter, r *http.Request, prefix, name string, h *ifHeader, fsys *scratchFS, locks *lockManager) bool {
+	empty, li, err := lockBody(r)
+	if err != nil {
+		return false // malformed: the library answers it
 	}
-	name := strings.TrimPrefix(r.URL.Path, prefix)
-	if name == "" {
-		name = "/"
+	duration, ok := lockTimeout(r.Header.Get("Timeout"))
+	if !ok {
+		writeError(w, http.StatusBadRequest, wire.CodeBadRequest, "LOCK: bad Timeout header")
+		return true
+	}
+	if empty {
+		s.refreshLock(w, prefix, name, h, duration, locks)
+		return true
+	}
+	if li.Shared == nil || li.Exclusive != nil {
+		return false
+	}
+	if li.Write == nil {
+		writeError(w, http.StatusBadRequest, wire.CodeBadRequest, "LOCK: only write locks exist")
+		return true
 	}
 	zeroDepth := false
 	switch r.Header.Get("Depth") {
@@ -60,18 +74,13 @@ func (s *Server) sharedLock(w http.ResponseWriter, r *http.Request, prefix strin
 		zeroDepth = true
 	default:
 		writeError(w, http.StatusBadRequest, wire.CodeBadRequest, "LOCK: Depth must be 0 or infinity")
-		return
-	}
-	duration, ok := lockTimeout(r.Header.Get("Timeout"))
-	if !ok {
-		writeError(w, http.StatusBadRequest, wire.CodeBadRequest, "LOCK: bad Timeout header")
-		return
+		return true
 	}
 	d := webdav.LockDetails{Root: name, Duration: duration, OwnerXML: li.Owner.InnerXML, ZeroDepth: zeroDepth}
 	token, err := locks.create(time.Now(), d, true)
 	if err != nil {
-		http.Error(w, "Locked", webdav.StatusLocked)
-		return
+		writeError(w, webdav.StatusLocked, wire.CodeForbidden, "LOCK: the resource is locked already, by a lock that excludes a shared one")
+		return true
 	}
 	created := false
 	if _, err := fsys.Stat(r.Context(), name); os.IsNotExist(err) {
@@ -81,32 +90,72 @@ func (s *Server) sharedLock(w http.ResponseWriter, r *http.Request, prefix strin
 		}
 		if err != nil {
 			locks.Unlock(time.Now(), token)
-			s.fail(w, r, err)
-			return
+			if os.IsNotExist(err) {
+				writeError(w, http.StatusConflict, wire.CodeBadRequest, "LOCK: the collection to hold the new resource does not exist")
+				return true
+			}
+			s.davWriteFailed(w, r, err)
+			return true
 		}
 		created = true
 	}
+	l, _ := locks.lookup(token)
 	w.Header().Set("Lock-Token", "<"+token+">")
-	w.Header().Set("Content-Type", "application/xml; charset=utf-8")
+	status := http.StatusOK
 	if created {
-		w.WriteHeader(http.StatusCreated)
+		status = http.StatusCreated
 	}
-	depth, timeout := "infinity", "Infinite"
-	if zeroDepth {
+	writeLockDiscovery(w, status, prefix, l)
+	return true
+}
+
+// refreshLock renews the locks on name whose tokens the If header holds
+// (412 when it holds none).
+func (s *Server) refreshLock(w http.ResponseWriter, prefix, name string, h *ifHeader, duration time.Duration, locks *lockManager) {
+	if h == nil {
+		writeError(w, http.StatusBadRequest, wire.CodeBadRequest, "LOCK without a body refreshes a lock: it needs an If header with the lock's token")
+		return
+	}
+	var found *davLock
+	for _, l := range h.lists {
+		for _, c := range l.conds {
+			if c.not || c.token == "" {
+				continue
+			}
+			if l, ok := locks.refresh(time.Now(), c.token, name, duration); ok && found == nil {
+				found = &l
+			}
+		}
+	}
+	if found == nil {
+		writeError(w, http.StatusPreconditionFailed, wire.CodeBadRequest, "LOCK refresh: the If header names no lock on "+prefix+name)
+		return
+	}
+	writeLockDiscovery(w, http.StatusOK, prefix, *found)
+}
+
+// writeLockDiscovery answers a LOCK with the lock's description.
+func writeLockDiscovery(w http.ResponseWriter, status int, prefix string, l davLock) {
+	depth, timeout, scope := "infinity", "Infinite", "exclusive"
+	if l.details.ZeroDepth {
 		depth = "0"
 	}
-	if duration >= 0 {
-		timeout = "Second-" + strconv.FormatInt(int64(duration/time.Second), 10)
+	if l.details.Duration >= 0 {
+		timeout = "Second-" + strconv.FormatInt(int64(l.details.Duration/time.Second), 10)
 	}
-	var root strings.Builder
-	xml.EscapeText(&root, []byte(prefix+name))
-	var tok strings.Builder
-	xml.EscapeText(&tok, []byte(token))
+	if l.shared {
+		scope = "shared"
+	}
+	var root, tok strings.Builder
+	xml.EscapeText(&root, []byte(prefix+l.details.Root))
+	xml.EscapeText(&tok, []byte(l.token))
+	w.Header().Set("Content-Type", "application/xml; charset=utf-8")
+	w.WriteHeader(status)
 	fmt.Fprintf(w, `<?xml version="1.0" encoding="utf-8"?>`+"\n"+`<D:prop xmlns:D="DAV:"><D:lockdiscovery><D:activelock>`+
-		`<D:locktype><D:write/></D:locktype><D:lockscope><D:shared/></D:lockscope><D:depth>%s</D:depth>`+
+		`<D:locktype><D:write/></D:locktype><D:lockscope><D:%s/></D:lockscope><D:depth>%s</D:depth>`+
 		`<D:owner>%s</D:owner><D:timeout>%s</D:timeout><D:locktoken><D:href>%s</D:href></D:locktoken>`+
 		`<D:lockroot><D:href>%s</D:href></D:lockroot></D:activelock></D:lockdiscovery></D:prop>`,
-		depth, li.Owner.InnerXML, timeout, tok.String(), root.String())
+		scope, depth, l.details.OwnerXML, timeout, tok.String(), root.String())
 }
 
 // lockTimeout reads a Timeout header: the first of its values this server

@@ -3,6 +3,7 @@ package server
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"net/http"
 	"path"
 	"strings"
 	"sync"
@@ -86,56 +87,6 @@ func (m *lockManager) create(now time.Time, d webdav.LockDetails, shared bool) (
 	return l.token, nil
 }
 
-// Confirm checks one list of an If header against resources name0 and name1
-// (either may be empty): every condition must hold (a lock token names a
-// live lock on name0, an entity tag is name0's, Not inverts), and a
-// resource under locks may only be changed with a token of one of them,
-// of the exclusive one if there is one.
-func (m *lockManager) Confirm(now time.Time, name0, name1 string, conditions ...webdav.Condition) (func(), error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.expire(now)
-	name0, name1 = cleanName(name0), cleanName(name1)
-	submitted := map[string]bool{}
-	for _, c := range conditions {
-		var holds bool
-		switch {
-		case c.Token != "":
-			l, ok := m.locks[c.Token]
-			holds = ok && (name0 == "" || l.covers(name0))
-			if holds && !c.Not {
-				submitted[c.Token] = true
-			}
-		case c.ETag != "":
-			holds = name0 != "" && m.etag != nil && strings.Trim(m.etag(name0), `"`) == strings.Trim(c.ETag, `"`)
-		}
-		if holds == c.Not {
-			return nil, webdav.ErrConfirmationFailed
-		}
-	}
-	for _, name := range []string{name0, name1} {
-		if name == "" {
-			continue
-		}
-		var any, anySubmitted bool
-		for t, l := range m.locks {
-			if !l.covers(name) {
-				continue
-			}
-			any = true
-			if submitted[t] {
-				anySubmitted = true
-			} else if !l.shared {
-				return nil, webdav.ErrConfirmationFailed
-			}
-		}
-		if any && !anySubmitted {
-			return nil, webdav.ErrConfirmationFailed
-		}
-	}
-	return func() {}, nil
-}
-
 func cleanName(n string) string {
 	if n == "" {
 		return ""
@@ -143,20 +94,31 @@ func cleanName(n string) string {
 	return path.Clean("/" + n)
 }
 
+// Refresh renews a lock (the library's refresh, kept for its interface).
 func (m *lockManager) Refresh(now time.Time, token string, duration time.Duration) (webdav.LockDetails, error) {
+	l, ok := m.refresh(now, token, "", duration)
+	if !ok {
+		return webdav.LockDetails{}, webdav.ErrNoSuchLock
+	}
+	return l.details, nil
+}
+
+// refresh renews the lock token names, when it is live and (unless name is
+// empty) covers name; it returns the lock as renewed.
+func (m *lockManager) refresh(now time.Time, token, name string, duration time.Duration) (davLock, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.expire(now)
 	l, ok := m.locks[token]
-	if !ok {
-		return webdav.LockDetails{}, webdav.ErrNoSuchLock
+	if !ok || name != "" && !l.covers(cleanName(name)) {
+		return davLock{}, false
 	}
 	l.details.Duration = duration
 	l.expiry = time.Time{}
 	if duration >= 0 {
 		l.expiry = now.Add(duration)
 	}
-	return l.details, nil
+	return *l, true
 }
 
 func (m *lockManager) Unlock(now time.Time, token string) error {
@@ -170,10 +132,111 @@ func (m *lockManager) Unlock(now time.Time, token string) error {
 	return nil
 }
 
-// shared tells whether token names a shared lock.
-func (m *lockManager) shared(token string) bool {
+// lookup returns a copy of the lock token names.
+func (m *lockManager) lookup(token string) (davLock, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	l, ok := m.locks[token]
-	return ok && l.shared
+	if !ok {
+		return davLock{}, false
+	}
+	return *l, true
+}
+
+// guard is a resource a request changes, whose locks it must hold a token
+// of: tree when the request changes everything below it too (DELETE, the
+// source of a MOVE, a destination overwritten), member when it adds it to
+// or removes it from its collection, which a lock on the collection
+// (even of depth 0) protects.
+type guard struct {
+	name         string
+	tree, member bool
+}
+
+// applies tells whether lock l protects what g changes.
+func (g guard) applies(l *davLock) bool {
+	return l.covers(g.name) ||
+		g.tree && isBelow(l.details.Root, g.name) ||
+		g.member && g.name != "/" && l.details.Root == path.Dir(g.name)
+}
+
+// check decides a request against the If header h (nil when there is
+// none) and the locks: 412 when h is given and none of its lists holds
+// (untagged lists are about reqName; resolve maps a tag to a resource,
+// false for one outside the area), 423 when a guarded resource is locked
+// and the header holds no token of its exclusive lock, or of any of its
+// shared ones. 0: the request may go on.
+func (m *lockManager) check(now time.Time, h *ifHeader, reqName string, resolve func(string) (string, bool), guards ...guard) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.expire(now)
+	submitted := map[string]bool{}
+	if h != nil {
+		hold := make([]bool, len(h.lists))
+		anyHolds := false
+		for i, l := range h.lists {
+			name, ok := cleanName(reqName), true
+			if l.tag != "" {
+				name, ok = resolve(l.tag)
+			}
+			hold[i] = ok && m.listHolds(name, l.conds)
+			anyHolds = anyHolds || hold[i]
+		}
+		if !anyHolds {
+			return http.StatusPreconditionFailed
+		}
+		submitted = h.submitted(hold)
+	}
+	for _, g := range guards {
+		g.name = cleanName(g.name)
+		var any, anySubmitted bool
+		for t, l := range m.locks {
+			if !g.applies(l) {
+				continue
+			}
+			any = true
+			if submitted[t] {
+				anySubmitted = true
+			} else if !l.shared {
+				return webdav.StatusLocked
+			}
+		}
+		if any && !anySubmitted {
+			return webdav.StatusLocked
+		}
+	}
+	return 0
+}
+
+// listHolds: every condition of a list holds for resource name: a lock
+// token names a live lock on it, an entity tag is its current one; Not
+// inverts. m.mu is held.
+func (m *lockManager) listHolds(name string, conds []ifCond) bool {
+	for _, c := range conds {
+		var holds bool
+		if c.token != "" {
+			l, ok := m.locks[c.token]
+			holds = ok && l.covers(name)
+		} else {
+			cur := ""
+			if m.etag != nil {
+				cur = m.etag(name)
+			}
+			holds = cur != "" && strings.TrimPrefix(c.etag, "W/") == strings.TrimPrefix(cur, "W/")
+		}
+		if holds == c.not {
+			return false
+		}
+	}
+	return true
+}
+
+// checkedLocks is the lock system handed to the WebDAV library for a
+// request whose If header and locks check has already passed: the
+// library's own evaluation (one list at a time, the Request-URI's locks
+// unchecked for a list tagged with another resource) is not used.
+type checkedLocks struct{ *lockManager }
+
+func (checkedLocks) Confirm(time.Time, string, string, ...webdav.Condition) (func(), error) {
+	return func() {}, nil
 }

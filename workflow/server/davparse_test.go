@@ -29,7 +29,7 @@ func FuzzDAVXML(f *testing.F) {
 			t.Fatalf("the body was changed")
 		}
 		r2, _ := http.NewRequest("LOCK", "http://x/", strings.NewReader(body))
-		sharedLockRequested(r2)
+		lockBody(r2)
 		if d, ok := lockTimeout(timeout); ok && d < -1 {
 			t.Fatalf("timeout %q gave %v", timeout, d)
 		}
@@ -57,24 +57,24 @@ func TestLockManager(t *testing.T) {
 	if _, err := m.Create(now, webdav.LockDetails{Root: "/c"}); err != webdav.ErrLocked {
 		t.Fatalf("a depth-infinity exclusive lock above a shared one: %v", err)
 	}
-	confirm := func(cs ...webdav.Condition) error {
-		_, err := m.Confirm(now, "/c/f", "", cs...)
-		return err
+	confirm := func(cs ...ifCond) int {
+		h := ifHeader{lists: []ifList{{conds: cs}}}
+		return m.check(now, &h, "/c/f", nil, guard{name: "/c/f"})
 	}
 	for _, tc := range []struct {
-		cs []webdav.Condition
-		ok bool
+		cs   []ifCond
+		want int
 	}{
-		{[]webdav.Condition{{Token: s1}}, true},
-		{[]webdav.Condition{{Token: s2}, {ETag: `"abc"`}}, true},
-		{[]webdav.Condition{{Token: s2}, {ETag: `"abd"`}}, false},
-		{[]webdav.Condition{{Token: s1 + "x"}}, false},
-		{[]webdav.Condition{{Token: "DAV:no-lock", Not: true}}, false}, // no token for the locks
-		{[]webdav.Condition{{Token: s1}, {Token: "DAV:no-lock", Not: true}}, true},
-		{[]webdav.Condition{{Token: s1}, {ETag: `"abc"`, Not: true}}, false},
+		{[]ifCond{{token: s1}}, 0},
+		{[]ifCond{{token: s2}, {etag: `"abc"`}}, 0},
+		{[]ifCond{{token: s2}, {etag: `"abd"`}}, 412},
+		{[]ifCond{{token: s1 + "x"}}, 412},
+		{[]ifCond{{token: "DAV:no-lock", not: true}}, 423}, // holds, but no token for the locks
+		{[]ifCond{{token: s1}, {token: "DAV:no-lock", not: true}}, 0},
+		{[]ifCond{{token: s1}, {etag: `"abc"`, not: true}}, 412},
 	} {
-		if err := confirm(tc.cs...); (err == nil) != tc.ok {
-			t.Errorf("%+v: %v, want ok=%v", tc.cs, err, tc.ok)
+		if got := confirm(tc.cs...); got != tc.want {
+			t.Errorf("%+v: %d, want %d", tc.cs, got, tc.want)
 		}
 	}
 	if err := m.Unlock(now, s1); err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"os"
+	"strings"
 	"syscall"
 
 	"golang.org/x/net/webdav"
@@ -51,12 +52,14 @@ func readProps(f fder) (map[xml.Name]webdav.Property, error) {
 	return out, nil
 }
 
-// patchProps applies PROPPATCH's changes all or nothing, as RFC 4918 wants.
-func patchProps(f fder, patches []webdav.Proppatch) ([]webdav.Propstat, error) {
+// patchProps applies PROPPATCH's changes all or nothing, as RFC 4918 wants;
+// put (nil for none) bounds how much the stored properties may grow.
+func patchProps(f fder, patches []webdav.Proppatch, put *putState) ([]webdav.Propstat, error) {
 	props, err := readProps(f)
 	if err != nil {
 		return nil, err
 	}
+	before, _ := unix.Fgetxattr(int(f.Fd()), propsXattr, nil)
 	var names []webdav.Property
 	for _, p := range patches {
 		for _, prop := range p.Props {
@@ -80,33 +83,89 @@ func patchProps(f fder, patches []webdav.Proppatch) ([]webdav.Propstat, error) {
 	switch {
 	case len(b) > maxPropsBytes:
 		status = http.StatusInsufficientStorage
+	case put != nil && put.onLimit != nil && int64(len(b)-max(before, 0)) > put.limit:
+		put.onLimit()
+		status = http.StatusInsufficientStorage
 	case len(stored) == 0:
 		if err := unix.Fremovexattr(int(f.Fd()), propsXattr); err != nil && !errors.Is(err, unix.ENODATA) {
+			put.writeFailed(err)
 			return nil, err
 		}
 	default:
-		if err := unix.Fsetxattr(int(f.Fd()), propsXattr, b, 0); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, syscall.E2BIG) && !errors.Is(err, unix.ENOTSUP) {
-				return nil, err
-			}
+		err := unix.Fsetxattr(int(f.Fd()), propsXattr, b, 0)
+		switch {
+		case err == nil:
+		case errors.Is(err, syscall.E2BIG), errors.Is(err, syscall.ENOSPC) && hasRoom(f):
+			// More than the file system keeps with one file (ext4 says
+			// ENOSPC then, with its disk far from full).
 			status = http.StatusInsufficientStorage
+		default:
+			put.writeFailed(err)
+			return nil, err
 		}
 	}
 	return []webdav.Propstat{{Status: status, Props: names}}, nil
 }
 
+// hasRoom tells whether f's file system has a mebibyte free, so that an
+// ENOSPC from it is about one file's limit, not a full disk.
+func hasRoom(f fder) bool {
+	var st unix.Statfs_t
+	return unix.Fstatfs(int(f.Fd()), &st) == nil && int64(st.Bavail)*int64(st.Bsize) >= 1<<20
+}
+
 // propFile is a file or collection opened for reading, with its dead
 // properties.
-type propFile struct{ *os.File }
+type propFile struct {
+	*os.File
+	put *putState // the request's, for PROPPATCH's limit
+}
 
 func (f propFile) DeadProps() (map[xml.Name]webdav.Property, error) { return readProps(f.File) }
 func (f propFile) Patch(p []webdav.Proppatch) ([]webdav.Propstat, error) {
-	return patchProps(f.File, p)
+	return patchProps(f.File, p, f.put)
+}
+
+// Readdir lists a collection without the hidden names (uploads still
+// being written, kept under a temporary dot-name).
+func (f propFile) Readdir(n int) ([]os.FileInfo, error) {
+	all, err := f.File.Readdir(n)
+	out := all[:0]
+	for _, fi := range all {
+		if !strings.HasPrefix(fi.Name(), ".") {
+			out = append(out, fi)
+		}
+	}
+	return out, err
 }
 
 // A file being written (PUT, COPY) takes the properties COPY gives it on
 // its temporary inode, which the rename keeps.
 func (s *stagingFile) DeadProps() (map[xml.Name]webdav.Property, error) { return readProps(s.tmp) }
 func (s *stagingFile) Patch(p []webdav.Proppatch) ([]webdav.Propstat, error) {
-	return patchProps(s.tmp, p)
+	return patchProps(s.tmp, p, nil) // COPY: counted before it started
+}
+
+// keepProps gives file to the dead properties of file from, when it has
+// none of its own: a new content put in place of an old one keeps them.
+func keepProps(from, to string) error {
+	buf := make([]byte, maxPropsBytes)
+	n, err := unix.Lgetxattr(from, propsXattr, buf)
+	if err != nil {
+		return nil // none (or from is not there): nothing to keep
+	}
+	if _, err := unix.Lgetxattr(to, propsXattr, nil); err == nil {
+		return nil
+	}
+	return unix.Lsetxattr(to, propsXattr, buf[:n], 0)
+}
+
+// propsBytes is the size of the dead properties stored on p, counted in
+// the user's scratch quota.
+func propsBytes(p string) int64 {
+	n, err := unix.Lgetxattr(p, propsXattr, nil)
+	if err != nil {
+		return 0
+	}
+	return int64(n)
 }

@@ -17,7 +17,6 @@ import (
 
 	"golang.org/x/net/webdav"
 
-	"github.com/rboinc/rboinc/workflow/engine"
 	"github.com/rboinc/rboinc/workflow/pool"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
@@ -60,7 +59,7 @@ func (f *scratchFS) Mkdir(ctx context.Context, name string, perm os.FileMode) er
 	if err != nil {
 		return err
 	}
-	return noteNoSpace(ctx, os.Mkdir(p, 0o755))
+	return noteWriteErr(ctx, os.Mkdir(p, 0o755))
 }
 
 func (f *scratchFS) OpenFile(ctx context.Context, name string, flag int, perm os.FileMode) (webdav.File, error) {
@@ -75,7 +74,7 @@ func (f *scratchFS) OpenFile(ctx context.Context, name string, flag int, perm os
 		if err != nil {
 			return nil, err
 		}
-		return propFile{f}, nil
+		return propFile{f, putOf(ctx)}, nil
 	}
 	if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: errors.New("is a collection")}
@@ -86,7 +85,7 @@ func (f *scratchFS) OpenFile(ctx context.Context, name string, flag int, perm os
 	}
 	tmp, err := os.CreateTemp(dir, ".rboinc-put-*")
 	if err != nil {
-		return nil, noteNoSpace(ctx, err)
+		return nil, noteWriteErr(ctx, err)
 	}
 	sf := &stagingFile{tmp: tmp, target: p, h: md5.New(), limit: f.maxFile, put: putOf(ctx), pool: f.pool}
 	if sf.put != nil {
@@ -103,7 +102,7 @@ func (f *scratchFS) RemoveAll(ctx context.Context, name string) error {
 	if f.isRoot(p) {
 		return os.ErrInvalid
 	}
-	return os.RemoveAll(p)
+	return noteWriteErr(ctx, os.RemoveAll(p))
 }
 
 func (f *scratchFS) Rename(ctx context.Context, oldName, newName string) error {
@@ -118,7 +117,7 @@ func (f *scratchFS) Rename(ctx context.Context, oldName, newName string) error {
 	if f.isRoot(op) || f.isRoot(np) {
 		return os.ErrInvalid
 	}
-	return noteNoSpace(ctx, os.Rename(op, np))
+	return noteWriteErr(ctx, os.Rename(op, np))
 }
 
 func (f *scratchFS) Stat(ctx context.Context, name string) (os.FileInfo, error) {
@@ -160,7 +159,7 @@ func (s *stagingFile) Write(b []byte) (int, error) {
 	s.n += int64(n)
 	if err != nil {
 		s.err = err
-		s.put.noSpace(err)
+		s.put.writeFailed(err)
 	}
 	return n, err
 }
@@ -169,6 +168,7 @@ func (s *stagingFile) Close() error {
 	name := s.tmp.Name()
 	written, serr := s.tmp.Stat()
 	err := s.tmp.Close()
+	s.put.writeFailed(err) // a delayed write error (NFS, a full disk)
 	if s.err != nil {
 		err = s.err
 	} else if s.put != nil && s.put.bodyErr != nil {
@@ -191,7 +191,12 @@ func (s *stagingFile) Close() error {
 	}
 	if err == nil {
 		os.Chmod(name, 0o644)
-		err = os.Rename(name, s.target)
+		// A PUT replaces the content, not the dead properties.
+		err = keepProps(s.target, name)
+		if err == nil {
+			err = os.Rename(name, s.target)
+		}
+		s.put.writeFailed(err)
 		if err == nil && s.put != nil {
 			s.put.committed += s.n
 		}
@@ -200,7 +205,6 @@ func (s *stagingFile) Close() error {
 		}
 	}
 	if err != nil {
-		s.put.noSpace(err)
 		os.Remove(name)
 	}
 	return err
@@ -222,27 +226,11 @@ type putState struct {
 	status    int
 	code      string
 	msg       string
-	full      bool // refused for want of disk space
+	full      bool  // refused for want of disk space
+	failed    error // the file system's error, when it refused a write
 }
 
 func (p *putState) refused() bool { return p.status != 0 }
-
-// noSpace turns a write that failed for want of disk space into the
-// request's answer: 507, saying so (the library would answer 405 or 500).
-func (p *putState) noSpace(err error) {
-	if p == nil || p.status != 0 || !engine.IsNoSpace(err) {
-		return
-	}
-	p.status, p.code = http.StatusInsufficientStorage, wire.CodeNoSpace
-	p.msg = "the server's disk is full: " + err.Error() + " (nothing of this request was kept; try again when space has been freed)"
-	p.full = true
-}
-
-// noteNoSpace is noSpace for the request in ctx; it returns err.
-func noteNoSpace(ctx context.Context, err error) error {
-	putOf(ctx).noSpace(err)
-	return err
-}
 
 type putKey struct{}
 
@@ -282,6 +270,7 @@ type putWriter struct {
 	http.ResponseWriter
 	st        *putState
 	swallowed bool
+	wrote     bool // an answer went out
 }
 
 func (p *putWriter) WriteHeader(code int) {
@@ -289,13 +278,16 @@ func (p *putWriter) WriteHeader(code int) {
 		p.swallowed = true
 		return
 	}
+	p.wrote = true
 	p.ResponseWriter.WriteHeader(code)
 }
 
 func (p *putWriter) Write(b []byte) (int, error) {
-	if p.swallowed {
+	if p.swallowed || !p.wrote && p.st.refused() {
+		p.swallowed = true
 		return len(b), nil
 	}
+	p.wrote = true
 	return p.ResponseWriter.Write(b)
 }
 
