@@ -76,6 +76,11 @@ func (s *Server) dav(w http.ResponseWriter, r *http.Request, u store.User) {
 			return
 		}
 		r.Header.Set("Destination", (&url.URL{Path: prefix + "/" + dst}).EscapedPath())
+		if r.Header.Get("Overwrite") == "" {
+			// RFC 4918 10.6: absent means T (the library takes it as F
+			// for MOVE).
+			r.Header.Set("Overwrite", "T")
+		}
 		if r.Method == "COPY" && lim.MaxScratchBytes > 0 {
 			used := s.scratch.used(root)
 			add, _ := treeBytes(filepath.Join(root, filepath.FromSlash(sub)))
@@ -118,6 +123,12 @@ func (s *Server) dav(w http.ResponseWriter, r *http.Request, u store.User) {
 	if !ok {
 		return
 	}
+	if ifh != nil {
+		// Checked whole above; the library, which would evaluate it again
+		// its own way (skipping a tag without a host name), is handed a
+		// header that checkedLocks confirms.
+		r.Header.Set("If", "(<"+checkedIf+">)")
+	}
 	if r.Method == "LOCK" && s.lock(w, r, prefix, name, ifh, fsys, locks) {
 		s.davWriteDone(w, r, put)
 		return
@@ -138,6 +149,9 @@ func (s *Server) dav(w http.ResponseWriter, r *http.Request, u store.User) {
 		s.scratch.add(root, put.committed)
 	case "DELETE", "MOVE", "COPY", "PROPPATCH":
 		s.scratch.forget(root)
+	}
+	if pw, ok := w.(*putWriter); ok && pw.code/100 == 2 && (r.Method == "DELETE" || r.Method == "MOVE") {
+		locks.drop(name) // a resource gone takes its locks with it (RFC 4918 7.3)
 	}
 	s.davWriteDone(w, r, put)
 }

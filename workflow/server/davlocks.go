@@ -132,6 +132,18 @@ func (m *lockManager) Unlock(now time.Time, token string) error {
 	return nil
 }
 
+// drop removes the locks of name and of everything below it.
+func (m *lockManager) drop(name string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	name = cleanName(name)
+	for t, l := range m.locks {
+		if l.details.Root == name || isBelow(l.details.Root, name) {
+			delete(m.locks, t)
+		}
+	}
+}
+
 // lookup returns a copy of the lock token names.
 func (m *lockManager) lookup(token string) (davLock, bool) {
 	m.mu.Lock()
@@ -162,24 +174,30 @@ func (g guard) applies(l *davLock) bool {
 
 // check decides a request against the If header h (nil when there is
 // none) and the locks: 412 when h is given and none of its lists holds
-// (untagged lists are about reqName; resolve maps a tag to a resource,
-// false for one outside the area), 423 when a guarded resource is locked
+// (untagged lists are about reqName and, as RFC 2518 had it, about every
+// resource the request changes, so a lock token in one holds for a lock
+// guarding any of them; resolve maps a tag to a resource, false for one
+// outside the area), 423 when a guarded resource is locked
 // and the header holds no token of its exclusive lock, or of any of its
 // shared ones. 0: the request may go on.
 func (m *lockManager) check(now time.Time, h *ifHeader, reqName string, resolve func(string) (string, bool), guards ...guard) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.expire(now)
+	for i := range guards {
+		guards[i].name = cleanName(guards[i].name)
+	}
 	submitted := map[string]bool{}
 	if h != nil {
 		hold := make([]bool, len(h.lists))
 		anyHolds := false
 		for i, l := range h.lists {
-			name, ok := cleanName(reqName), true
+			name, ok, also := cleanName(reqName), true, guards
 			if l.tag != "" {
 				name, ok = resolve(l.tag)
+				also = nil
 			}
-			hold[i] = ok && m.listHolds(name, l.conds)
+			hold[i] = ok && m.listHolds(name, also, l.conds)
 			anyHolds = anyHolds || hold[i]
 		}
 		if !anyHolds {
@@ -188,7 +206,6 @@ func (m *lockManager) check(now time.Time, h *ifHeader, reqName string, resolve 
 		submitted = h.submitted(hold)
 	}
 	for _, g := range guards {
-		g.name = cleanName(g.name)
 		var any, anySubmitted bool
 		for t, l := range m.locks {
 			if !g.applies(l) {
@@ -209,14 +226,17 @@ func (m *lockManager) check(now time.Time, h *ifHeader, reqName string, resolve 
 }
 
 // listHolds: every condition of a list holds for resource name: a lock
-// token names a live lock on it, an entity tag is its current one; Not
-// inverts. m.mu is held.
-func (m *lockManager) listHolds(name string, conds []ifCond) bool {
+// token names a live lock on it (or one of the guards), an entity tag is
+// its current one; Not inverts. m.mu is held.
+func (m *lockManager) listHolds(name string, guards []guard, conds []ifCond) bool {
 	for _, c := range conds {
 		var holds bool
 		if c.token != "" {
 			l, ok := m.locks[c.token]
 			holds = ok && l.covers(name)
+			for _, g := range guards {
+				holds = holds || ok && g.applies(l)
+			}
 		} else {
 			cur := ""
 			if m.etag != nil {
@@ -236,6 +256,10 @@ func (m *lockManager) listHolds(name string, conds []ifCond) bool {
 // library's own evaluation (one list at a time, the Request-URI's locks
 // unchecked for a list tagged with another resource) is not used.
 type checkedLocks struct{ *lockManager }
+
+// checkedIf is the state token of the If header the library is handed in
+// place of one already checked.
+const checkedIf = "urn:x-rboinc:if-header-checked"
 
 func (checkedLocks) Confirm(time.Time, string, string, ...webdav.Condition) (func(), error) {
 	return func() {}, nil

@@ -31,6 +31,7 @@ type answer struct {
 	status int
 	body   string
 	err    wire.Error
+	hdr    http.Header
 }
 
 func (a answer) ok() bool { return a.status/100 == 2 }
@@ -62,7 +63,7 @@ func (v *env) call(user, method, path string, body io.Reader, hdr ...string) ans
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	a := answer{status: resp.StatusCode, body: string(b)}
+	a := answer{status: resp.StatusCode, body: string(b), hdr: resp.Header}
 	json.Unmarshal(b, &a.err)
 	return a
 }

@@ -271,6 +271,7 @@ type putWriter struct {
 	st        *putState
 	swallowed bool
 	wrote     bool // an answer went out
+	code      int  // its status
 }
 
 func (p *putWriter) WriteHeader(code int) {
@@ -278,7 +279,7 @@ func (p *putWriter) WriteHeader(code int) {
 		p.swallowed = true
 		return
 	}
-	p.wrote = true
+	p.wrote, p.code = true, code
 	p.ResponseWriter.WriteHeader(code)
 }
 

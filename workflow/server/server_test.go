@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rboinc/rboinc/workflow/engine"
@@ -24,6 +26,25 @@ type env struct {
 	srv    *httptest.Server
 	tokens map[string]string
 	e      *engine.Engine
+	logs   *lockedBuffer // what the server logged
+}
+
+// lockedBuffer is a bytes.Buffer for a logger written from many requests.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func newEnv(t testing.TB) *env { return newEnvAt(t, t.TempDir()) }
@@ -39,7 +60,7 @@ func newEnvAt(t testing.TB, root string) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close() })
-	v := &env{t: t, e: e, tokens: map[string]string{}}
+	v := &env{t: t, e: e, tokens: map[string]string{}, logs: &lockedBuffer{}}
 	for _, name := range []string{"alice", "bob"} {
 		tok := server.NewToken()
 		if _, err := e.DB.AddUser(ctx, name, server.HashToken(tok)); err != nil {
@@ -47,7 +68,7 @@ func newEnvAt(t testing.TB, root string) *env {
 		}
 		v.tokens[name] = tok
 	}
-	v.srv = httptest.NewServer(server.New(e, slog.New(slog.NewTextHandler(io.Discard, nil))).Handler())
+	v.srv = httptest.NewServer(server.New(e, slog.New(slog.NewTextHandler(v.logs, nil))).Handler())
 	t.Cleanup(v.srv.Close)
 	return v
 }
