@@ -105,6 +105,7 @@ func (p *Pool) ingest(src, want string) (string, int64, error) {
 		return got, n, nil
 	}
 	if err == nil {
+		dropUserAttrs(tmp) // WebDAV properties stay with the user's scratch area
 		err = os.Chmod(tmp, 0o444)
 	}
 	if err == nil {
