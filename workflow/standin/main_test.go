@@ -2,7 +2,6 @@ package standin
 
 import (
 	"bytes"
-	"database/sql"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rboinc/rboinc/workflow/boinc"
+	"github.com/rboinc/rboinc/workflow/boincdb"
 )
 
 // TestMain lets the test binary be the rboinc-server that bin/create_work
@@ -130,7 +130,7 @@ func (tp *testProject) createWork(cwd, stdin string, args ...string) (stdout, st
 	return o.String(), e.String(), code
 }
 
-func (tp *testProject) db() *sql.DB {
+func (tp *testProject) db() *boincdb.DB {
 	tp.t.Helper()
 	db, err := openDB(tp.dir)
 	if err != nil {
