@@ -72,9 +72,12 @@ func app(log *slog.Logger) *cli.App {
 				Usage: "create a server root (with the embedded BOINC stand-in unless --boinc-project names a real project)",
 				Flags: []cli.Flag{rootFlag,
 					&cli.StringFlag{Name: "boinc-project", Usage: "a real BOINC project directory"},
-					&cli.StringFlag{Name: "url", Usage: "URL clients use to reach this server", Value: "http://127.0.0.1:8080"}},
+					&cli.StringFlag{Name: "url", Usage: "URL clients use to reach this server", Value: "http://127.0.0.1:8080"},
+					&cli.StringFlag{Name: "assimilator", Usage: "how finished work units reach rboinc: hook (BOINC's script_assimilator runs rboinc's hook; the default) or native (rboinc's own assimilator daemon reads BOINC's database)"},
+					&cli.StringFlag{Name: "boinc-db", Usage: "where the embedded stand-in keeps BOINC's database: mysql://USER:PASS@tcp(HOST:PORT)/DB or mysql://USER:PASS@unix(SOCKET)/DB (default: an SQLite file)"}},
 				Action: func(c *cli.Context) error {
-					rep, err := setup.Init(c.Context, setup.Options{Root: c.String("root"), BoincProject: c.String("boinc-project"), URLBase: c.String("url")})
+					rep, err := setup.Init(c.Context, setup.Options{Root: c.String("root"), BoincProject: c.String("boinc-project"), URLBase: c.String("url"),
+						Assimilator: c.String("assimilator"), BoincDB: c.String("boinc-db")})
 					if err != nil {
 						return err
 					}
@@ -182,6 +185,7 @@ func app(log *slog.Logger) *cli.App {
 				},
 			},
 			creatorCommand(log),
+			assimilatorCommand(log),
 			installDocsCommand(),
 			{
 				Name:  "gc",

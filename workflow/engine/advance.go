@@ -51,6 +51,12 @@ func (e *Engine) Advance(ctx context.Context, call boinc.HookCall) error {
 // With durable, the outputs are made durable as they are taken (they are
 // BOINC's); the spool's are durable already.
 func (e *Engine) record(ctx context.Context, call boinc.HookCall, durable bool) error {
+	return e.recordInto(ctx, call, durable, nil)
+}
+
+// recordInto is record that, with taken set, leaves the outputs it takes
+// to be made durable by the caller, in one batch, and lists them there.
+func (e *Engine) recordInto(ctx context.Context, call boinc.HookCall, durable bool, taken *[]string) error {
 	if call.WUName == "" {
 		e.Log.Warn("hook called without a work-unit name; nothing to do", "wu_id", call.WUID, "error_mask", call.ErrorMask)
 		return nil
@@ -103,9 +109,12 @@ func (e *Engine) record(ctx context.Context, call boinc.HookCall, durable bool) 
 				continue // optional outputs may be missing; checked below
 			}
 			dst := filepath.Join(dir, naming.ResultFile(call.WUName, o.Index))
-			sum, size, err := pool.TakeOutput(path, dst, durable)
+			sum, size, err := pool.TakeOutput(path, dst, durable && taken == nil)
 			if err != nil {
 				return err
+			}
+			if taken != nil {
+				*taken = append(*taken, dst)
 			}
 			produced[o.Index] = true
 			results = append(results, store.Result{ChainID: c.ID, Step: s.Step, Index: o.Index, File: filepath.Base(dst), MD5: sum, Size: size})

@@ -26,6 +26,10 @@ type Config struct {
 	Simulated bool `json:"simulated"`
 	// HookScript is the hook's name in the project's bin/.
 	HookScript string `json:"hook_script"`
+	// Assimilator is how finished work units reach rboinc: "hook" (BOINC's
+	// script_assimilator runs the hook once per work unit; the default) or
+	// "native" (rboinc's own assimilator daemon reads BOINC's database).
+	Assimilator string `json:"assimilator,omitempty"`
 	// Encoder, when set, is run as `Encoder IN OUT EncodeCode` for inputs
 	// marked encode="true".
 	Encoder    string `json:"encoder,omitempty"`
