@@ -83,6 +83,7 @@ func app(log *slog.Logger) *cli.App {
 				},
 			},
 			doctorCommand(),
+			migrateCommand(),
 			{
 				Name:  "serve",
 				Usage: "serve the API and WebDAV area (and run the stand-in's volunteers)",

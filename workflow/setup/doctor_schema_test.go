@@ -15,10 +15,11 @@ import (
 // TestDoctorReportsSchemaVersion: doctor prints the state database's
 // schema version; a database behind this rboinc (one of the release before
 // schema versions) or ahead of it is a problem saying what to do, and
-// doctor changes neither.
+// doctor changes neither; init upgrades an older one, and says so.
 func TestDoctorReportsSchemaVersion(t *testing.T) {
 	ctx := context.Background()
-	root, _ := initReal(t, fakeProject(t, t.TempDir()))
+	proj := fakeProject(t, t.TempDir())
+	root, _ := initReal(t, proj)
 	path := filepath.Join(root, "state.db")
 	f := Doctor(ctx, root)
 	if want := fmt.Sprintf("state database opens (schema version %d, this rboinc's)", store.SchemaVersion()); !strings.Contains(oks(f), want) {
@@ -43,10 +44,16 @@ func TestDoctorReportsSchemaVersion(t *testing.T) {
 		t.Fatalf("doctor upgraded the database: %+v %v", st, err)
 	}
 
-	// A newer rboinc's database.
-	if _, err := store.Migrate(ctx, path); err != nil {
-		t.Fatal(err)
+	// init upgrades it, and says so.
+	rep, err := Init(ctx, Options{Root: root, BoincProject: proj, Exe: stubExe(t)})
+	if err != nil || !strings.Contains(strings.Join(rep.Notes, "\n"), fmt.Sprintf("the state database was upgraded from schema version 0 to %d", store.SchemaVersion())) {
+		t.Fatalf("init on the previous release's database: %v %q", err, rep.Notes)
 	}
+	if p := problems(Doctor(ctx, root)); strings.Contains(p, "schema version") {
+		t.Fatalf("doctor after init:\n%s", p)
+	}
+
+	// A newer rboinc's database.
 	execSQL(t, path, fmt.Sprintf("PRAGMA user_version = %d", store.SchemaVersion()+1))
 	p = problems(Doctor(ctx, root))
 	if want := fmt.Sprintf("state.db is at schema version %d, this rboinc knows up to %d: upgrade rboinc", store.SchemaVersion()+1, store.SchemaVersion()); !strings.Contains(p, want) {
