@@ -25,8 +25,13 @@ func loadFixture(t *testing.T) (path string, rows map[string]int) {
 	path = filepath.Join(t.TempDir(), "state.db")
 	raw := rawDB(t, path)
 	defer raw.Close()
+	// The previous release opened its database in WAL mode, always.
 	if _, err := raw.Exec(string(dump)); err != nil {
 		t.Fatal(err)
+	}
+	var mode string
+	if err := raw.QueryRow("PRAGMA journal_mode = WAL").Scan(&mode); err != nil || mode != "wal" {
+		t.Fatalf("journal mode %q: %v", mode, err)
 	}
 	rows = map[string]int{}
 	for _, m := range regexp.MustCompile(`(?m)^INSERT INTO (\w+)\(`).FindAllStringSubmatch(string(dump), -1) {
