@@ -105,6 +105,7 @@ func runScripts(t *testing.T, mode string) {
 			"rbconfigset": cmdConfigSet,
 			"rbstripurl":  cmdStripURL,
 			"rbsql":       cmdSQL,
+			"rbexit":      cmdExit,
 		},
 	})
 }

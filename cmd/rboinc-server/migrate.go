@@ -22,10 +22,9 @@ func migrateCommand() *cli.Command {
 			"explicitly, after a backup (sqlite3 state.db '.backup state.db.bak'), and prints the\n" +
 			"migrations applied. A database of a newer rboinc is refused (exit 1).",
 		Flags: []cli.Flag{rootFlag},
+		// A missing --root, a directory that is not a server root and an
+		// extra word are usage errors (2): see prepare.
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usagef("usage: rboinc-server migrate --root DIR (no arguments)")
-			}
 			root := absRoot(c.String("root"))
 			path := filepath.Join(root, "state.db")
 			if _, err := os.Stat(path); err != nil {

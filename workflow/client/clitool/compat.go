@@ -123,6 +123,10 @@ func URLCredentials(raw string) (string, string) {
 	return u.String(), tok
 }
 
+// Suggest is the name among names nearest to name, a mistyped flag or
+// command (any letter case), for a "did you mean"; "" when none is near.
+func Suggest(name string, names []string) string { return closest(strings.ToLower(name), names) }
+
 // closest is the flag name nearest to name (by edit distance, at most a
 // third of its length and at least 2), or "".
 func closest(name string, names []string) string {
