@@ -135,6 +135,8 @@ func report(err error) int {
 	var exit cli.ExitCoder
 	code := client.ExitFailure
 	switch msg := err.Error(); {
+	case strings.HasPrefix(msg, "No help topic"):
+		code = client.ExitUsage // `help NOSUCH`: the library says 3
 	case errors.As(err, &exit):
 		code = exit.ExitCode()
 	case errors.Is(err, client.ErrUsage), errors.As(err, new(*engine.NotRootError)),
