@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/rboinc/rboinc/workflow/boinc"
 	"github.com/rboinc/rboinc/workflow/client/clitool"
 )
 
@@ -65,7 +66,8 @@ func installDocsCommand() *cli.Command {
 					if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 						return err
 					}
-					if err := os.WriteFile(dst, out, 0o644); err != nil {
+					// A shell or man reading it meanwhile never sees half a file.
+					if err := boinc.WriteFileAtomic(dst, out, 0o644); err != nil {
 						return err
 					}
 					fmt.Fprintln(c.App.Writer, dst)

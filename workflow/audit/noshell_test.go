@@ -38,6 +38,12 @@ var shellSites = map[string]bool{"workflow/standin/assimilate.go": true}
 // toolDirs hold developer tools that are not part of the served program.
 var toolDirs = []string{"bench/"}
 
+// testSupport are packages only tests import (TestNoShell checks that no
+// other file does), which may run shells: docstest has bash, zsh and fish
+// check and run the completion scripts the commands generate, on files the
+// test wrote.
+var testSupport = map[string]string{"workflow/client/clitool/docstest/": "github.com/rboinc/rboinc/workflow/client/clitool/docstest"}
+
 var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "csh": true, "tcsh": true, "fish": true,
 	"/bin/sh": true, "/bin/bash": true, "/usr/bin/sh": true, "/usr/bin/bash": true, "/usr/bin/env": true, "env": true,
 	"cmd": true, "cmd.exe": true, "powershell": true, "pwsh": true, "busybox": true}
@@ -67,6 +73,16 @@ func TestNoShell(t *testing.T) {
 		rel, _ := filepath.Rel(root, p)
 		rel = filepath.ToSlash(rel)
 		files++
+		if isTestSupport(rel) {
+			return nil
+		}
+		for _, imp := range imports(t, p) {
+			for _, pkg := range testSupport {
+				if imp == pkg {
+					t.Errorf("%s imports %s, which only tests may import", rel, pkg)
+				}
+			}
+		}
 		for _, site := range runCalls(t, p) {
 			key := rel + ":" + site.fn
 			seen[key] = true
@@ -95,6 +111,29 @@ func TestNoShell(t *testing.T) {
 	for _, k := range stale {
 		t.Errorf("runSites lists %s, which no longer starts a program: remove it", k)
 	}
+}
+
+func isTestSupport(rel string) bool {
+	for d := range testSupport {
+		if strings.HasPrefix(rel, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// imports are the import paths of one file.
+func imports(t *testing.T, path string) []string {
+	f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+	if err != nil {
+		t.Fatalf("parsing %s: %v", path, err)
+	}
+	var out []string
+	for _, imp := range f.Imports {
+		p, _ := strconv.Unquote(imp.Path.Value)
+		out = append(out, p)
+	}
+	return out
 }
 
 func isTool(rel string) bool {
