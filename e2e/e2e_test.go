@@ -104,6 +104,8 @@ func runScripts(t *testing.T, mode string) {
 			"rbadmin":     cmdAdmin,
 			"rbconfigset": cmdConfigSet,
 			"rbstripurl":  cmdStripURL,
+			"rbsql":       cmdSQL,
+			"rbexit":      cmdExit,
 		},
 	})
 }

@@ -201,9 +201,8 @@ func retrieve(c *cli.Context, cl *client.Client, ref wire.ChainRef) error {
 	}
 	switch {
 	case asJSON:
-		if jerr := writeJSON(c.App.Writer, rep); jerr != nil && err == nil {
-			err = jerr
-		}
+		// One document: a partial failure's error and exit code go into it.
+		return clitool.WriteJSONResult(c.App.Writer, rep, err)
 	case !quiet:
 		fmt.Fprintf(c.App.Writer, "Retrieved %d, already present %d, out of %d.\n", rep.Retrieved, rep.Present, rep.Total)
 	}

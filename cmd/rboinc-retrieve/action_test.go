@@ -28,6 +28,11 @@ func server(t *testing.T, calls *[]string) string {
 		case "/cgi" + wire.PathStop, "/cgi" + wire.PathPurge:
 			json.NewEncoder(w).Encode(wire.CountResponse{Count: 2})
 		case "/cgi" + wire.PathResults:
+			if r.URL.Query().Get("group") == "broken" {
+				// One file fails (its MD5 is not one), so the retrieval is partial.
+				json.NewEncoder(w).Encode(wire.ResultsResponse{Files: []wire.ResultFile{{Group: "broken", Chain: "c", Name: "c-A_broken-0-1-RND0001_0", MD5: "x", Size: 1}}})
+				return
+			}
 			if r.URL.Query().Get("group") != "g" {
 				w.WriteHeader(http.StatusNotFound)
 				json.NewEncoder(w).Encode(wire.Error{Error: "no such group", Code: wire.CodeNotFound})
@@ -87,5 +92,28 @@ func TestRetrieveActions(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, client.LockName)); err != nil {
 		t.Errorf("no lock file: %v", err)
+	}
+}
+
+// TestPartialFailureIsOneJSONDocument: with -json, a retrieval where some
+// files failed prints one JSON object with the report, the error and the
+// exit code, not the report followed by a second failure object.
+func TestPartialFailureIsOneJSONDocument(t *testing.T) {
+	var calls []string
+	url := server(t, &calls)
+	out, code := runApp(t, "-url", url, "-authenticator", "t", "-group", "broken", "-into", t.TempDir(), "-json")
+	if code != client.ExitPartial {
+		t.Fatalf("exit %d, want %d; out %s", code, client.ExitPartial, out)
+	}
+	dec := json.NewDecoder(bytes.NewReader([]byte(out)))
+	var got map[string]any
+	if err := dec.Decode(&got); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, out)
+	}
+	if dec.More() {
+		t.Errorf("more than one JSON document on stdout:\n%s", out)
+	}
+	if got["exit_code"] != float64(client.ExitPartial) || got["error"] != "1 of 1 files failed to download" || got["total"] != float64(1) || got["failed"] == nil {
+		t.Errorf("JSON answer %v", got)
 	}
 }

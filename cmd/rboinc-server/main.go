@@ -57,7 +57,9 @@ func newLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 }
 
-var rootFlag = &cli.StringFlag{Name: "root", Usage: "server root directory", EnvVars: []string{"RBOINC_ROOT"}, Required: true}
+// rootFlag is mandatory; needRoot says so (the library would print the
+// whole help before its error).
+var rootFlag = &cli.StringFlag{Name: "root", Usage: "server root `DIR` (mandatory)", EnvVars: []string{"RBOINC_ROOT"}}
 
 func app(log *slog.Logger) *cli.App {
 	return &cli.App{
@@ -86,6 +88,7 @@ func app(log *slog.Logger) *cli.App {
 				},
 			},
 			doctorCommand(),
+			migrateCommand(),
 			{
 				Name:  "serve",
 				Usage: "serve the API and WebDAV area (and run the stand-in's volunteers)",
@@ -233,7 +236,7 @@ func withDB(c *cli.Context, fn func(*store.DB) error) error {
 // mod_dav (dav.htpasswd), for the CGI deployment.
 func addUser(ctx context.Context, root string, db *store.DB, name string) (string, error) {
 	if err := naming.CheckUser(name); err != nil {
-		return "", err
+		return "", usagef("%v", err)
 	}
 	tok := server.NewToken()
 	if _, err := db.AddUser(ctx, name, server.HashToken(tok)); err != nil {

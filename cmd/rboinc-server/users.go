@@ -15,12 +15,12 @@ import (
 // oneUser runs fn on the user named by the command's single argument.
 func oneUser(c *cli.Context, fn func(db *store.DB, u store.User) error) error {
 	if c.NArg() != 1 {
-		return fmt.Errorf("usage: rboinc-server user %s --root DIR NAME", c.Command.Name)
+		return usagef("usage: rboinc-server user %s --root DIR NAME", c.Command.Name)
 	}
 	return withDB(c, func(db *store.DB) error {
 		u, err := db.UserByName(c.Context, c.Args().First())
 		if errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("no user %q (see `rboinc-server user list`)", c.Args().First())
+			return usagef("no user %q (see `rboinc-server user list`)", c.Args().First())
 		}
 		if err != nil {
 			return err

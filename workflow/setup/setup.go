@@ -147,11 +147,13 @@ func Init(ctx context.Context, o Options) (Report, error) {
 	if err := boinc.WriteFileAtomic(filepath.Join(root, engine.ConfigFile), append(data, '\n'), 0o644); err != nil {
 		return rep, err
 	}
-	db, err := store.Open(ctx, filepath.Join(root, "state.db"))
+	mig, err := store.Migrate(ctx, filepath.Join(root, "state.db"))
 	if err != nil {
 		return rep, err
 	}
-	db.Close()
+	if len(mig.Applied) > 0 && (mig.From > 0 || mig.Adopted) {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the state database was upgraded from schema version %d to %d", mig.From, mig.To))
+	}
 	if !cfg.Simulated && cfg.Assimilator == AssimNative {
 		rep.Daemons = []DaemonLine{NativeDaemonLine(root, pc.Project, pc.Queues)}
 		rep.Notes = append(rep.Notes, "the native assimilator replaces the script_assimilator lines of rboinc's applications: remove those")

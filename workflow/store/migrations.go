@@ -1,10 +1,11 @@
 package store
 
 // migrations turn a state database of any earlier release into this one's,
-// in order, each once. The rule: never edit or reorder a released
-// migration; append a new one (the next version) for every change of the
-// schema. A migration runs inside the transaction that records it, so it
-// is applied whole or not at all.
+// in order, each once (see the package comment for the rule). To change
+// the schema, append {version: <last+1>, name: "...", sql: `...`}, or a fn
+// for a change SQL alone cannot make. All the migrations due run in one
+// transaction with foreign keys enforced (PRAGMA foreign_keys cannot change
+// there: a table rebuild uses PRAGMA defer_foreign_keys).
 var migrations = []migration{
 	// The schema as the last release without versions made it. On such a
 	// database (tables there, user_version 0) every statement finds its

@@ -110,20 +110,37 @@ CREATE TABLE IF NOT EXISTS uploads (
 );
 `
 
-// Open opens (creating if needed) the database at path.
+// Open opens (creating if needed) the database at path, bringing its
+// schema up to this rboinc's version first (see migrate).
 func Open(ctx context.Context, path string) (*DB, error) {
+	d, _, err := openWith(ctx, path, migrations)
+	return d, err
+}
+
+// Migrate opens the database at path only to bring its schema up to date,
+// and says what it did.
+func Migrate(ctx context.Context, path string) (MigrationReport, error) {
+	d, rep, err := openWith(ctx, path, migrations)
+	if err != nil {
+		return rep, err
+	}
+	return rep, d.Close()
+}
+
+func openWith(ctx context.Context, path string, list []migration) (*DB, MigrationReport, error) {
 	dsn := "file:" + path + "?_pragma=busy_timeout(20000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=temp_store(memory)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
-		return nil, fmt.Errorf("opening state database %s: %w", path, err)
+		return nil, MigrationReport{}, fmt.Errorf("opening state database %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(4)
 	d := &DB{sql: db, path: path}
-	if err := d.migrate(ctx); err != nil {
+	rep, err := d.migrate(ctx, list)
+	if err != nil {
 		db.Close()
-		return nil, fmt.Errorf("state database %s: %w", path, err)
+		return nil, rep, fmt.Errorf("state database %s: %w", path, err)
 	}
-	return d, nil
+	return d, rep, nil
 }
 
 // Sync makes every transaction committed so far durable. Commits are not
