@@ -44,12 +44,14 @@ var toolDirs = []string{"bench/"}
 
 // testSupport are the directories of packages only tests import, which
 // may run shells: docstest has bash, zsh and fish check and run the
-// completion scripts the commands generate, on files the test wrote.
+// completion scripts the commands generate, on files the test wrote;
+// mariadbtest starts a private MariaDB server for the tests of BOINC's
+// database.
 // TestNoShell holds them to that: no non-test file of the module imports
 // one (or a package below one), none is a command (package main), and the
 // exception is the directory itself, not its subdirectories, which are
 // checked as production code.
-var testSupport = []string{"workflow/client/clitool/docstest"}
+var testSupport = []string{"workflow/client/clitool/docstest", "internal/mariadbtest"}
 
 var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "csh": true, "tcsh": true, "fish": true,
 	"/bin/sh": true, "/bin/bash": true, "/usr/bin/sh": true, "/usr/bin/bash": true, "/usr/bin/env": true, "env": true,
