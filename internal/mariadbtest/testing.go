@@ -97,6 +97,13 @@ func NewDB(t testing.TB) string {
 // code.
 func Main(m *testing.M) {
 	code := m.Run()
+	StopShared()
+	os.Exit(code)
+}
+
+// StopShared stops the shared server, if one was started, and removes its
+// directory: for a TestMain that does more than [Main].
+func StopShared() {
 	shared.mu.Lock()
 	srv, dir := shared.srv, shared.dir
 	shared.mu.Unlock()
@@ -105,10 +112,12 @@ func Main(m *testing.M) {
 			fmt.Fprintf(os.Stderr, "mariadbtest: stopping the shared server: %v\n", err)
 		}
 	}
+	shared.mu.Lock()
+	shared.srv, shared.dir, shared.started = nil, "", false
+	shared.mu.Unlock()
 	if dir != "" {
 		if err := os.RemoveAll(dir); err != nil {
 			fmt.Fprintf(os.Stderr, "mariadbtest: %v\n", err)
 		}
 	}
-	os.Exit(code)
 }

@@ -72,6 +72,9 @@ CREATE INDEX IF NOT EXISTS result_wu ON result(workunitid);
 `
 
 func TestOldStandinDatabaseIsConverted(t *testing.T) {
+	if os.Getenv(testDBEnv) == "mariadb" {
+		t.Skip("only SQLite stand-ins are from before BOINC's schema")
+	}
 	tp := newProject(t)
 	os.Remove(tp.path(dbFile))
 	old, err := sql.Open("sqlite", tp.path(dbFile))
