@@ -132,7 +132,7 @@ func TestRowsAndAssimilation(t *testing.T) {
 			t.Errorf("duplicate name: %v, want a duplicate error", err)
 		}
 		r := &Result{WorkunitID: ids[0], Name: "a_0", ServerState: ServerOver, Outcome: OutcomeSuccess, AppID: app,
-			XMLDocIn: `<file_info><name>a_0_r1_0</name></file_info><result><file_ref><file_name>a_0_r1_0</file_name><open_name>out</open_name></file_ref></result>`,
+			XMLDocIn:    `<file_info><name>a_0_r1_0</name></file_info><result><file_ref><file_name>a_0_r1_0</file_name><open_name>out</open_name></file_ref></result>`,
 			ElapsedTime: 2.5, SizeClass: -1}
 		if err := r.Insert(ctx, db); err != nil {
 			t.Fatal(err)
