@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rboinc/rboinc/internal/mariadbtest"
 	"github.com/rboinc/rboinc/workflow/boinc"
 	"github.com/rboinc/rboinc/workflow/engine"
 	"github.com/rboinc/rboinc/workflow/pool"
@@ -39,6 +40,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	mariadbtest.StopShared()
 	os.Exit(code)
 }
 

@@ -63,9 +63,10 @@ func Doctor(ctx context.Context, root string) Findings {
 	if _, err := os.Stat(p.DownloadDir); err == nil {
 		linkCheck(&f, root, p.DownloadDir)
 	}
+	checkAssimilation(ctx, &f, root, cfg, p, pc.Queues)
 	if cfg.Simulated {
 		checkVolunteer(&f, p.Dir)
-	} else {
+	} else if cfg.Assimilator != AssimNative {
 		for _, d := range DaemonLines(p, pc.Queues, cfg.HookScript) {
 			switch {
 			case d.Present:
@@ -81,6 +82,8 @@ func Doctor(ctx context.Context, root string) Findings {
 		} else {
 			f.add(Note, "config.xml does not run rboinc's creator: each hook call then creates its chain's next step itself, with a create_work run of its own (a few dozen steps per second at most). For batches, add %s to <daemons> in %s and restart the daemons", CreatorLine(), filepath.Join(p.Dir, "config.xml"))
 		}
+	}
+	if !cfg.Simulated {
 		checkDaemonsRun(&f, p, DaemonLines(p, pc.Queues, cfg.HookScript))
 		ownerCheck(&f, root, p)
 	}

@@ -1,0 +1,359 @@
+package engine_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rboinc/rboinc/internal/mariadbtest"
+	"github.com/rboinc/rboinc/workflow/boincdb"
+	"github.com/rboinc/rboinc/workflow/engine"
+	"github.com/rboinc/rboinc/workflow/setup"
+	"github.com/rboinc/rboinc/workflow/store"
+	"github.com/rboinc/rboinc/workflow/wire"
+)
+
+// boincDone plays BOINC's volunteer, validator and transitioner for every
+// work unit of the stand-in not decided yet: a canonical result whose three
+// langevin outputs are in the upload hierarchy, made ready for
+// assimilation (with fail(name), error mask 2 instead). It returns how
+// many it made ready.
+func boincDone(tb testing.TB, e *engine.Engine, fail func(string) bool) int {
+	tb.Helper()
+	ctx := context.Background()
+	db, err := e.OpenBoincDB(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, `SELECT id, name, appid FROM workunit
+		WHERE assimilate_state = ? AND canonical_resultid = 0 AND error_mask = 0 ORDER BY id`, boincdb.AssimilateInit)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	type wu struct {
+		id, app int64
+		name    string
+	}
+	var wus []wu
+	for rows.Next() {
+		var w wu
+		if err := rows.Scan(&w.id, &w.name, &w.app); err != nil {
+			tb.Fatal(err)
+		}
+		wus = append(wus, w)
+	}
+	rows.Close()
+	for _, w := range wus {
+		if fail != nil && fail(w.name) {
+			if _, err := db.ExecContext(ctx, `UPDATE workunit SET error_mask = ?, assimilate_state = ? WHERE id = ?`,
+				boincdb.ErrTooManyErrors, boincdb.AssimilateReady, w.id); err != nil {
+				tb.Fatal(err)
+			}
+			continue
+		}
+		var doc strings.Builder
+		var refs strings.Builder
+		for k, c := range []string{"4 5 6\n", "0.1 0.1 0.1\n", "log\n"} {
+			name := fmt.Sprintf("%s_0_r1804289383_%d", w.name, k)
+			p := e.Proj.UploadPath(name)
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+				tb.Fatal(err)
+			}
+			fmt.Fprintf(&doc, "<file_info>\n    <name>%s</name>\n</file_info>\n", name)
+			fmt.Fprintf(&refs, "    <file_ref>\n        <file_name>%s</file_name>\n        <open_name>out%d</open_name>\n    </file_ref>\n", name, k)
+		}
+		r := &boincdb.Result{WorkunitID: w.id, Name: w.name + "_0", ServerState: boincdb.ServerOver, Outcome: boincdb.OutcomeSuccess,
+			AppID: w.app, XMLDocIn: doc.String() + "<result>\n    <name>" + w.name + "_0</name>\n" + refs.String() + "</result>\n",
+			ValidateState: boincdb.ValidateValid, SizeClass: -1, ElapsedTime: 1}
+		if err := r.Insert(ctx, db); err != nil {
+			tb.Fatal(err)
+		}
+		if _, err := db.ExecContext(ctx, `UPDATE workunit SET canonical_resultid = ?, assimilate_state = ?, transition_time = ? WHERE id = ?`,
+			r.ID, boincdb.AssimilateReady, boincdb.Never, w.id); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return len(wus)
+}
+
+// boincCounts counts the stand-in's work units, and those ready for
+// assimilation.
+func boincCounts(tb testing.TB, e *engine.Engine) (total, ready int) {
+	tb.Helper()
+	db, err := e.OpenBoincDB(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.QueryRow(`SELECT count(*), coalesce(sum(CASE WHEN assimilate_state = 1 THEN 1 ELSE 0 END), 0) FROM workunit`).Scan(&total, &ready); err != nil {
+		tb.Fatal(err)
+	}
+	return total, ready
+}
+
+func newAssimilator(t testing.TB, e *engine.Engine) *engine.Assimilator {
+	t.Helper()
+	bdb, err := e.OpenBoincDB(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bdb.Close() })
+	return &engine.Assimilator{E: e, BDB: bdb, Batch: 7}
+}
+
+// nativeRoot makes a server root whose stand-in keeps BOINC's database in
+// the engine named (sqlite or mysql) and uses the native assimilator.
+func nativeRoot(t testing.TB, engineName string) *engine.Engine {
+	t.Helper()
+	ctx := context.Background()
+	root := t.TempDir()
+	o := setup.Options{Root: root, Exe: serverExe, URLBase: "http://127.0.0.1:1", Assimilator: setup.AssimNative}
+	if engineName == string(boincdb.MySQL) {
+		o.BoincDB = "mysql://" + mariadbtest.NewDB(t)
+	}
+	if _, err := setup.Init(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.Open(ctx, root, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+func forEngines(t *testing.T, f func(t *testing.T, e *engine.Engine, u store.User)) {
+	for _, name := range []string{string(boincdb.SQLite), string(boincdb.MySQL)} {
+		t.Run(name, func(t *testing.T) {
+			e := nativeRoot(t, name)
+			id, err := e.DB.AddUser(context.Background(), "alice", "hash-alice")
+			if err != nil {
+				t.Fatal(err)
+			}
+			f(t, e, store.User{ID: id, Name: "alice"})
+		})
+	}
+}
+
+func submitChains(t testing.TB, e *engine.Engine, u store.User, group string, n, steps int) wire.SubmitResponse {
+	t.Helper()
+	b := &benchEnv{tb: t, ctx: context.Background(), e: e, u: u}
+	return b.submit(b.request(group, n, steps))
+}
+
+func TestNativeAssimilatorAdvancesChains(t *testing.T) {
+	forEngines(t, func(t *testing.T, e *engine.Engine, u store.User) {
+		ctx := context.Background()
+		resp := submitChains(t, e, u, "g", 20, 3)
+		bad := resp.Chains[3].FirstWU
+		a := newAssimilator(t, e)
+		for step := 0; step < 3; step++ {
+			made := boincDone(t, e, func(wu string) bool { return wu == bad })
+			n, err := a.Pass(ctx)
+			if err != nil || n != made {
+				t.Fatalf("step %d: pass assimilated %d of %d, %v", step, n, made, err)
+			}
+			if n, err := a.Pass(ctx); err != nil || n != 0 {
+				t.Fatalf("step %d: a second pass assimilated %d, %v", step, n, err)
+			}
+		}
+		total, ready := boincCounts(t, e)
+		if total != 19*3+1 || ready != 0 {
+			t.Errorf("BOINC has %d work units (%d ready), want %d (0 ready)", total, ready, 19*3+1)
+		}
+		st, err := e.Status(ctx, u, "g", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range st.Chains {
+			want := wire.StateDone
+			if c.Name == resp.Chains[3].Name {
+				want = wire.StateFailed
+				if !strings.Contains(c.Error, "error mask 2") {
+					t.Errorf("failed chain's reason: %q", c.Error)
+				}
+			}
+			if c.State != want {
+				t.Errorf("chain %s: %s, want %s", c.Name, c.State, want)
+			}
+		}
+		r, err := e.Results(ctx, u, "g", "")
+		if err != nil || len(r.Files) != 19*3*3 {
+			t.Errorf("%d result files, want %d (%v)", len(r.Files), 19*3*3, err)
+		}
+	})
+}
+
+// A pass stopped after recording and before marking does it again: the
+// work units are ready again, their outputs are gone from BOINC's upload
+// hierarchy (taken), and no step is created twice.
+func TestNativeAssimilatorRedoesUnmarked(t *testing.T) {
+	forEngines(t, func(t *testing.T, e *engine.Engine, u store.User) {
+		ctx := context.Background()
+		submitChains(t, e, u, "g", 5, 2)
+		boincDone(t, e, nil)
+		a := newAssimilator(t, e)
+		if n, err := a.Pass(ctx); err != nil || n != 5 {
+			t.Fatalf("pass: %d, %v", n, err)
+		}
+		if _, err := a.BDB.ExecContext(ctx, `UPDATE workunit SET assimilate_state = 1 WHERE name LIKE '%-0-2-%'`); err != nil {
+			t.Fatal(err)
+		}
+		filepath.Walk(e.Proj.UploadDir, func(p string, fi os.FileInfo, err error) error {
+			if err == nil && !fi.IsDir() {
+				os.Remove(p) // BOINC's file deleter would not, but outputs may be gone
+			}
+			return nil
+		})
+		if n, err := newAssimilator(t, e).Pass(ctx); err != nil || n != 5 {
+			t.Fatalf("pass again: %d, %v", n, err)
+		}
+		if total, ready := boincCounts(t, e); total != 10 || ready != 0 {
+			t.Errorf("BOINC has %d work units (%d ready), want 10 (0 ready)", total, ready)
+		}
+	})
+}
+
+// Outputs missing, or no canonical result: the work unit waits for a
+// retry (logged), nothing is marked or lost, other work units go on.
+func TestNativeAssimilatorLeavesBrokenWorkUnits(t *testing.T) {
+	forEngines(t, func(t *testing.T, e *engine.Engine, u store.User) {
+		ctx := context.Background()
+		resp := submitChains(t, e, u, "g", 3, 2)
+		boincDone(t, e, nil)
+		missing := e.Proj.UploadPath(resp.Chains[0].FirstWU + "_0_r1804289383_0")
+		kept, err := os.ReadFile(missing)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(missing)
+		var log bytes.Buffer
+		a := newAssimilator(t, e)
+		a.Log = slog.New(slog.NewTextHandler(&log, nil))
+		if _, err := a.BDB.ExecContext(ctx, `UPDATE workunit SET canonical_resultid = 0 WHERE name = ?`, resp.Chains[1].FirstWU); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := a.Pass(ctx); err != nil || n != 1 {
+			t.Fatalf("pass: %d, %v", n, err)
+		}
+		for _, want := range []string{"output files of canonical result", "no canonical result"} {
+			if !strings.Contains(log.String(), want) {
+				t.Errorf("log lacks %q:\n%s", want, log.String())
+			}
+		}
+		if _, ready := boincCounts(t, e); ready != 2 {
+			t.Errorf("%d work units left ready, want 2", ready)
+		}
+		// Logged once; the next pass does not retry before its time.
+		log.Reset()
+		if n, err := a.Pass(ctx); err != nil || n != 0 || log.Len() != 0 {
+			t.Errorf("second pass: %d, %v, log %q", n, err, log.String())
+		}
+		// Repaired: a new daemon (or the retry) takes them.
+		os.WriteFile(missing, kept, 0o644)
+		if _, err := a.BDB.ExecContext(ctx, `UPDATE workunit SET canonical_resultid = (SELECT id FROM result WHERE name = ?) WHERE name = ?`,
+			resp.Chains[1].FirstWU+"_0", resp.Chains[1].FirstWU); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := newAssimilator(t, e).Pass(ctx); err != nil || n != 2 {
+			t.Errorf("after repair: %d, %v", n, err)
+		}
+	})
+}
+
+// TestNativeAssimilatorKill9 kills the assimilator daemon at random
+// moments, 50 times, while BOINC (played by the test) keeps finishing work
+// units; afterwards every chain is done with each step once.
+func TestNativeAssimilatorKill9(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow")
+	}
+	forEngines(t, func(t *testing.T, e *engine.Engine, u store.User) {
+		const chains, steps = 12, 30
+		ctx := context.Background()
+		submitChains(t, e, u, "g", chains, steps)
+		logPath := filepath.Join(t.TempDir(), "assimilator.log")
+		logf, err := os.Create(logPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer logf.Close()
+		start := func() *exec.Cmd {
+			cmd := exec.Command(serverExe, "assimilator", "--root", e.Root, "--sleep_interval", "0.01", "--batch", "5")
+			cmd.Stdout, cmd.Stderr = logf, logf
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			return cmd
+		}
+		busy := 0 // kills that found work units ready
+		for i := 0; i < 50; i++ {
+			boincDone(t, e, nil)
+			cmd := start()
+			time.Sleep(time.Duration(20+rand.IntN(200)) * time.Millisecond)
+			cmd.Process.Signal(syscall.SIGKILL)
+			cmd.Wait()
+			if _, ready := boincCounts(t, e); ready > 0 {
+				busy++
+			}
+		}
+		t.Logf("%d of 50 kills left work units ready", busy)
+		if total, _ := boincCounts(t, e); total <= chains {
+			t.Errorf("the killed daemons created no next step (%d work units): they were killed before doing anything", total)
+		} else {
+			t.Logf("the killed daemons created %d of %d work units", total-chains, chains*(steps-1))
+		}
+		deadline := time.Now().Add(2 * time.Minute)
+		for {
+			boincDone(t, e, nil)
+			cmd := exec.Command(serverExe, "assimilator", "--root", e.Root, "--one_pass")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("final pass: %v\n%s", err, out)
+			}
+			st, err := e.Status(ctx, u, "g", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := 0
+			for _, c := range st.Chains {
+				if c.State == wire.StateDone {
+					done++
+				}
+			}
+			if done == chains {
+				break
+			}
+			if time.Now().After(deadline) {
+				log, _ := os.ReadFile(logPath)
+				t.Fatalf("%d of %d chains done after the kills; log:\n%s", done, chains, tail(log, 4000))
+			}
+		}
+		total, ready := boincCounts(t, e)
+		if total != chains*steps || ready != 0 {
+			t.Errorf("BOINC has %d work units (%d ready), want %d: a step was created twice or lost", total, ready, chains*steps)
+		}
+		r, err := e.Results(ctx, u, "g", "")
+		if err != nil || len(r.Files) != chains*steps*3 {
+			t.Errorf("%d result files, want %d (%v)", len(r.Files), chains*steps*3, err)
+		}
+	})
+}
+
+func tail(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}
