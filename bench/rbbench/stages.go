@@ -359,6 +359,7 @@ func (b *bench) stageHook() error {
 	seqTime := time.Since(t0)
 	perMed := median(per)
 	seqRate := rate(len(seq), seqTime)
+	b.hookRate = seqRate
 	b.add(row{
 		Target:   ">= 200 chains/s through the hook (ingest outputs, create the next step); one process per work unit, as script_assimilator runs it, until every next work unit exists",
 		Measured: fmt.Sprintf("%.0f chains/s (%s calls in %s, %s per call, median, CPU %s per call; every next work unit created %s after the last call returned, by the server's creator in %s)", seqRate, count(len(seq)), ms(callsTime), ms(perMed), ms(cpu/time.Duration(len(seq))), ms(seqTime-callsTime), b.cwRuns()),

@@ -3,7 +3,6 @@ package engine_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rboinc/rboinc/internal/boinctest"
 	"github.com/rboinc/rboinc/internal/mariadbtest"
 	"github.com/rboinc/rboinc/workflow/boincdb"
 	"github.com/rboinc/rboinc/workflow/engine"
@@ -23,69 +23,19 @@ import (
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 
-// boincDone plays BOINC's volunteer, validator and transitioner for every
-// work unit of the stand-in not decided yet: a canonical result whose three
-// langevin outputs are in the upload hierarchy, made ready for
-// assimilation (with fail(name), error mask 2 instead). It returns how
-// many it made ready.
+// boincDone finishes the stand-in's undecided work units (boinctest).
 func boincDone(tb testing.TB, e *engine.Engine, fail func(string) bool) int {
 	tb.Helper()
-	ctx := context.Background()
-	db, err := e.OpenBoincDB(ctx)
+	db, err := e.OpenBoincDB(context.Background())
 	if err != nil {
 		tb.Fatal(err)
 	}
 	defer db.Close()
-	rows, err := db.QueryContext(ctx, `SELECT id, name, appid FROM workunit
-		WHERE assimilate_state = ? AND canonical_resultid = 0 AND error_mask = 0 ORDER BY id`, boincdb.AssimilateInit)
+	n, err := boinctest.FinishAll(context.Background(), db, e.Proj, fail)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	type wu struct {
-		id, app int64
-		name    string
-	}
-	var wus []wu
-	for rows.Next() {
-		var w wu
-		if err := rows.Scan(&w.id, &w.name, &w.app); err != nil {
-			tb.Fatal(err)
-		}
-		wus = append(wus, w)
-	}
-	rows.Close()
-	for _, w := range wus {
-		if fail != nil && fail(w.name) {
-			if _, err := db.ExecContext(ctx, `UPDATE workunit SET error_mask = ?, assimilate_state = ? WHERE id = ?`,
-				boincdb.ErrTooManyErrors, boincdb.AssimilateReady, w.id); err != nil {
-				tb.Fatal(err)
-			}
-			continue
-		}
-		var doc strings.Builder
-		var refs strings.Builder
-		for k, c := range []string{"4 5 6\n", "0.1 0.1 0.1\n", "log\n"} {
-			name := fmt.Sprintf("%s_0_r1804289383_%d", w.name, k)
-			p := e.Proj.UploadPath(name)
-			os.MkdirAll(filepath.Dir(p), 0o755)
-			if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
-				tb.Fatal(err)
-			}
-			fmt.Fprintf(&doc, "<file_info>\n    <name>%s</name>\n</file_info>\n", name)
-			fmt.Fprintf(&refs, "    <file_ref>\n        <file_name>%s</file_name>\n        <open_name>out%d</open_name>\n    </file_ref>\n", name, k)
-		}
-		r := &boincdb.Result{WorkunitID: w.id, Name: w.name + "_0", ServerState: boincdb.ServerOver, Outcome: boincdb.OutcomeSuccess,
-			AppID: w.app, XMLDocIn: doc.String() + "<result>\n    <name>" + w.name + "_0</name>\n" + refs.String() + "</result>\n",
-			ValidateState: boincdb.ValidateValid, SizeClass: -1, ElapsedTime: 1}
-		if err := r.Insert(ctx, db); err != nil {
-			tb.Fatal(err)
-		}
-		if _, err := db.ExecContext(ctx, `UPDATE workunit SET canonical_resultid = ?, assimilate_state = ?, transition_time = ? WHERE id = ?`,
-			r.ID, boincdb.AssimilateReady, boincdb.Never, w.id); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	return len(wus)
+	return n
 }
 
 // boincCounts counts the stand-in's work units, and those ready for
