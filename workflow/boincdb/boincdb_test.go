@@ -232,3 +232,49 @@ func FuzzOutputFiles(f *testing.F) {
 		}
 	})
 }
+
+// TestReport reads back, on both engines, what BOINC did with work units:
+// results by state, turnaround, priorities, per-result detail.
+func TestReport(t *testing.T) {
+	engines(t, func(t *testing.T, db *DB) {
+		ctx := context.Background()
+		app, _ := AddApp(ctx, db, "rbtest")
+		mk := func(name string, created int64, prio int, assim int) int64 {
+			w := &Workunit{CreateTime: created, AppID: app, Name: name, SizeClass: -1, Priority: prio, AssimilateState: assim, TransitionTime: Never}
+			if err := w.Insert(ctx, db); err != nil {
+				t.Fatal(err)
+			}
+			return w.ID
+		}
+		res := func(wu int64, name string, state, outcome int, received int64, exit int) int64 {
+			r := &Result{WorkunitID: wu, Name: name, ServerState: state, Outcome: outcome, ReceivedTime: received, ExitStatus: exit, HostID: 3, SizeClass: -1}
+			if err := r.Insert(ctx, db); err != nil {
+				t.Fatal(err)
+			}
+			return r.ID
+		}
+		a := mk("a", 1000, 5, AssimilateDone)
+		ca := res(a, "a_0", ServerOver, OutcomeSuccess, 4600, 0)
+		res(a, "a_1", ServerOver, OutcomeClientError, 2000, -177)
+		db.ExecContext(ctx, `UPDATE workunit SET canonical_resultid = ? WHERE id = ?`, ca, a)
+		b := mk("b", 2000, 9, AssimilateInit)
+		res(b, "b_0", ServerInProgress, OutcomeInit, 0, 0)
+		res(b, "b_1", ServerUnsent, OutcomeInit, 0, 0)
+		mk("c", 3000, 2, AssimilateInit)
+		r, err := db.Report(ctx, []string{"a", "b", "c", "not-in-boinc"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.WorkUnits != 3 || r.Unsent != 1 || r.InProgress != 1 || r.Success != 1 || r.Error != 1 || r.Decided != 1 ||
+			r.TurnaroundAvg != 3600 || r.TurnaroundMax != 3600 || *r.PriorityMin != 2 || *r.PriorityMax != 9 {
+			t.Errorf("Report = %+v", r)
+		}
+		got, err := db.Results(ctx, []string{"a", "c"})
+		if err != nil || len(got["a"]) != 2 || len(got["c"]) != 0 {
+			t.Fatalf("Results = %+v, %v", got, err)
+		}
+		if e := got["a"][1]; e.State != "error" || e.ExitStatus != -177 || e.HostID != 3 {
+			t.Errorf("error result: %+v", e)
+		}
+	})
+}

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -86,6 +87,37 @@ func (c *Client) Status(ctx context.Context, group, name string) (*wire.StatusRe
 	}
 	return &r, nil
 }
+
+// StatusBoinc is Status with, for each running chain, its current work
+// unit's results in BOINC (as far as the server can read BOINC's database).
+func (c *Client) StatusBoinc(ctx context.Context, group, name string) (*wire.StatusResponse, error) {
+	var r wire.StatusResponse
+	q := groupQuery(group, name)
+	q.Set("boinc", "1")
+	if err := c.call(ctx, http.MethodGet, wire.PathStatus, q, nil, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// GridStatus reports the user's groups (or one): chains by state and
+// BOINC's counts of their work units. A server without it answers
+// ErrNoGridStatus.
+func (c *Client) GridStatus(ctx context.Context, group string) (*wire.GridStatusResponse, error) {
+	var r wire.GridStatusResponse
+	err := c.call(ctx, http.MethodGet, wire.PathGridStatus, groupQuery(group, ""), nil, &r)
+	var ae *APIError
+	if errors.As(err, &ae) && ae.Code == "" && (ae.Status == http.StatusNotFound || ae.Status == http.StatusMethodNotAllowed) {
+		return nil, ErrNoGridStatus
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// ErrNoGridStatus: the server predates PathGridStatus.
+var ErrNoGridStatus = errors.New("the server has no grid status")
 
 // Stop stops a group, or one chain of it: no further steps are created.
 func (c *Client) Stop(ctx context.Context, ref wire.ChainRef) (*wire.CountResponse, error) {

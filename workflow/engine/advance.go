@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/rboinc/rboinc/workflow/boinc"
+	"github.com/rboinc/rboinc/workflow/boincdb"
 	"github.com/rboinc/rboinc/workflow/naming"
 	"github.com/rboinc/rboinc/workflow/pool"
 	"github.com/rboinc/rboinc/workflow/spool"
@@ -78,7 +79,7 @@ func (e *Engine) recordInto(ctx context.Context, call boinc.HookCall, durable bo
 		return up
 	}
 	if call.Error {
-		reason := fmt.Sprintf("work unit %s failed in BOINC (error mask %d: %s)", call.WUName, call.ErrorMask, errorMaskText(call.ErrorMask))
+		reason := fmt.Sprintf("work unit %s failed in BOINC (error mask %d: %s)", call.WUName, call.ErrorMask, boincdb.ErrorMaskText(call.ErrorMask))
 		e.Log.Warn("chain failed", "chain", c.Name, "group", c.Group, "reason", reason)
 		return e.DB.FailChain(ctx, c.ID, s.Step, reason)
 	}
@@ -186,25 +187,4 @@ func (e *Engine) startStep(ctx context.Context, c store.Chain, s store.Step) err
 	}
 	e.Log.Info("next step created", "wu", s.WU)
 	return nil
-}
-
-// errorMaskText spells out BOINC's WU error_mask bits.
-func errorMaskText(m int) string {
-	names := []struct {
-		bit  int
-		text string
-	}{{1, "couldn't send"}, {2, "too many error results"}, {4, "too many success results"}, {8, "too many total results"}, {16, "cancelled"}, {32, "no canonical result"}}
-	out := ""
-	for _, n := range names {
-		if m&n.bit != 0 {
-			if out != "" {
-				out += ", "
-			}
-			out += n.text
-		}
-	}
-	if out == "" {
-		return "unknown"
-	}
-	return out
 }

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/rboinc/rboinc/workflow/boinc"
+	"github.com/rboinc/rboinc/workflow/boincdb"
 	"github.com/rboinc/rboinc/workflow/pool"
 	"github.com/rboinc/rboinc/workflow/store"
 	"github.com/rboinc/rboinc/workflow/templates"
@@ -150,6 +151,10 @@ type Engine struct {
 
 	// lastSweep is when Collect last swept temporary files (UnixNano).
 	lastSweep atomic.Int64
+
+	// bdb is BOINC's database, for status views (boincDB).
+	bdbMu sync.Mutex
+	bdb   *boincdb.DB
 }
 
 // Open opens the engine of a server root.
@@ -181,8 +186,16 @@ func Open(ctx context.Context, root string, log *slog.Logger) (*Engine, error) {
 	}, nil
 }
 
-// Close releases the database.
-func (e *Engine) Close() error { return e.DB.Close() }
+// Close releases the databases.
+func (e *Engine) Close() error {
+	e.bdbMu.Lock()
+	if e.bdb != nil {
+		e.bdb.Close()
+		e.bdb = nil
+	}
+	e.bdbMu.Unlock()
+	return e.DB.Close()
+}
 
 // Paths inside the server root.
 func (e *Engine) resultsDir(userUpper, group string) string {

@@ -75,7 +75,17 @@ func (s *Server) Handler() http.Handler {
 	}))
 	mux.HandleFunc("POST "+api+wire.PathSubmit, s.withUser(post(s, s.submit)))
 	mux.HandleFunc("POST "+api+wire.PathSubmitInline, s.withUser(s.submitInline))
-	mux.HandleFunc("GET "+api+wire.PathStatus, s.withUser(get(s, s.E.Status)))
+	mux.HandleFunc("GET "+api+wire.PathStatus, s.withUser(func(w http.ResponseWriter, r *http.Request, u store.User) {
+		q := r.URL.Query()
+		if q.Get("boinc") == "1" {
+			s.answer(w, r)(s.E.StatusBoinc(r.Context(), u, q.Get("group"), q.Get("name")))
+			return
+		}
+		s.answer(w, r)(s.E.Status(r.Context(), u, q.Get("group"), q.Get("name")))
+	}))
+	mux.HandleFunc("GET "+api+wire.PathGridStatus, s.withUser(func(w http.ResponseWriter, r *http.Request, u store.User) {
+		s.answer(w, r)(s.E.GridStatus(r.Context(), u, r.URL.Query().Get("group")))
+	}))
 	mux.HandleFunc("POST "+api+wire.PathStop, s.withUser(post(s, s.E.Stop)))
 	mux.HandleFunc("POST "+api+wire.PathPurge, s.withUser(post(s, s.E.Purge)))
 	mux.HandleFunc("GET "+api+wire.PathResults, s.withUser(get(s, s.E.Results)))
