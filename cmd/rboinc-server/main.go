@@ -123,22 +123,33 @@ func app(log *slog.Logger) *cli.App {
 				Subcommands: []*cli.Command{
 					{
 						Name: "add", Usage: "create a user and print its token", ArgsUsage: "NAME",
-						Flags: []cli.Flag{rootFlag},
+						Flags: []cli.Flag{rootFlag, boincUserFlag},
 						Action: func(c *cli.Context) error {
 							name := c.Args().First()
 							if c.NArg() != 1 {
-								return usagef("usage: rboinc-server user add --root DIR NAME")
+								return usagef("usage: rboinc-server user add --root DIR [--boinc-user ID] NAME")
+							}
+							if c.IsSet("boinc-user") {
+								if err := checkBoincUser(c); err != nil {
+									return err
+								}
 							}
 							return withDB(c, func(db *store.DB) error {
 								tok, err := addUser(c.Context, absRoot(c.String("root")), db, name)
 								if err != nil {
 									return err
 								}
+								if c.IsSet("boinc-user") {
+									if err := db.SetBoincUser(c.Context, name, c.Int64("boinc-user")); err != nil {
+										return err
+									}
+								}
 								fmt.Println(tok)
 								return nil
 							})
 						},
 					},
+					linkCommand(),
 					{
 						Name: "list", Usage: "list users", Flags: []cli.Flag{rootFlag},
 						Action: func(c *cli.Context) error {
@@ -148,6 +159,10 @@ func app(log *slog.Logger) *cli.App {
 									state := "active"
 									if u.Disabled {
 										state = "disabled"
+									}
+									if u.BoincUserID != 0 {
+										fmt.Printf("%s\t%s\tboinc user %d\n", u.Name, state, u.BoincUserID)
+										continue
 									}
 									fmt.Printf("%s\t%s\n", u.Name, state)
 								}

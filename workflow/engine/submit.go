@@ -45,6 +45,13 @@ type strictNamesKey struct{}
 // request came with them (nil otherwise).
 func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitRequest, inline io.Reader) (_ wire.SubmitResponse, err error) {
 	resp := wire.SubmitResponse{DryRun: req.Options.DryRun}
+	if req.Options.AssignUserAll == wire.AssignSelf {
+		// The submitter's own BOINC account.
+		if u.BoincUserID == 0 {
+			return resp, errf(KindBadRequest, "-assign_user_all me: user %s is linked to no BOINC account (an administrator links it with `rboinc-server user link %s --boinc-user ID`)", u.Name, u.Name)
+		}
+		req.Options.AssignUserAll = u.BoincUserID
+	}
 	params, prio, nsteps, err := e.checkSubmit(req)
 	if err != nil {
 		return resp, err

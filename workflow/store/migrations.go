@@ -16,4 +16,8 @@ var migrations = []migration{
 	// A submission identical to an accepted one (its answer lost) is
 	// answered with the chains it made (Chain.Digest; '' for older chains).
 	{version: 3, name: "submission digest of each chain", sql: `ALTER TABLE chains ADD COLUMN digest TEXT NOT NULL DEFAULT '';`},
+	// A user may be linked to a BOINC account, whose authenticator then
+	// logs in as them (0: not linked).
+	{version: 4, name: "BOINC account of each user", sql: `ALTER TABLE users ADD COLUMN boinc_user_id INTEGER NOT NULL DEFAULT 0;
+CREATE UNIQUE INDEX IF NOT EXISTS users_boinc ON users(boinc_user_id) WHERE boinc_user_id != 0;`},
 }

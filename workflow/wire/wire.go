@@ -29,6 +29,10 @@ const (
 	DAVPrefix = "/DAV/"
 )
 
+// AssignSelf as Options.AssignUserAll assigns the work to the submitter's
+// own BOINC account (rboinc-submit -assign_user_all me).
+const AssignSelf = -1
+
 // PathSubmitInline is PathSubmit with contents in the same body: the
 // SubmitRequest as one line of JSON ending in '\n', then the bytes of each
 // SubmitRequest.Inline content, in that order, back to back. Servers older
@@ -136,7 +140,7 @@ type Options struct {
 	TargetNResults int     `json:"target_nresults,omitempty"`
 	MinQuorum      int     `json:"min_quorum,omitempty"`
 	Batch          int64   `json:"batch,omitempty"`
-	AssignUserAll  int64   `json:"assign_user_all,omitempty"`
+	AssignUserAll  int64   `json:"assign_user_all,omitempty"` // AssignSelf: the submitter's own linked BOINC account
 	DryRun         bool    `json:"dry_run,omitempty"`
 }
 
