@@ -183,6 +183,19 @@ func install(ctx context.Context, installDB, dir, datadir string) error {
 	if _, err := os.Stat(filepath.Join(datadir, installedMarker)); err == nil {
 		return nil
 	}
+	// A bootstrap can fail on a loaded machine (many test binaries each
+	// installing a server at once); a second try in a fresh directory is
+	// cheap, and a lasting failure still shows.
+	var err error
+	for try := 0; try < 3; try++ {
+		if err = installOnce(ctx, installDB, dir, datadir); err == nil || ctx.Err() != nil {
+			return err
+		}
+	}
+	return err
+}
+
+func installOnce(ctx context.Context, installDB, dir, datadir string) error {
 	if err := os.RemoveAll(datadir); err != nil {
 		return err
 	}
@@ -218,7 +231,7 @@ func install(ctx context.Context, installDB, dir, datadir string) error {
 		return fmt.Errorf("%s into %s: %w", filepath.Base(installDB), datadir, ctxErr)
 	}
 	if err != nil {
-		return fmt.Errorf("%s into %s: %v; end of %s:\n%s", filepath.Base(installDB), datadir, err, logPath, tail(logPath, 0))
+		return fmt.Errorf("%s into %s: %v; %s says:\n%s", filepath.Base(installDB), datadir, err, logPath, errorLines(logPath))
 	}
 	return os.WriteFile(filepath.Join(datadir, installedMarker), nil, 0o644)
 }
@@ -404,4 +417,23 @@ func tail(path string, offset int64) string {
 		lines = lines[len(lines)-maxLines:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// errorLines are the lines of a log that report errors, or its end when
+// none does (mariadb-install-db ends every failure with the same advice).
+func errorLines(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	var out []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.Contains(l, "ERROR") || strings.Contains(l, "rror:") {
+			out = append(out, l)
+		}
+	}
+	if len(out) == 0 {
+		return tail(path, 0)
+	}
+	return strings.Join(out, "\n")
 }

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -306,4 +307,60 @@ func tail(b []byte, n int) string {
 		b = b[len(b)-n:]
 	}
 	return string(b)
+}
+
+// TestAssimilatorWaitsForTheDatabase: with BOINC's database unreachable
+// (a port nothing listens on) or its credentials wrong, the daemon logs
+// the reason, does not spin, and stops when told; --one_pass fails.
+func TestAssimilatorWaitsForTheDatabase(t *testing.T) {
+	for _, c := range []struct{ name, url string }{
+		{"unreachable", "mysql://u:secret@tcp(127.0.0.1:1)/boinc"},
+		{"credentials", ""}, // filled below: a real server, a wrong password
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := nativeRoot(t, string(boincdb.SQLite))
+			url := c.url
+			if url == "" {
+				dsn := mariadbtest.NewDB(t)
+				user, rest, _ := strings.Cut(dsn, ":")
+				_, addr, _ := strings.Cut(rest, "@")
+				url = "mysql://" + user + ":wrong@" + addr
+			}
+			e.Proj.DBURL = url
+			var log bytes.Buffer
+			e.Log = slog.New(slog.NewTextHandler(&lockedWriter{w: &log}, nil))
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			defer cancel()
+			t0 := time.Now()
+			if err := e.RunAssimilator(ctx, engine.AssimilatorOptions{Sleep: 10 * time.Millisecond}); err != nil {
+				t.Fatalf("RunAssimilator: %v", err)
+			}
+			if d := time.Since(t0); d > 5*time.Second {
+				t.Errorf("stopped %v after its context", d-3*time.Second)
+			}
+			text := log.String()
+			if n := strings.Count(text, "level=ERROR"); n < 1 || n > 3 {
+				t.Errorf("%d error lines in 3 s (want one, not one per try):\n%s", n, text)
+			}
+			if !strings.Contains(text, "cannot use BOINC's database") || strings.Contains(text, "secret") || strings.Contains(text, ":wrong@") {
+				t.Errorf("log:\n%s", text)
+			}
+			err := e.RunAssimilator(context.Background(), engine.AssimilatorOptions{OnePass: true})
+			if err == nil || !strings.Contains(err.Error(), "BOINC database") {
+				t.Errorf("one pass: %v", err)
+			}
+		})
+	}
+}
+
+// lockedWriter serializes writes to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
