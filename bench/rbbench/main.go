@@ -44,7 +44,7 @@ type sizes struct {
 	NativeMem  int   // ... and many more, for its memory
 }
 
-var fullSizes = sizes{Big: 1 << 30, Submit: 1000, Hook: 200, HookPar: 200, HookInproc: 200,
+var fullSizes = sizes{Big: 1 << 30, Submit: 2000, Hook: 200, HookPar: 200, HookInproc: 200,
 	RetrFiles: 10000, RetrSize: 100000, Status: 10000, Total: 150000, Batch: 10000, Native: 2000, NativeMem: 100000}
 
 var shortSizes = sizes{Big: 16 << 20, Submit: 100, Hook: 10, HookPar: 10, HookInproc: 20,

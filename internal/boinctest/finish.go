@@ -7,6 +7,7 @@ package boinctest
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -48,37 +49,51 @@ func FinishAll(ctx context.Context, db *boincdb.DB, p *boinc.Project, fail func(
 	if err := rows.Err(); err != nil {
 		return 0, err
 	}
-	for _, w := range wus {
-		if fail != nil && fail(w.name) {
-			if _, err := db.ExecContext(ctx, `UPDATE workunit SET error_mask = ?, assimilate_state = ? WHERE id = ?`,
-				boincdb.ErrTooManyErrors, boincdb.AssimilateReady, w.id); err != nil {
-				return 0, err
+	// One transaction per thousand work units, as a busy project's daemons
+	// would commit them.
+	for start := 0; start < len(wus); start += 1000 {
+		part := wus[start:min(start+1000, len(wus))]
+		err := db.Tx(ctx, func(tx *sql.Tx) error {
+			for _, w := range part {
+				if err := finish(ctx, tx, p, w.id, w.app, w.name, fail); err != nil {
+					return err
+				}
 			}
-			continue
-		}
-		var infos, refs strings.Builder
-		for k, c := range Outputs {
-			name := fmt.Sprintf("%s_0_r1804289383_%d", w.name, k)
-			path := p.UploadPath(name)
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				return 0, err
-			}
-			if err := os.WriteFile(path, []byte(c), 0o644); err != nil {
-				return 0, err
-			}
-			fmt.Fprintf(&infos, "<file_info>\n    <name>%s</name>\n</file_info>\n", name)
-			fmt.Fprintf(&refs, "    <file_ref>\n        <file_name>%s</file_name>\n        <open_name>out%d</open_name>\n    </file_ref>\n", name, k)
-		}
-		r := &boincdb.Result{WorkunitID: w.id, Name: w.name + "_0", ServerState: boincdb.ServerOver, Outcome: boincdb.OutcomeSuccess,
-			AppID: w.app, XMLDocIn: infos.String() + "<result>\n    <name>" + w.name + "_0</name>\n" + refs.String() + "</result>\n",
-			ValidateState: boincdb.ValidateValid, SizeClass: -1, ElapsedTime: 1}
-		if err := r.Insert(ctx, db); err != nil {
-			return 0, err
-		}
-		if _, err := db.ExecContext(ctx, `UPDATE workunit SET canonical_resultid = ?, assimilate_state = ?, transition_time = ? WHERE id = ?`,
-			r.ID, boincdb.AssimilateReady, boincdb.Never, w.id); err != nil {
+			return nil
+		})
+		if err != nil {
 			return 0, err
 		}
 	}
 	return len(wus), nil
+}
+
+func finish(ctx context.Context, tx *sql.Tx, p *boinc.Project, id, app int64, name string, fail func(string) bool) error {
+	if fail != nil && fail(name) {
+		_, err := tx.ExecContext(ctx, `UPDATE workunit SET error_mask = ?, assimilate_state = ? WHERE id = ?`,
+			boincdb.ErrTooManyErrors, boincdb.AssimilateReady, id)
+		return err
+	}
+	var infos, refs strings.Builder
+	for k, c := range Outputs {
+		out := fmt.Sprintf("%s_0_r1804289383_%d", name, k)
+		path := p.UploadPath(out)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(path, []byte(c), 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(&infos, "<file_info>\n    <name>%s</name>\n</file_info>\n", out)
+		fmt.Fprintf(&refs, "    <file_ref>\n        <file_name>%s</file_name>\n        <open_name>out%d</open_name>\n    </file_ref>\n", out, k)
+	}
+	r := &boincdb.Result{WorkunitID: id, Name: name + "_0", ServerState: boincdb.ServerOver, Outcome: boincdb.OutcomeSuccess,
+		AppID: app, XMLDocIn: infos.String() + "<result>\n    <name>" + name + "_0</name>\n" + refs.String() + "</result>\n",
+		ValidateState: boincdb.ValidateValid, SizeClass: -1, ElapsedTime: 1}
+	if err := r.Insert(ctx, tx); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE workunit SET canonical_resultid = ?, assimilate_state = ?, transition_time = ? WHERE id = ?`,
+		r.ID, boincdb.AssimilateReady, boincdb.Never, id)
+	return err
 }

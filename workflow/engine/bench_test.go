@@ -123,7 +123,7 @@ func perSecond(b *testing.B, n int, d time.Duration, unit string) {
 // BenchmarkSubmit: one request of many chains sharing most inputs, uploads
 // taken into the pool, one create_work run (target: >= 500 chains/s).
 func BenchmarkSubmit(b *testing.B) {
-	n := benchSize(1000, 50)
+	n := benchSize(2000, 50)
 	env := newBenchEnv(b)
 	var total time.Duration
 	for i := 0; i < b.N; i++ {
