@@ -38,8 +38,11 @@ func ForProject(p *boinc.Project, standin bool) (Target, error) {
 	if p.DB.Name != "" {
 		return fromFields(p.DB), nil
 	}
-	if standin {
-		return Target{Engine: SQLite, DSN: filepath.Join(p.Dir, StandinFile)}, nil
+	// The stand-in keeps its own file, also when a root serves it as a
+	// real project (--boinc-project pointing at one).
+	file := filepath.Join(p.Dir, StandinFile)
+	if _, err := os.Stat(file); standin || err == nil {
+		return Target{Engine: SQLite, DSN: file}, nil
 	}
 	return Target{}, fmt.Errorf("%s names no database (db_name, or rboinc_db_url)", filepath.Join(p.Dir, "config.xml"))
 }
