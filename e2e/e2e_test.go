@@ -121,6 +121,7 @@ func runScripts(t *testing.T, mode string, more ...func(*testscript.Env)) {
 			"rbstripurl":  cmdStripURL,
 			"rbsql":       cmdSQL,
 			"rbexit":      cmdExit,
+			"rbjsonset":   cmdJSONSet,
 		},
 	})
 }

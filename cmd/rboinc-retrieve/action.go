@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/rboinc/rboinc/workflow/client"
@@ -33,7 +34,7 @@ func action(c *cli.Context) error {
 			return client.Usagef("-name needs -group")
 		}
 	}
-	if group == "" && !c.Bool("status") && !c.Bool("gridstatus") {
+	if group == "" && !c.Bool("status") && !c.Bool("gridstatus") && !c.Bool("watch") {
 		return client.Usagef("missing mandatory option -group (see -help)")
 	}
 	if c.Bool("purge") && (c.IsSet("into") || c.IsSet("intotree")) {
@@ -44,11 +45,30 @@ func action(c *cli.Context) error {
 		return err
 	}
 	ref := wire.ChainRef{Group: group, Name: name}
+	var extend int
+	if c.IsSet("extend") {
+		n, err := strconv.Atoi(strings.TrimSpace(c.String("extend")))
+		if err != nil || n < 1 || n > engineMaxExtend {
+			return client.Usagef("-extend takes a number of steps from 1 to %d, not %q", engineMaxExtend, c.String("extend"))
+		}
+		extend = n
+	}
 	switch {
 	case c.Bool("purge"):
 		return change(c, "purge", "Purge", ref, cl.Purge)
 	case c.Bool("stop"):
+		ref.Cancel = c.Bool("cancel")
 		return change(c, "stop", "Stop", ref, cl.Stop)
+	case c.Bool("abort"):
+		return change(c, "abort", "Abort", ref, cl.Abort)
+	case c.Bool("resume"):
+		return change(c, "resume", "Resume", ref, cl.Resume)
+	case extend > 0:
+		return change(c, "extend", fmt.Sprintf("Add %d step(s) to", extend), ref, func(ctx context.Context, ref wire.ChainRef) (*wire.CountResponse, error) {
+			return cl.Extend(ctx, wire.ExtendRequest{ChainRef: ref, Steps: extend})
+		})
+	case c.Bool("watch"):
+		return watch(c, cl, group)
 	case c.Bool("status"):
 		return status(c, cl, ref)
 	case c.Bool("gridstatus"):
@@ -57,7 +77,11 @@ func action(c *cli.Context) error {
 	return retrieve(c, cl, ref)
 }
 
-// change asks for confirmation, then stops or purges.
+// engineMaxExtend is the server's bound on one -extend (engine.MaxExtend).
+const engineMaxExtend = 100000
+
+// change asks for confirmation, then stops, aborts, resumes, extends or
+// purges.
 func change(c *cli.Context, verb, Verb string, ref wire.ChainRef,
 	do func(ctx context.Context, ref wire.ChainRef) (*wire.CountResponse, error)) error {
 	what := "group " + ref.Group

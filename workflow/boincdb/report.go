@@ -2,7 +2,10 @@ package boincdb
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/rboinc/rboinc/workflow/wire"
 )
@@ -141,4 +144,40 @@ func (d *DB) Results(ctx context.Context, wuNames []string) (map[string][]wire.B
 		wuNames = wuNames[n:]
 	}
 	return out, nil
+}
+
+// FailureDetail says what the failing results of a work unit reported:
+// the last error result's exit status and the last lines of its stderr
+// (BOINC's stderr_out). found is false when there is no error result.
+func (d *DB) FailureDetail(ctx context.Context, wu string) (exitStatus int, stderrTail string, found bool, err error) {
+	var out []byte
+	err = d.QueryRowContext(ctx, `SELECT r.exit_status, r.stderr_out FROM result r JOIN workunit w ON w.id = r.workunitid
+		WHERE w.name = ? AND r.server_state = ? AND r.outcome IN (?, ?, ?) ORDER BY r.id DESC LIMIT 1`,
+		wu, ServerOver, OutcomeClientError, OutcomeNoReply, OutcomeValidateError).Scan(&exitStatus, &out)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, "", false, nil
+	}
+	if err != nil {
+		return 0, "", false, err
+	}
+	return exitStatus, lastLines(string(out), 3, 300), true, nil
+}
+
+// lastLines is the end of a text: its last n non-empty lines, at most max
+// bytes, on one line.
+func lastLines(s string, n, max int) string {
+	var keep []string
+	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			keep = append(keep, l)
+		}
+	}
+	if len(keep) > n {
+		keep = keep[len(keep)-n:]
+	}
+	out := strings.Join(keep, " | ")
+	if len(out) > max {
+		out = "..." + out[len(out)-max:]
+	}
+	return out
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
+	"time"
 
 	"github.com/rboinc/rboinc/workflow/wire"
 )
@@ -150,6 +152,46 @@ func (c *Client) Results(ctx context.Context, group, name string) (*wire.Results
 func (c *Client) Ack(ctx context.Context, req wire.AckRequest) (*wire.CountResponse, error) {
 	var r wire.CountResponse
 	if err := c.call(ctx, http.MethodPost, wire.PathAck, nil, req, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// Resume sets stopped, failed or aborted chains running again.
+func (c *Client) Resume(ctx context.Context, ref wire.ChainRef) (*wire.CountResponse, error) {
+	return c.count(ctx, wire.PathResume, ref)
+}
+
+// Abort stops chains and cancels their work units in BOINC.
+func (c *Client) Abort(ctx context.Context, ref wire.ChainRef) (*wire.CountResponse, error) {
+	return c.count(ctx, wire.PathAbort, ref)
+}
+
+// Extend adds steps to chains.
+func (c *Client) Extend(ctx context.Context, req wire.ExtendRequest) (*wire.CountResponse, error) {
+	return c.count(ctx, wire.PathExtend, req)
+}
+
+func (c *Client) count(ctx context.Context, path string, body any) (*wire.CountResponse, error) {
+	var r wire.CountResponse
+	if err := c.call(ctx, http.MethodPost, path, nil, body, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// Events waits up to wait for the user's events after id (after < 0: none,
+// only the newest id, to start from).
+func (c *Client) Events(ctx context.Context, after int64, wait time.Duration) (*wire.EventsResponse, error) {
+	q := url.Values{}
+	if after >= 0 {
+		q.Set("after", strconv.FormatInt(after, 10))
+	}
+	if wait > 0 {
+		q.Set("wait", wait.String())
+	}
+	var r wire.EventsResponse
+	if err := c.call(ctx, http.MethodGet, wire.PathEvents, q, nil, &r); err != nil {
 		return nil, err
 	}
 	return &r, nil

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 
 	"github.com/rboinc/rboinc/workflow/boinc"
-	"github.com/rboinc/rboinc/workflow/boincdb"
 	"github.com/rboinc/rboinc/workflow/naming"
 	"github.com/rboinc/rboinc/workflow/pool"
 	"github.com/rboinc/rboinc/workflow/spool"
@@ -64,6 +63,12 @@ func (e *Engine) recordInto(ctx context.Context, call boinc.HookCall, durable bo
 	}
 	c, s, err := e.DB.StepByWU(ctx, call.WUName)
 	if errors.Is(err, store.ErrNotFound) {
+		if earlier, eerr := e.DB.EarlierAttempt(ctx, call.WUName); eerr != nil {
+			return eerr
+		} else if earlier {
+			e.Log.Info("hook called for an earlier attempt of a step; nothing to do", "wu", call.WUName)
+			return nil
+		}
 		if w, perr := naming.ParseWU(call.WUName); perr == nil && !call.Error && len(call.Files) > 0 {
 			// rboinc's shape, but no step of ours: BOINC deletes the outputs
 			// once the hook returns, so they are kept for a person to look at.
@@ -79,9 +84,7 @@ func (e *Engine) recordInto(ctx context.Context, call boinc.HookCall, durable bo
 		return up
 	}
 	if call.Error {
-		reason := fmt.Sprintf("work unit %s failed in BOINC (error mask %d: %s)", call.WUName, call.ErrorMask, boincdb.ErrorMaskText(call.ErrorMask))
-		e.Log.Warn("chain failed", "chain", c.Name, "group", c.Group, "reason", reason)
-		return e.DB.FailChain(ctx, c.ID, s.Step, reason)
+		return e.stepFailed(ctx, c, s, call)
 	}
 	if s.State == "done" || s.State == "failed" {
 		return e.resumeNext(ctx, c, s.Step)
@@ -134,7 +137,9 @@ func (e *Engine) recordInto(ctx context.Context, call boinc.HookCall, durable bo
 		}
 	}
 	var nextStep *store.Step
-	if c.State == "running" && s.Step+1 < c.NSteps && len(missingChained) == 0 {
+	if c.State != "purged" && len(missingChained) == 0 {
+		// Held by the store unless the chain goes on now (see
+		// CompleteStepPooling).
 		nextStep = &store.Step{ChainID: c.ID, Step: s.Step + 1, WU: c.WU(s.Step + 1), State: pendingState, Inputs: next}
 	}
 	_, created, state, err := e.DB.CompleteStepPooling(ctx, c, s.Step, results, pooled, nextStep)

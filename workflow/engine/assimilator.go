@@ -129,6 +129,13 @@ func (a *Assimilator) Pass(ctx context.Context) (int, error) {
 			break
 		}
 	}
+	// Steps that came due meanwhile (retries after their back-off) are
+	// created here too: a project may run no creator daemon.
+	if more, err := a.E.DB.AnyPending(ctx); err == nil && more {
+		if err := a.E.kickCreator(ctx); err != nil {
+			a.Log.Error("creating due steps failed; they stay pending and are retried", "err", err)
+		}
+	}
 	return total, ctx.Err()
 }
 

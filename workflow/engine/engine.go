@@ -39,6 +39,12 @@ type Config struct {
 	// every work unit (the original RBoinc used 5 and 10).
 	MaxErrorResults int `json:"max_error_results"`
 	MaxTotalResults int `json:"max_total_results"`
+	// Chain life: work units a step may take (a submission may ask for
+	// fewer or more within this) and the wait before the second, doubling
+	// per attempt, in seconds; events kept this many days.
+	MaxStepAttempts    int     `json:"max_step_attempts,omitempty"`
+	RetryBackoff       float64 `json:"retry_backoff,omitempty"`
+	EventRetentionDays int     `json:"event_retention,omitempty"`
 	// Limits are the per-user quotas and submission policy.
 	Limits
 	// Transfer bounds slow clients of the standalone server.

@@ -35,6 +35,8 @@ type Server struct {
 
 	// perUser bounds each user's requests in progress (standalone only).
 	perUser *userRequests
+
+	feed eventFeed // wakes the long polls of the events feed
 }
 
 // New makes a server.
@@ -87,6 +89,10 @@ func (s *Server) Handler() http.Handler {
 		s.answer(w, r)(s.E.GridStatus(r.Context(), u, r.URL.Query().Get("group")))
 	}))
 	mux.HandleFunc("POST "+api+wire.PathStop, s.withUser(post(s, s.E.Stop)))
+	mux.HandleFunc("POST "+api+wire.PathResume, s.withUser(post(s, s.E.Resume)))
+	mux.HandleFunc("POST "+api+wire.PathExtend, s.withUser(post(s, s.E.Extend)))
+	mux.HandleFunc("POST "+api+wire.PathAbort, s.withUser(post(s, s.E.Abort)))
+	mux.HandleFunc("GET "+api+wire.PathEvents, s.withUser(s.events))
 	mux.HandleFunc("POST "+api+wire.PathPurge, s.withUser(post(s, s.E.Purge)))
 	mux.HandleFunc("GET "+api+wire.PathResults, s.withUser(get(s, s.E.Results)))
 	mux.HandleFunc("GET "+api+wire.PathFiles+"/{group}/{file}", s.withUser(s.file))

@@ -20,4 +20,33 @@ var migrations = []migration{
 	// logs in as them (0: not linked).
 	{version: 4, name: "BOINC account of each user", sql: `ALTER TABLE users ADD COLUMN boinc_user_id INTEGER NOT NULL DEFAULT 0;
 CREATE UNIQUE INDEX IF NOT EXISTS users_boinc ON users(boinc_user_id) WHERE boinc_user_id != 0;`},
+	// Chain life: attempts per step (retries after BOINC gave up on a work
+	// unit, with a back-off), the work units of earlier attempts, and the
+	// events of every chain transition.
+	{version: 5, name: "attempts, earlier attempts and events", sql: schemaV5},
 }
+
+const schemaV5 = `ALTER TABLE chains ADD COLUMN max_attempts INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN attempts INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE steps ADD COLUMN not_before INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE IF NOT EXISTS step_attempts (
+	wu_name  TEXT PRIMARY KEY,
+	chain_id INTEGER NOT NULL REFERENCES chains(id),
+	step     INTEGER NOT NULL,
+	attempt  INTEGER NOT NULL,
+	reason   TEXT NOT NULL,
+	ended    INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS step_attempts_chain ON step_attempts(chain_id, step);
+CREATE TABLE IF NOT EXISTS events (
+	id      INTEGER PRIMARY KEY AUTOINCREMENT,
+	time    INTEGER NOT NULL,
+	user_id INTEGER NOT NULL,
+	type    TEXT NOT NULL,
+	grp     TEXT NOT NULL,
+	name    TEXT NOT NULL,
+	step    INTEGER NOT NULL,
+	reason  TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS events_user ON events(user_id, id);
+CREATE INDEX IF NOT EXISTS events_time ON events(time);`

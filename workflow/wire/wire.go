@@ -19,6 +19,10 @@ const (
 	// PathGridStatus: GET ?[group=G] -> GridStatusResponse
 	PathGridStatus = APIPrefix + "/gridstatus"
 	PathStop       = APIPrefix + "/stop"    // POST ChainRef -> CountResponse
+	PathResume     = APIPrefix + "/resume"  // POST ChainRef -> CountResponse
+	PathExtend     = APIPrefix + "/extend"  // POST ExtendRequest -> CountResponse
+	PathAbort      = APIPrefix + "/abort"   // POST ChainRef -> CountResponse
+	PathEvents     = APIPrefix + "/events"  // GET ?after=ID&wait=30s -> EventsResponse
 	PathPurge      = APIPrefix + "/purge"   // POST ChainRef -> CountResponse
 	PathResults    = APIPrefix + "/results" // GET ?group=G[&name=N] -> ResultsResponse
 	PathFiles      = APIPrefix + "/files"   // GET /files/{group}/{file} -> bytes
@@ -189,6 +193,14 @@ type SubmitResponse struct {
 type ChainRef struct {
 	Group string `json:"group"`
 	Name  string `json:"name,omitempty"`
+	// Cancel, with PathStop, also cancels the chains' work units in BOINC.
+	Cancel bool `json:"cancel,omitempty"`
+}
+
+// ExtendRequest adds Steps steps to the chains of Group (or chain Name).
+type ExtendRequest struct {
+	ChainRef
+	Steps int `json:"steps"`
 }
 
 // CountResponse says how many things an action touched.
@@ -203,6 +215,8 @@ const (
 	StateDone    = "done"
 	StateFailed  = "failed"
 	StateStopped = "stopped"
+	StateAborted = "aborted"
+	StateQueued  = "queued"
 )
 
 // ChainStatus is one chain's progress.
@@ -214,6 +228,12 @@ type ChainStatus struct {
 	StepsDone int    `json:"steps_done"`
 	NumSteps  int    `json:"num_steps"`
 	Error     string `json:"error,omitempty"`
+	// Reason is why the chain is in its state (as Error, also when it is
+	// no failure); WU the work unit of its current (or last) step,
+	// Attempts that step's work units so far.
+	Reason   string `json:"reason,omitempty"`
+	WU       string `json:"wu,omitempty"`
+	Attempts int    `json:"attempts,omitempty"`
 	// Boinc is what BOINC does with the chain's current work unit (with
 	// boinc=1, for running chains, when BOINC's database answers).
 	Boinc *ChainBoinc `json:"boinc,omitempty"`
@@ -252,6 +272,24 @@ type BoincCounts struct {
 	// Priority range of the work units not assimilated yet.
 	PriorityMin *int `json:"priority_min,omitempty"`
 	PriorityMax *int `json:"priority_max,omitempty"`
+}
+
+// Event is one chain transition (store.Ev* types).
+type Event struct {
+	ID     int64  `json:"id"`
+	Time   int64  `json:"time"`
+	Type   string `json:"type"`
+	Group  string `json:"group"`
+	Name   string `json:"name"`
+	Step   int    `json:"step"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// EventsResponse answers PathEvents: the user's events after the id asked
+// for, oldest first, and the user's newest event id (to start from).
+type EventsResponse struct {
+	Events []Event `json:"events"`
+	LastID int64   `json:"last_id"`
 }
 
 // GroupGrid is one group of GridStatusResponse: its chains by state and,
