@@ -82,11 +82,13 @@ func cmdStripURL(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // rbjsonset KEY VALUE: sets a top-level setting of $ROOT/rboinc.json (a
-// JSON number, or a string), as an administrator edits it.
+// JSON number, or a string), as an administrator edits it; a root not
+// made yet is made first, as rbserve makes it.
 func cmdJSONSet(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: rbjsonset KEY VALUE")
 	}
+	ensureInit(ts)
 	path := filepath.Join(ts.Getenv("ROOT"), "rboinc.json")
 	b, err := os.ReadFile(path)
 	ts.Check(err)

@@ -133,13 +133,7 @@ func runScripts(t *testing.T, mode string, more ...func(*testscript.Env)) {
 // stand-in's volunteer loop); sets RBOINC_URL.
 func cmdServe(ts *testscript.TestScript, neg bool, args []string) {
 	root := ts.Getenv("ROOT")
-	if _, err := os.Stat(filepath.Join(root, "rboinc.json")); err != nil {
-		initArgs := append([]string{"init", "--root", root}, args...)
-		if u := ts.Getenv("BOINC_DB_URL"); u != "" {
-			initArgs = append(initArgs, "--boinc-db", u)
-		}
-		ts.Check(runCmd(ts, "rboinc-server", initArgs...))
-	}
+	ensureInit(ts, args...)
 	if ts.Getenv("RBOINC_E2E_MODE") == modeApache {
 		serveApache(ts, root)
 		return
@@ -176,6 +170,21 @@ func cmdServe(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	ts.Fatalf("server did not start")
+}
+
+// ensureInit makes $ROOT a server root (embedded stand-in, with the init
+// options given, its BOINC database at $BOINC_DB_URL when set) unless it
+// is one already.
+func ensureInit(ts *testscript.TestScript, args ...string) {
+	root := ts.Getenv("ROOT")
+	if _, err := os.Stat(filepath.Join(root, "rboinc.json")); err == nil {
+		return
+	}
+	initArgs := append([]string{"init", "--root", root}, args...)
+	if u := ts.Getenv("BOINC_DB_URL"); u != "" {
+		initArgs = append(initArgs, "--boinc-db", u)
+	}
+	ts.Check(runCmd(ts, "rboinc-server", initArgs...))
 }
 
 // rbuser NAME: add a user and make its token RBOINC_TOKEN (and TOKEN_NAME).

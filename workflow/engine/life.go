@@ -66,7 +66,7 @@ func (e *Engine) Abort(ctx context.Context, u store.User, ref wire.ChainRef) (wi
 	if err := e.selected(ctx, u, ref); err != nil {
 		return wire.CountResponse{}, err
 	}
-	chains, wus, err := e.DB.Abort(ctx, u.ID, ref.Group, ref.Name, "aborted by its user")
+	chains, wus, err := e.DB.Abort(ctx, u.ID, ref.Group, ref.Name, "")
 	if err != nil {
 		return wire.CountResponse{}, err
 	}
