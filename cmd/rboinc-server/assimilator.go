@@ -4,7 +4,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -45,13 +44,9 @@ func assimilatorCommand(log *slog.Logger) *cli.Command {
 				return err
 			}
 			defer e.Close()
-			trigger := filepath.Join(e.Proj.Dir, "stop_daemons")
-			stopped := func() bool {
-				_, err := os.Stat(trigger)
-				return err == nil
-			}
+			stopped := stopDaemons(e.Proj.Dir)
 			if stopped() {
-				log.Warn("not starting: BOINC's stop_daemons trigger file is present", "file", trigger)
+				log.Warn("not starting: BOINC's stop_daemons trigger file is present", "dir", e.Proj.Dir)
 				return nil
 			}
 			log.Info("assimilating from BOINC's database", "root", e.Root, "apps", c.StringSlice("app"))

@@ -186,20 +186,7 @@ func (d *DB) StepOf(ctx context.Context, c Chain, n int) (Step, error) {
 }
 
 func (d *DB) stepInputs(ctx context.Context, wu string) ([]string, error) {
-	rows, err := d.sql.QueryContext(ctx, `SELECT md5 FROM step_inputs WHERE wu_name = ? ORDER BY pos`, wu)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var m string
-		if err := rows.Scan(&m); err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-	}
-	return out, rows.Err()
+	return scanStrings(d.sql.QueryContext(ctx, `SELECT md5 FROM step_inputs WHERE wu_name = ? ORDER BY pos`, wu))
 }
 
 // Result is one output file of a finished step.
@@ -362,31 +349,8 @@ func (d *DB) Stop(ctx context.Context, userID int64, group, name string) (int, e
 func (d *DB) setState(ctx context.Context, userID int64, group, name string, from []string, to, event, reason string) ([]Chain, error) {
 	var moved []Chain
 	err := d.Tx(ctx, func(tx *sql.Tx) error {
-		moved = nil
-		q := `SELECT ` + chainCols + ` FROM chains c JOIN users u ON u.id = c.user_id WHERE c.user_id = ? AND c.grp = ? AND c.state IN ` + inList(len(from))
-		args := []any{userID, group}
-		for _, f := range from {
-			args = append(args, f)
-		}
-		if name != "" {
-			q += ` AND c.name = ?`
-			args = append(args, name)
-		}
-		rows, err := tx.QueryContext(ctx, q, args...)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			c, err := scanChain(rows)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			c.User = strings.ToUpper(c.User)
-			moved = append(moved, c)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+		var err error
+		if moved, err = chainsIn(ctx, tx, userID, group, name, from); err != nil {
 			return err
 		}
 		for _, c := range moved {
@@ -403,6 +367,52 @@ func (d *DB) setState(ctx context.Context, userID int64, group, name string, fro
 		return nil
 	})
 	return moved, err
+}
+
+// chainsIn reads, in a transaction, a user's chains of a group (or one)
+// in one of the states.
+func chainsIn(ctx context.Context, tx *sql.Tx, userID int64, group, name string, states []string) ([]Chain, error) {
+	q := `SELECT ` + chainCols + ` FROM chains c JOIN users u ON u.id = c.user_id WHERE c.user_id = ? AND c.grp = ? AND c.state IN ` + inList(len(states))
+	args := []any{userID, group}
+	for _, st := range states {
+		args = append(args, st)
+	}
+	if name != "" {
+		q += ` AND c.name = ?`
+		args = append(args, name)
+	}
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Chain
+	for rows.Next() {
+		c, err := scanChain(rows)
+		if err != nil {
+			return nil, err
+		}
+		c.User = strings.ToUpper(c.User)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// scanStrings reads a one-column result.
+func scanStrings(rows *sql.Rows, err error) ([]string, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
 }
 
 func inList(n int) string { return "(?" + strings.Repeat(",?", n-1) + ")" }

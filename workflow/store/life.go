@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 )
 
 // StateHeld is a step recorded with its inputs whose work unit is not to
@@ -88,22 +87,11 @@ func (d *DB) Abort(ctx context.Context, userID int64, group, name, reason string
 			if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'held' WHERE chain_id = ? AND state = 'pending'`, c.ID); err != nil {
 				return err
 			}
-			rows, err := tx.QueryContext(ctx, `SELECT wu_name FROM steps WHERE chain_id = ? AND state IN ('queued', 'creating')`, c.ID)
+			ws, err := scanStrings(tx.QueryContext(ctx, `SELECT wu_name FROM steps WHERE chain_id = ? AND state IN ('queued', 'creating')`, c.ID))
 			if err != nil {
 				return err
 			}
-			for rows.Next() {
-				var w string
-				if err := rows.Scan(&w); err != nil {
-					rows.Close()
-					return err
-				}
-				wus = append(wus, w)
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				return err
-			}
+			wus = append(wus, ws...)
 		}
 		return nil
 	})
@@ -119,20 +107,7 @@ func (d *DB) InFlight(ctx context.Context, userID int64, group, name string) ([]
 		q += ` AND c.name = ?`
 		args = append(args, name)
 	}
-	rows, err := d.sql.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var w string
-		if err := rows.Scan(&w); err != nil {
-			return nil, err
-		}
-		out = append(out, w)
-	}
-	return out, rows.Err()
+	return scanStrings(d.sql.QueryContext(ctx, q, args...))
 }
 
 // NameWU names the work unit of a step made anew (a retry, a resumed or
@@ -160,31 +135,8 @@ func (d *DB) restart(ctx context.Context, userID int64, group, name string, from
 	var refused []string
 	err := d.Tx(ctx, func(tx *sql.Tx) error {
 		done, refused = nil, nil
-		q := `SELECT ` + chainCols + ` FROM chains c JOIN users u ON u.id = c.user_id WHERE c.user_id = ? AND c.grp = ? AND c.state IN ` + inList(len(from))
-		args := []any{userID, group}
-		for _, f := range from {
-			args = append(args, f)
-		}
-		if name != "" {
-			q += ` AND c.name = ?`
-			args = append(args, name)
-		}
-		rows, err := tx.QueryContext(ctx, q, args...)
+		cs, err := chainsIn(ctx, tx, userID, group, name, from)
 		if err != nil {
-			return err
-		}
-		var cs []Chain
-		for rows.Next() {
-			c, err := scanChain(rows)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			c.User = strings.ToUpper(c.User)
-			cs = append(cs, c)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
 			return err
 		}
 		for _, c := range cs {
