@@ -115,6 +115,10 @@ func options(c *cli.Context) (wire.Options, error) {
 		MinQuorum:      c.Int("min_quorum"),
 		Batch:          c.Int64("batch"),
 		DryRun:         c.Bool("dry_run"),
+		MaxAttempts:    c.Int("max_attempts"),
+	}
+	if o.MaxAttempts < 0 {
+		return o, client.Usagef("-max_attempts must be at least 1, not %d", o.MaxAttempts)
 	}
 	switch a := strings.TrimSpace(c.String("assign_user_all")); strings.ToLower(a) {
 	case "":

@@ -142,3 +142,15 @@ func (d *DB) WUIDs(ctx context.Context, names []string) (map[string]int64, error
 	}
 	return out, nil
 }
+
+// RaisePriority raises a work unit's priority, and its unsent results',
+// by delta.
+func (d *DB) RaisePriority(ctx context.Context, id int64, delta int) error {
+	return d.Tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE workunit SET priority = priority + ? WHERE id = ?`, delta, id); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE result SET priority = priority + ? WHERE workunitid = ? AND server_state = ?`, delta, id, ServerUnsent)
+		return err
+	})
+}

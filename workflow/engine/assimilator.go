@@ -129,6 +129,7 @@ func (a *Assimilator) Pass(ctx context.Context) (int, error) {
 			break
 		}
 	}
+	a.E.maybeDuplicateLate(ctx)
 	// Steps that came due meanwhile (retries after their back-off) are
 	// created here too: a project may run no creator daemon.
 	if more, err := a.E.DB.AnyPending(ctx); err == nil && more {

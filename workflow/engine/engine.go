@@ -45,6 +45,13 @@ type Config struct {
 	MaxStepAttempts    int     `json:"max_step_attempts,omitempty"`
 	RetryBackoff       float64 `json:"retry_backoff,omitempty"`
 	EventRetentionDays int     `json:"event_retention,omitempty"`
+	// The original's load balancing: a chain more than CatchupSteps behind
+	// the most advanced chain of its group gets its next work unit at
+	// CatchupPriority; a step in BOINC longer than LateAfterHours gets one
+	// more replica, its priority raised by 1000, once.
+	CatchupSteps    int     `json:"catchup_steps,omitempty"`
+	CatchupPriority int     `json:"catchup_priority,omitempty"`
+	LateAfterHours  float64 `json:"late_after,omitempty"`
 	// Limits are the per-user quotas and submission policy.
 	Limits
 	// Transfer bounds slow clients of the standalone server.
@@ -157,6 +164,8 @@ type Engine struct {
 
 	// lastSweep is when Collect last swept temporary files (UnixNano).
 	lastSweep atomic.Int64
+	// lastLate is when late steps were last looked for (UnixNano).
+	lastLate atomic.Int64
 
 	// bdb is BOINC's database, for status views (boincDB).
 	bdbMu sync.Mutex

@@ -261,3 +261,37 @@ func (d *DB) CurrentSteps(ctx context.Context, userID int64, group, name string)
 	}
 	return out, rows.Err()
 }
+
+// GroupLeads returns, for each (user, group) of the chains given, the
+// most steps a running chain of the group has done.
+func (d *DB) GroupLeads(ctx context.Context, chains []Chain) (map[[2]string]int, error) {
+	out := map[[2]string]int{}
+	for _, c := range chains {
+		key := [2]string{fmt.Sprint(c.UserID), c.Group}
+		if _, ok := out[key]; ok {
+			continue
+		}
+		var lead sql.NullInt64
+		if err := d.sql.QueryRowContext(ctx, `SELECT max(steps_done) FROM chains WHERE user_id = ? AND grp = ? AND state = 'running'`,
+			c.UserID, c.Group).Scan(&lead); err != nil {
+			return nil, err
+		}
+		out[key] = int(lead.Int64)
+	}
+	return out, nil
+}
+
+// LateSteps returns the work units BOINC has held since before cutoff for
+// steps of running chains not given a replica yet, at most limit.
+func (d *DB) LateSteps(ctx context.Context, cutoff int64, limit int) ([]string, error) {
+	return scanStrings(d.sql.QueryContext(ctx, `SELECT s.wu_name FROM steps s JOIN chains c ON c.id = s.chain_id
+		WHERE s.state = 'queued' AND s.created < ? AND s.late = 0 AND c.state = 'running' ORDER BY s.created LIMIT ?`, cutoff, limit))
+}
+
+// MarkLate records that a step's work unit got its extra replica.
+func (d *DB) MarkLate(ctx context.Context, wu string) error {
+	return d.Tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE steps SET late = 1 WHERE wu_name = ?`, wu)
+		return err
+	})
+}

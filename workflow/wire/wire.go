@@ -146,6 +146,9 @@ type Options struct {
 	Batch          int64   `json:"batch,omitempty"`
 	AssignUserAll  int64   `json:"assign_user_all,omitempty"` // AssignSelf: the submitter's own linked BOINC account
 	DryRun         bool    `json:"dry_run,omitempty"`
+	// MaxAttempts is the work units each step may take (0: the server's
+	// max_step_attempts, which also bounds it).
+	MaxAttempts int `json:"max_attempts,omitempty"`
 }
 
 // SubmitRequest creates one or many chains of one queue in one group.
