@@ -87,10 +87,19 @@ func (b *bench) nativeRun(group string, n int) (nativeFigures, error) {
 	if err != nil {
 		return f, err
 	}
-	_, err = boinctest.FinishAll(b.ctx, bdb, b.eng.Proj, nil)
+	// Only this run's work units: earlier stages leave others undecided
+	// (the hook stage plays BOINC without the stand-in's database).
+	mine := map[string]bool{}
+	for _, wu := range f.wus {
+		mine[wu] = true
+	}
+	made, err := boinctest.Finish(b.ctx, bdb, b.eng.Proj, nil, func(wu string) bool { return mine[wu] })
 	bdb.Close()
 	if err != nil {
 		return f, err
+	}
+	if made != len(f.wus) {
+		return f, fmt.Errorf("finished %d work units of %d", made, len(f.wus))
 	}
 	t0 := time.Now()
 	f.pass, err = run(b.ctx, cmdSpec{Name: filepath.Join(b.bin, "rboinc-server"), Args: []string{"assimilator", "--root", b.srv.root, "--one_pass", "-d", "1"}})

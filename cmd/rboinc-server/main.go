@@ -12,6 +12,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -44,7 +46,15 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	a := app(log)
+	// RBOINC_CPUPROFILE=FILE writes a CPU profile of the command (for
+	// finding what a daemon spends its time on).
+	if p := os.Getenv("RBOINC_CPUPROFILE"); p != "" {
+		if f, err := os.Create(p + "." + strconv.Itoa(os.Getpid())); err == nil && pprof.StartCPUProfile(f) == nil {
+			defer f.Close()
+		}
+	}
 	code := runContext(ctx, a, os.Args)
+	pprof.StopCPUProfile()
 	stop()
 	os.Exit(code)
 }

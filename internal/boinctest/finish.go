@@ -27,6 +27,12 @@ var Outputs = []string{"4 5 6\n", "0.1 0.1 0.1\n", "log\n"}
 // assimilation; with fail(name) true, error mask 2 (too many errors)
 // instead. It returns how many it finished.
 func FinishAll(ctx context.Context, db *boincdb.DB, p *boinc.Project, fail func(string) bool) (int, error) {
+	return Finish(ctx, db, p, fail, nil)
+}
+
+// Finish is FinishAll for the work units whose names only accepts (nil:
+// all of them).
+func Finish(ctx context.Context, db *boincdb.DB, p *boinc.Project, fail, only func(string) bool) (int, error) {
 	rows, err := db.QueryContext(ctx, `SELECT id, name, appid FROM workunit
 		WHERE assimilate_state = ? AND canonical_resultid = 0 AND error_mask = 0 ORDER BY id`, boincdb.AssimilateInit)
 	if err != nil {
@@ -43,7 +49,9 @@ func FinishAll(ctx context.Context, db *boincdb.DB, p *boinc.Project, fail func(
 			rows.Close()
 			return 0, err
 		}
-		wus = append(wus, w)
+		if only == nil || only(w.name) {
+			wus = append(wus, w)
+		}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -293,6 +294,33 @@ func BenchmarkNativeAssimilator(b *testing.B) {
 		}
 		total += time.Since(t0)
 		done += got
+	}
+	perSecond(b, done, total, "chains/s")
+}
+
+// BenchmarkNativeAssimilatorProcess: BenchmarkNativeAssimilator through
+// the daemon program itself (`rboinc-server assimilator --one_pass`).
+func BenchmarkNativeAssimilatorProcess(b *testing.B) {
+	n := benchSize(1000, 50)
+	env := newBenchEnv(b)
+	var total time.Duration
+	done := 0
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		env.submit(env.request(fmt.Sprintf("g%d", i), n, 2))
+		made := boincDone(b, env.e, nil)
+		b.StartTimer()
+		t0 := time.Now()
+		cmd := exec.Command(serverExe, "assimilator", "--root", env.e.Root, "--one_pass", "-d", "3")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			b.Fatalf("%v\n%s", err, out)
+		}
+		total += time.Since(t0)
+		done += made
+		if os.Getenv("RBOINC_BENCH_DEBUG") != "" {
+			os.Stderr.Write(out)
+		}
 	}
 	perSecond(b, done, total, "chains/s")
 }
