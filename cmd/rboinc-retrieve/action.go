@@ -281,6 +281,7 @@ func retrieve(c *cli.Context, cl *client.Client, ref wire.ChainRef) error {
 	for _, f := range rep.Failed {
 		fmt.Fprintf(c.App.ErrWriter, "%s: %s\n", prog, f.Error)
 	}
+	reportFailures(c, cl, in.Dir, ref.Group, ref.Name)
 	switch {
 	case asJSON:
 		// One document: a partial failure's error and exit code go into it.

@@ -80,7 +80,7 @@ func TestRetrieveActions(t *testing.T) {
 		{[]string{"-name", "a"}, client.ExitUsage, "", 0},
 		{[]string{}, client.ExitUsage, "", 0},
 		{[]string{"-group", "g", "-into", dir, "-intotree", dir}, client.ExitUsage, "", 0},
-		{[]string{"-group", "g", "-into", dir}, client.ExitOK, "", 1}, // stdout is not a terminal: quiet
+		{[]string{"-group", "g", "-into", dir}, client.ExitOK, "", 2}, // stdout is not a terminal: quiet; then the events, for failures since the last run
 		{[]string{"-group", "nope", "-into", dir}, client.ExitRefused, "", 0},
 		// The original's options, abbreviations and letter case.
 		{[]string{"-gridstatus"}, client.ExitOK, gridHeader + "g\t2\t1\t1\t0\t0\t0\t1\t6\t1\t1.5\n", 1},
