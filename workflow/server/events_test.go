@@ -1,0 +1,72 @@
+package server_test
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rboinc/rboinc/workflow/wire"
+)
+
+// TestEventsLongPoll: the events feed answers a waiting poll soon after a
+// transition (within 100 ms, plus the watcher's 50 ms look), gives each
+// user only their own events, and refuses requests without credentials.
+func TestEventsLongPoll(t *testing.T) {
+	v := newEnv(t)
+	if a := v.call("", "GET", "/rboinc_cgi"+wire.PathEvents+"?after=0", nil); a.status != 401 {
+		t.Fatalf("without credentials: %s", a)
+	}
+	if a := v.call("alice", "GET", "/rboinc_cgi"+wire.PathEvents+"?after=-3", nil); a.status != 400 {
+		t.Errorf("negative after: %s", a)
+	}
+	if a := v.call("alice", "GET", "/rboinc_cgi"+wire.PathEvents+"?after=0&wait=soon", nil); a.status != 400 {
+		t.Errorf("bad wait: %s", a)
+	}
+	v.submit("alice", "g", "c1", 3)
+	var start wire.EventsResponse
+	a := v.call("alice", "GET", "/rboinc_cgi"+wire.PathEvents, nil)
+	if err := json.Unmarshal([]byte(a.body), &start); err != nil || !a.ok() || len(start.Events) != 0 || start.LastID == 0 {
+		t.Fatalf("starting point: %s", a)
+	}
+	type polled struct {
+		resp wire.EventsResponse
+		at   time.Time
+		err  error
+	}
+	got := make(chan polled, 1)
+	go func() {
+		a := v.call("alice", "GET", "/rboinc_cgi"+wire.PathEvents+"?after="+itoa(start.LastID)+"&wait=10s", nil)
+		var r wire.EventsResponse
+		err := json.Unmarshal([]byte(a.body), &r)
+		got <- polled{r, time.Now(), err}
+	}()
+	time.Sleep(300 * time.Millisecond)
+	// bob's transition wakes the watcher, but alice's poll gets nothing of it.
+	v.submit("bob", "g", "b1", 2)
+	time.Sleep(300 * time.Millisecond)
+	select {
+	case p := <-got:
+		t.Fatalf("the poll answered with another user's events: %+v", p.resp)
+	default:
+	}
+	stopped := time.Now()
+	if a := v.post("alice", "/rboinc_cgi"+wire.PathStop, wire.ChainRef{Group: "g"}); !a.ok() {
+		t.Fatal(a)
+	}
+	p := <-got
+	if p.err != nil || len(p.resp.Events) == 0 || p.resp.Events[0].Type != "chain_stopped" || p.resp.Events[0].Name != "c1" {
+		t.Fatalf("poll: %+v, %v", p.resp, p.err)
+	}
+	if d := p.at.Sub(stopped); d > 250*time.Millisecond { // 100 ms, the watcher's 50 ms look, and slack for a loaded CI machine
+		t.Errorf("the poll answered %v after the transition, want within 100 ms (+50 ms of the watcher's look)", d)
+	}
+	for _, e := range p.resp.Events {
+		if strings.HasPrefix(e.Name, "b") {
+			t.Errorf("bob's event in alice's feed: %+v", e)
+		}
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
