@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -30,8 +31,20 @@ func printInit(w io.Writer, rep setup.Report) {
 		for _, d := range add {
 			fmt.Fprintf(w, "    %s\n", d.Line)
 		}
-		fmt.Fprintln(w, "\nKeep --script a single word: today's script_assimilator passes no arguments to a --script of several words.")
-		fmt.Fprintf(w, "The %s daemon is optional: it creates the chains' next steps in batches, so that many chains advance per second; without it the hook creates each next step itself.\n", setup.CreatorCmd)
+		hook, creator := false, false
+		for _, d := range add {
+			hook = hook || strings.Contains(d.Line, "script_assimilator")
+			creator = creator || strings.Contains(d.Line, setup.CreatorCmd)
+		}
+		if hook {
+			fmt.Fprintln(w, "\nKeep --script a single word: today's script_assimilator passes no arguments to a --script of several words.")
+		}
+		if creator {
+			fmt.Fprintf(w, "The %s daemon is optional: it creates the chains' next steps in batches, so that many chains advance per second; without it the hook creates each next step itself.\n", setup.CreatorCmd)
+		}
+		if !hook && !creator {
+			fmt.Fprintln(w, "\nrboinc's assimilator replaces script_assimilator for these applications (remove their script_assimilator lines) and creates the next steps itself.")
+		}
 		for _, d := range add {
 			if d.Conflict != "" {
 				fmt.Fprintln(w, "warning:", d.Conflict)

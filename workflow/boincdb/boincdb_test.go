@@ -278,3 +278,14 @@ func TestReport(t *testing.T) {
 		}
 	})
 }
+
+func TestAppStderr(t *testing.T) {
+	stored := "<core_client_version>7.20.5</core_client_version>\n<![CDATA[\n<message>\nprocess exited with code 1 (0x1, -255)</message>\n" +
+		"<stderr_txt>\nrbstep: step 2 fails on purpose (fail-at)\n2026-12-04 07:01:28 (9987): called boinc_finish(1)\n\n</stderr_txt>\n]]>\n"
+	if got := lastLines(appStderr(stored), 3, 300); got != "rbstep: step 2 fails on purpose (fail-at)" {
+		t.Errorf("from a real client's stderr_out: %q", got)
+	}
+	if got := lastLines(appStderr("configured to fail\n"), 3, 300); got != "configured to fail" {
+		t.Errorf("plain stderr: %q", got)
+	}
+}

@@ -160,7 +160,26 @@ func (d *DB) FailureDetail(ctx context.Context, wu string) (exitStatus int, stde
 	if err != nil {
 		return 0, "", false, err
 	}
-	return exitStatus, lastLines(string(out), 3, 300), true, nil
+	return exitStatus, lastLines(appStderr(string(out)), 3, 300), true, nil
+}
+
+// appStderr is what the application wrote to stderr, from a result's
+// stderr_out: BOINC's client wraps it in <stderr_txt> (inside CDATA, after a
+// <message>), and adds its own "called boinc_finish" line.
+func appStderr(s string) string {
+	if i := strings.Index(s, "<stderr_txt>"); i >= 0 {
+		s = s[i+len("<stderr_txt>"):]
+		if j := strings.Index(s, "</stderr_txt>"); j >= 0 {
+			s = s[:j]
+		}
+	}
+	var keep []string
+	for _, l := range strings.Split(s, "\n") {
+		if !strings.Contains(l, "called boinc_finish") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
 }
 
 // lastLines is the end of a text: its last n non-empty lines, at most max

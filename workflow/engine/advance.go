@@ -66,7 +66,7 @@ func (e *Engine) recordInto(ctx context.Context, call boinc.HookCall, durable bo
 		if earlier, eerr := e.DB.EarlierAttempt(ctx, call.WUName); eerr != nil {
 			return eerr
 		} else if earlier {
-			e.Log.Info("hook called for an earlier attempt of a step; nothing to do", "wu", call.WUName)
+			e.Log.Info("BOINC finished the work unit of an earlier attempt of a step; nothing to do", "wu", call.WUName)
 			return nil
 		}
 		if w, perr := naming.ParseWU(call.WUName); perr == nil && !call.Error && len(call.Files) > 0 {
@@ -74,7 +74,7 @@ func (e *Engine) recordInto(ctx context.Context, call boinc.HookCall, durable bo
 			// once the hook returns, so they are kept for a person to look at.
 			return noStep(w)
 		}
-		e.Log.Warn("hook called for a work unit rboinc did not create; ignored", "wu", call.WUName)
+		e.Log.Warn("BOINC finished a work unit rboinc did not create; ignored", "wu", call.WUName)
 		return nil
 	}
 	if err != nil {
