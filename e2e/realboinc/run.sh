@@ -25,8 +25,10 @@ HTTP_PORT=${HTTP_PORT:-8088}            # Apache (the BOINC project)
 DB_PORT=${DB_PORT:-3307}                # MariaDB
 RBOINC_PORT=${RBOINC_PORT:-8089}        # rboinc-server serve
 GUI_RPC_PORT=${GUI_RPC_PORT:-31426}     # the volunteer's boinc client
-CHAINS=${CHAINS:-3}
+CHAINS=${CHAINS:-3}                     # chains that must come back done
 STEPS=${STEPS:-3}
+FAIL_CHAINS=${FAIL_CHAINS:-1}           # more chains whose step 2 fails in the application: they must end "failed"
+MAX_ERROR_RESULTS=${MAX_ERROR_RESULTS:-2} # rboinc.json max_error_results (BOINC tries a failing step this often)
 TIMEOUT=${TIMEOUT:-1500}                # seconds to wait for the chains
 CRON_EVERY=${CRON_EVERY:-60}            # run `bin/start --cron` this often while waiting (0: never)
 JOBS=${JOBS:-$(nproc)}
@@ -451,6 +453,15 @@ install_rboinc() {
 		log "adding to config.xml: $l"
 		config_edit daemon "$l"
 	done <<<"$lines"
+	# Fewer tries of a failing step than rboinc's default, to keep the run short.
+	python3 - "$RROOT/rboinc.json" "$MAX_ERROR_RESULTS" <<'PY'
+import json, sys
+path, n = sys.argv[1], int(sys.argv[2])
+cfg = json.load(open(path))
+cfg["max_error_results"] = n
+cfg["max_total_results"] = max(cfg.get("max_total_results", 0), n + 1)
+open(path, "w").write(json.dumps(cfg, indent=2) + "\n")
+PY
 	# The optional input's server default, shared by every chain that gives none.
 	mkdir -p "$RROOT/etc/$QUEUE"
 	echo "default-param" >"$RROOT/etc/$QUEUE/default_conf_file"
@@ -536,7 +547,7 @@ EOF
 
 # ------------------------------------------------------------- 5. chains
 submit() {
-	stage "5. submit $CHAINS chains x $STEPS steps (queue $QUEUE, group $GROUP)"
+	stage "5. submit $CHAINS chains x $STEPS steps, and $FAIL_CHAINS failing at step 2 (queue $QUEUE, group $GROUP)"
 	mkdir -p "$SCI/in"
 	: >"$SCI/in/jobs.txt"
 	local c name
@@ -550,6 +561,11 @@ submit() {
 			echo "$name -state_file $name.state" >>"$SCI/in/jobs.txt"
 		fi
 	done
+	for c in $(seq "$FAIL_CHAINS"); do
+		name=failchain$c
+		printf 'chain %s\nfail-at 2\n' "$name" >"$SCI/in/$name.state"
+		echo "$name -state_file $name.state" >>"$SCI/in/jobs.txt"
+	done
 	sci rboinc-submit -app_name "$QUEUE" -help_parameters 2>&1 | indent
 	SUBMIT_T=$(date +%s)
 	sci rboinc-submit -app_name "$QUEUE" -group "$GROUP" -num_steps "$STEPS" -jobs in/jobs.txt 2>&1 |
@@ -559,7 +575,7 @@ submit() {
 
 wait_chains() {
 	stage "5. waiting for the chains (timeout ${TIMEOUT}s)"
-	local deadline=$(($(date +%s) + TIMEOUT)) last="" st now ndone nfail last_poke=0 last_cron first_done=""
+	local deadline=$(($(date +%s) + TIMEOUT)) last="" st now ndone nfailed nbad last_poke=0 last_cron first_done=""
 	last_cron=$(date +%s)
 	while :; do
 		now=$(date +%s)
@@ -569,8 +585,9 @@ wait_chains() {
 			indent <<<"$st"
 			last=$st
 		fi
-		ndone=$(echo "$st" | awk -F'\t' '$3 == "done"' | wc -l)
-		nfail=$(echo "$st" | awk -F'\t' '$3 ~ /fail|stop|attention/' | wc -l)
+		ndone=$(echo "$st" | awk -F'\t' '$1 ~ /^chain/ && $3 == "done"' | wc -l)
+		nfailed=$(echo "$st" | awk -F'\t' '$1 ~ /^failchain/ && $3 == "failed"' | wc -l)
+		nbad=$(echo "$st" | awk -F'\t' '($1 ~ /^chain/ && $3 ~ /fail|stop|attention/) || ($1 ~ /^failchain/ && $3 == "done") || $5 ~ /attention/' | wc -l)
 		if [ -z "${TIMES[first_step]:-}" ] && echo "$st" | awk -F'\t' '$2 > 0 {f = 1} END {exit !f}'; then
 			TIMES[first_step]=$((now - SUBMIT_T))s
 		fi
@@ -578,8 +595,8 @@ wait_chains() {
 			first_done=$((now - SUBMIT_T))
 			TIMES[first_chain]=${first_done}s
 		fi
-		[ "$ndone" -eq "$CHAINS" ] && break
-		[ "$nfail" -gt 0 ] && fail "a chain failed"
+		[ "$ndone" -eq "$CHAINS" ] && [ "$nfailed" -eq "$FAIL_CHAINS" ] && break
+		[ "$nbad" -gt 0 ] && fail "a chain ended wrong (see the status above)"
 		[ "$now" -ge "$deadline" ] && fail "timeout: the chains were not done after ${TIMEOUT}s"
 		check_daemons
 		# The client backs off when told "no work"; nudge it as a volunteer would.
@@ -601,6 +618,7 @@ wait_chains() {
 # is no longer running: a failing hook makes script_assimilator exit.
 declare -A DEAD_SEEN=()
 DAEMON_DEATHS=0
+DOCTOR_PROBLEMS=0
 check_daemons() {
 	local f pid name
 	for f in "$PROJECT_DIR"/pid_*/*.pid; do
@@ -652,11 +670,37 @@ retrieve_and_check() {
 			fi
 		done
 	done
+	# The failing chains: step 0 came back, step 1 failed in BOINC, nothing after.
+	for c in $(seq "$FAIL_CHAINS"); do
+		name=failchain$c
+		want=$(printf 'chain %s\nfail-at 2\nstep 1 default-param' "$name")
+		f=$(find "$SCI/results" -maxdepth 1 -regextype posix-extended \
+			-iregex ".*/$name-${SCI_USER}_$GROUP-0-$STEPS-RND[0-9]+_0\.state" | head -n 1)
+		if [ -z "$f" ] || [ "$(cat "$f")" != "$want" ]; then
+			log "MISSING or WRONG: $name step 0 (${f:-no file})"
+			bad=$((bad + 1))
+		fi
+		n=$(find "$SCI/results" -maxdepth 1 -name "$name-*" | wc -l)
+		[ "$n" = 2 ] || { log "WRONG: $n files of $name, want 2 (step 0's state and log)"; bad=$((bad + 1)); }
+	done
 	local st
 	st=$(sci rboinc-retrieve -group "$GROUP" -status 2>&1)
 	indent <<<"$st"
-	n=$(echo "$st" | awk -F'\t' -v steps="$STEPS" '$2 == steps && $3 == "done" && $4 == steps' | wc -l)
+	n=$(echo "$st" | awk -F'\t' -v steps="$STEPS" '$1 ~ /^chain/ && $2 == steps && $3 == "done" && $4 == steps' | wc -l)
 	[ "$n" = "$CHAINS" ] || { log "WRONG: $n of $CHAINS chains report $STEPS/$STEPS done"; bad=$((bad + 1)); }
+	n=$(echo "$st" | awk -F'\t' -v steps="$STEPS" '$1 ~ /^failchain/ && $2 == 1 && $3 == "failed" && $4 == steps && $5 ~ /error mask/' | wc -l)
+	[ "$n" = "$FAIL_CHAINS" ] || { log "WRONG: $n of $FAIL_CHAINS failing chains report 1/$STEPS failed with BOINC's error mask"; bad=$((bad + 1)); }
+	log "BOINC's work units and results at the end:"
+	sql "select id, name, canonical_resultid, error_mask, assimilate_state from workunit order by id" 2>&1 | indent
+	sql "select id, name, server_state, outcome, client_state, validate_state, exit_status from result order by id" 2>&1 | indent
+	log "rboinc-server doctor --url (a real upload through the running server):"
+	if ! (cd "$RUN" && as_owner "$RUN/bin/rboinc-server" doctor --root "$RROOT" --url "http://127.0.0.1:$RBOINC_PORT/rboinc_cgi") >"$LOGS/doctor.log" 2>&1; then
+		indent <"$LOGS/doctor.log"
+		log "WARNING: rboinc-server doctor reported problems (above)"
+		DOCTOR_PROBLEMS=1
+	else
+		grep -v '^ok:' "$LOGS/doctor.log" | indent
+	fi
 	[ "$bad" = 0 ] || fail "$bad problems in the retrieved results"
 	log "every step's output arrived and is right; all $CHAINS chains are done"
 }
@@ -686,4 +730,5 @@ submit
 wait_chains
 retrieve_and_check
 [ "$DAEMON_DEATHS" = 0 ] || log "note: $DAEMON_DEATHS BOINC daemon exit(s) seen while waiting (see the warnings above)"
+[ "$DOCTOR_PROBLEMS" = 0 ] || log "note: rboinc-server doctor reported problems (see above)"
 log "PASS (ASSIMILATOR=$ASSIMILATOR): build ${TIMES[build]}, first step ${TIMES[first_step]}, first chain ${TIMES[first_chain]}, all chains ${TIMES[all_chains]}, total $(($(date +%s) - T0))s"

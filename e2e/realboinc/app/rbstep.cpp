@@ -3,8 +3,10 @@
 // output "out", adds the line "step N PARAM" (N = the number of step lines
 // already in the input, plus one; PARAM = the first line of the input
 // "conf"), and writes a one-line report to the output "log". A chain of K
-// steps thus ends with K step lines, which the script checks.
+// steps thus ends with K step lines, which the script checks. An input line
+// "fail-at N" makes step N fail (exit status 1), as a broken job would.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -49,13 +51,18 @@ int main(int, char**) {
         boinc_finish(1);
     }
     read_lines("conf", conf);  // optional: an empty parameter is fine
-    int steps = 0;
+    int steps = 0, fail_at = 0;
     std::string text;
     for (const std::string& l : in) {
         if (l.compare(0, 5, "step ") == 0) steps++;
+        if (l.compare(0, 8, "fail-at ") == 0) fail_at = atoi(l.c_str() + 8);
         text += l + "\n";
     }
     steps++;
+    if (steps == fail_at) {
+        fprintf(stderr, "rbstep: step %d fails on purpose (fail-at)\n", steps);
+        boinc_finish(1);
+    }
     std::string param = conf.empty() ? "-" : conf[0];
     text += "step " + std::to_string(steps) + " " + param + "\n";
     boinc_fraction_done(0.5);
