@@ -29,6 +29,7 @@ CHAINS=${CHAINS:-3}                     # chains that must come back done
 STEPS=${STEPS:-3}
 FAIL_CHAINS=${FAIL_CHAINS:-1}           # more chains whose step 2 fails in the application: they must end "failed"
 MAX_ERROR_RESULTS=${MAX_ERROR_RESULTS:-2} # rboinc.json max_error_results (BOINC tries a failing step this often)
+FOREIGN_WUS=${FOREIGN_WUS:-1}           # work units of the same application made without rboinc: it must leave them alone
 TIMEOUT=${TIMEOUT:-1500}                # seconds to wait for the chains
 CRON_EVERY=${CRON_EVERY:-60}            # run `bin/start --cron` this often while waiting (0: never)
 JOBS=${JOBS:-$(nproc)}
@@ -546,6 +547,40 @@ EOF
 }
 
 # ------------------------------------------------------------- 5. chains
+# foreign_work makes work units of the application with plain create_work,
+# as a project does for work of its own: rboinc's assimilator must let them
+# pass (the hook ignores them) and keep advancing the chains.
+foreign_work() {
+	[ "$FOREIGN_WUS" -gt 0 ] || return 0
+	stage "5. $FOREIGN_WUS work unit(s) of $APP_NAME made without rboinc"
+	cat >"$PROJECT_DIR/templates/${APP_NAME}_foreign_in" <<'EOF'
+<file_info>
+    <number>0</number>
+</file_info>
+<workunit>
+    <file_ref>
+        <file_number>0</file_number>
+        <open_name>in</open_name>
+        <copy_file/>
+    </file_ref>
+    <rsc_fpops_est>1e9</rsc_fpops_est>
+    <delay_bound>3600</delay_bound>
+</workunit>
+EOF
+	sed 's/<rboinc [^>]*\/>//' "$PROJECT_DIR/templates/rboinc_${QUEUE}_result" >"$PROJECT_DIR/templates/${APP_NAME}_foreign_out"
+	chown "$PROJECT_USER:" "$PROJECT_DIR/templates/${APP_NAME}_foreign_"*
+	local i path
+	for i in $(seq "$FOREIGN_WUS"); do
+		path=$(cd "$PROJECT_DIR" && as_owner bin/dir_hier_path "foreign_in_$i") || fail "bin/dir_hier_path"
+		echo "foreign $i" >"$path"
+		chown "$PROJECT_USER:" "$path"
+		(cd "$PROJECT_DIR" && as_owner bin/create_work --appname "$APP_NAME" --wu_name "foreign_$i" \
+			--wu_template "templates/${APP_NAME}_foreign_in" --result_template "templates/${APP_NAME}_foreign_out" \
+			"foreign_in_$i") 2>&1 | indent
+		[ "${PIPESTATUS[0]}" = 0 ] || fail "bin/create_work of foreign_$i"
+	done
+}
+
 submit() {
 	stage "5. submit $CHAINS chains x $STEPS steps, and $FAIL_CHAINS failing at step 2 (queue $QUEUE, group $GROUP)"
 	mkdir -p "$SCI/in"
@@ -690,6 +725,15 @@ retrieve_and_check() {
 	[ "$n" = "$CHAINS" ] || { log "WRONG: $n of $CHAINS chains report $STEPS/$STEPS done"; bad=$((bad + 1)); }
 	n=$(echo "$st" | awk -F'\t' -v steps="$STEPS" '$1 ~ /^failchain/ && $2 == 1 && $3 == "failed" && $4 == steps && $5 ~ /error mask/' | wc -l)
 	[ "$n" = "$FAIL_CHAINS" ] || { log "WRONG: $n of $FAIL_CHAINS failing chains report 1/$STEPS failed with BOINC's error mask"; bad=$((bad + 1)); }
+	if [ "$FOREIGN_WUS" -gt 0 ]; then
+		n=$(sql "select count(*) from workunit where name like 'foreign\_%' and assimilate_state = 2" 2>&1 | tail -n 1)
+		[ "$n" = "$FOREIGN_WUS" ] || { log "WRONG: $n of $FOREIGN_WUS foreign work units assimilated"; bad=$((bad + 1)); }
+	fi
+	if compgen -G "$RROOT/spool/.unplaced-*" >/dev/null || compgen -G "$RROOT/spool/.bad-*" >/dev/null; then
+		log "WRONG: hook calls set aside in $RROOT/spool:"
+		find "$RROOT/spool" -maxdepth 1 -printf "%M %u %s %f\n" | indent
+		bad=$((bad + 1))
+	fi
 	log "BOINC's work units and results at the end:"
 	sql "select id, name, canonical_resultid, error_mask, assimilate_state from workunit order by id" 2>&1 | indent
 	sql "select id, name, server_state, outcome, client_state, validate_state, exit_status from result order by id" 2>&1 | indent
@@ -726,6 +770,7 @@ install_rboinc
 start_project
 start_serve
 start_client
+foreign_work
 submit
 wait_chains
 retrieve_and_check
