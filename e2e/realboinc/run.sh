@@ -114,7 +114,7 @@ stop_pid() {
 	kill -0 "$pid" 2>/dev/null || return 0
 	kill "$pid" 2>/dev/null
 	for _ in $(seq 40); do
-		kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
+		kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }
 		sleep 0.5
 	done
 	log "$what (pid $pid) ignored TERM; killing it"
@@ -243,6 +243,7 @@ start_db() {
 		--port="$DB_PORT" --bind-address=127.0.0.1 --skip-name-resolve \
 		--log-error="$LOGS/mariadb.err" >"$LOGS/mariadb.out" 2>&1 &
 	PIDS_DB=$!
+	echo "$PIDS_DB" >"$RUN/pids/mariadbd"
 		for _ in $(seq 60); do
 		mariadb-admin --no-defaults -S "$RUN/db/mysqld.sock" -uroot ping >/dev/null 2>&1 && break
 		kill -0 "$PIDS_DB" 2>/dev/null || fail "mariadbd exited (see $LOGS/mariadb.err)"
@@ -417,6 +418,7 @@ start_apache() {
 	# would otherwise be this script's.
 	setsid apache2 -f "$conf" -DFOREGROUND >>"$LOGS/apache.out" 2>&1 &
 	PID_APACHE=$!
+	echo "$PID_APACHE" >"$RUN/pids/apache2"
 		for _ in $(seq 40); do
 		curl -fsS -o /dev/null "$MASTER_URL" 2>/dev/null && break
 		kill -0 "$PID_APACHE" 2>/dev/null || fail "apache2 exited (see $LOGS/apache-error.log)"
@@ -482,6 +484,7 @@ start_serve() {
 	(cd "$RUN" && exec setsid runuser -u "$PROJECT_USER" -- "$RUN/bin/rboinc-server" serve --root "$RROOT" \
 		--listen "127.0.0.1:$RBOINC_PORT" --addr-file "$RUN/serve.addr") >"$LOGS/serve.log" 2>&1 &
 	PID_SERVE=$!
+	echo "$PID_SERVE" >"$RUN/pids/serve"
 		for _ in $(seq 100); do
 		[ -s "$RUN/serve.addr" ] && break
 		kill -0 "$PID_SERVE" 2>/dev/null || fail "rboinc-server serve exited (see $LOGS/serve.log)"
@@ -531,6 +534,7 @@ EOF
 		--sched_retry_delay_min 5 --sched_retry_delay_max 30 --pers_retry_delay_min 5 --pers_retry_delay_max 30) \
 		>"$LOGS/client.log" 2>&1 &
 	PID_CLIENT=$!
+	echo "$PID_CLIENT" >"$RUN/pids/client"
 	local out key
 	for _ in $(seq 60); do
 		client --get_state >/dev/null 2>&1 && break
@@ -751,10 +755,30 @@ retrieve_and_check() {
 
 # -------------------------------------------------------------- main
 mkdir -p "$WORK"
+# stop_stale stops what a previous run that could not clean up (killed with
+# SIGKILL, machine trouble) left running: only processes recorded in its
+# pid files whose command line or working directory is in that run's
+# directory, so never anything of someone else's.
+stop_stale() {
+	local f pid
+	for f in "$RUN"/pids/* "$RUN"/projects/*/pid_*/*.pid; do
+		[ -f "$f" ] || continue
+		pid=$(cat "$f" 2>/dev/null) || continue
+		case "$pid" in '' | *[!0-9]*) continue ;; esac
+		[ -d "/proc/$pid" ] || continue
+		if tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "$RUN" ||
+			readlink "/proc/$pid/cwd" 2>/dev/null | grep -q "^$RUN/"; then
+			echo "run.sh: stopping process $pid left by the previous run ($(basename "$f"))"
+			stop_pid "$pid" "process $pid of the previous run"
+		fi
+	done
+	return 0
+}
 if [ -d "$RUN" ]; then
+	stop_stale
 	rm -rf "$RUN"
 fi
-mkdir -p "$LOGS"
+mkdir -p "$LOGS" "$RUN/pids"
 exec > >(tee -a "$LOGS/run.log") 2>&1
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
