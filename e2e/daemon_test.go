@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -78,4 +79,27 @@ func cmdConfigSet(ts *testscript.TestScript, neg bool, args []string) {
 // write it.
 func cmdStripURL(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv("RBOINC_URL", strings.TrimSuffix(ts.Getenv("RBOINC_URL"), "/rboinc_cgi"))
+}
+
+// rbjsonset KEY VALUE: sets a top-level setting of $ROOT/rboinc.json (a
+// JSON number, or a string), as an administrator edits it; a root not
+// made yet is made first, as rbserve makes it.
+func cmdJSONSet(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: rbjsonset KEY VALUE")
+	}
+	ensureInit(ts)
+	path := filepath.Join(ts.Getenv("ROOT"), "rboinc.json")
+	b, err := os.ReadFile(path)
+	ts.Check(err)
+	var cfg map[string]any
+	ts.Check(json.Unmarshal(b, &cfg))
+	var v any = args[1]
+	if f, err := strconv.ParseFloat(args[1], 64); err == nil {
+		v = f
+	}
+	cfg[args[0]] = v
+	out, err := json.MarshalIndent(cfg, "", "  ")
+	ts.Check(err)
+	ts.Check(os.WriteFile(path, append(out, '\n'), 0o644))
 }

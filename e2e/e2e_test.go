@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/rboinc/rboinc/internal/mariadbtest"
 )
 
 // binDir holds the built commands, examples the example app, repoDir the
@@ -36,6 +38,7 @@ func TestMain(m *testing.M) {
 	noteSources(repoDir)
 	code := m.Run()
 	os.RemoveAll(dir)
+	mariadbtest.StopShared()
 	os.Exit(code)
 }
 
@@ -66,12 +69,24 @@ func TestScripts(t *testing.T) {
 		}
 		runScripts(t, modeApache)
 	})
+	// The standalone deployment again, with the stand-in's BOINC database
+	// in a MariaDB server: every query rboinc and the stand-in make runs
+	// on both engines.
+	t.Run("mariadb", func(t *testing.T) {
+		mariadbtest.Shared(t)
+		runScripts(t, modeStandalone, func(env *testscript.Env) {
+			env.Setenv("BOINC_DB_URL", "mysql://"+mariadbtest.NewDB(t))
+		})
+	})
 }
 
-func runScripts(t *testing.T, mode string) {
+func runScripts(t *testing.T, mode string, more ...func(*testscript.Env)) {
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata",
 		Setup: func(env *testscript.Env) error {
+			for _, f := range more {
+				f(env)
+			}
 			env.Setenv("PATH", binDir+string(os.PathListSeparator)+env.Getenv("PATH"))
 			env.Setenv("EXAMPLES", examples)
 			root := filepath.Join(env.WorkDir, "root")
@@ -104,19 +119,21 @@ func runScripts(t *testing.T, mode string) {
 			"rbadmin":     cmdAdmin,
 			"rbconfigset": cmdConfigSet,
 			"rbstripurl":  cmdStripURL,
+			"rbsql":       cmdSQL,
+			"rbexit":      cmdExit,
+			"rbjsonset":   cmdJSONSet,
 		},
 	})
 }
 
-// rbserve: init $ROOT (embedded stand-in) and run `rboinc-server serve` on
-// a free loopback port until the script ends (in the Apache variant:
-// Apache with rboinc-server as CGI and mod_dav, and the stand-in's
-// volunteer loop); sets RBOINC_URL.
+// rbserve [INIT-OPTION...]: init $ROOT (embedded stand-in, with the
+// options given, its BOINC database at $BOINC_DB_URL when set) and run
+// `rboinc-server serve` on a free loopback port until the script ends (in
+// the Apache variant: Apache with rboinc-server as CGI and mod_dav, and the
+// stand-in's volunteer loop); sets RBOINC_URL.
 func cmdServe(ts *testscript.TestScript, neg bool, args []string) {
 	root := ts.Getenv("ROOT")
-	if _, err := os.Stat(filepath.Join(root, "rboinc.json")); err != nil {
-		ts.Check(runCmd(ts, "rboinc-server", "init", "--root", root))
-	}
+	ensureInit(ts, args...)
 	if ts.Getenv("RBOINC_E2E_MODE") == modeApache {
 		serveApache(ts, root)
 		return
@@ -153,6 +170,21 @@ func cmdServe(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	ts.Fatalf("server did not start")
+}
+
+// ensureInit makes $ROOT a server root (embedded stand-in, with the init
+// options given, its BOINC database at $BOINC_DB_URL when set) unless it
+// is one already.
+func ensureInit(ts *testscript.TestScript, args ...string) {
+	root := ts.Getenv("ROOT")
+	if _, err := os.Stat(filepath.Join(root, "rboinc.json")); err == nil {
+		return
+	}
+	initArgs := append([]string{"init", "--root", root}, args...)
+	if u := ts.Getenv("BOINC_DB_URL"); u != "" {
+		initArgs = append(initArgs, "--boinc-db", u)
+	}
+	ts.Check(runCmd(ts, "rboinc-server", initArgs...))
 }
 
 // rbuser NAME: add a user and make its token RBOINC_TOKEN (and TOKEN_NAME).

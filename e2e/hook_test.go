@@ -1,7 +1,7 @@
 package e2e
 
 import (
-	"database/sql"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +12,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/rboinc/rboinc/workflow/boinc"
+	"github.com/rboinc/rboinc/workflow/boincdb"
 )
 
 var firstWURE = regexp.MustCompile(`[A-Za-z0-9_]+-[A-Z0-9]+_[A-Za-z0-9_]+-0-[0-9]+-RND[0-9]{4}`)
@@ -70,8 +71,7 @@ func cmdWUCount(ts *testscript.TestScript, neg bool, args []string) {
 	want, err := strconv.Atoi(args[1])
 	ts.Check(err)
 	re := mustRE(ts, args[0])
-	db, err := sql.Open("sqlite", filepath.Join(ts.Getenv("ROOT"), "boinc", "standin.db"))
-	ts.Check(err)
+	db := standinDB(ts)
 	defer db.Close()
 	rows, err := db.Query(`SELECT name FROM workunit`)
 	ts.Check(err)
@@ -89,4 +89,16 @@ func cmdWUCount(ts *testscript.TestScript, neg bool, args []string) {
 	if (n == want) == neg {
 		ts.Fatalf("%d work units match %s, want %d; all: %v", n, args[0], want, names)
 	}
+}
+
+// standinDB opens the stand-in's BOINC database, wherever its config.xml
+// keeps it.
+func standinDB(ts *testscript.TestScript) *boincdb.DB {
+	p, err := boinc.LoadProject(filepath.Join(ts.Getenv("ROOT"), "boinc"))
+	ts.Check(err)
+	t, err := boincdb.ForProject(p, true)
+	ts.Check(err)
+	db, err := boincdb.Open(context.Background(), t)
+	ts.Check(err)
+	return db
 }

@@ -72,7 +72,7 @@ func (b *bench) jobsFile(name, prefix string, n int, perChain bool) (string, err
 	for i := 0; i < n; i++ {
 		if perChain {
 			p := filepath.Join(dir, fmt.Sprintf("%s%d.coor", prefix, i))
-			if err := os.WriteFile(p, []byte(fmt.Sprintf("%d 0 0\n0 %d 0\n", i, i)), 0o644); err != nil {
+			if err := os.WriteFile(p, []byte(fmt.Sprintf("%d 0 0\n0 %d 0\n%s\n", i, i, prefix)), 0o644); err != nil {
 				return "", err
 			}
 			fmt.Fprintf(&sb, "%s%d -coor_file %s\n", prefix, i, p)

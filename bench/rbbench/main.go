@@ -40,13 +40,15 @@ type sizes struct {
 	Status     int   // chains in the status group
 	Total      int   // work units the server holds at the end
 	Batch      int   // chains per submission while filling up to Total
+	Native     int   // work units one native assimilator pass takes
+	NativeMem  int   // ... and many more, for its memory
 }
 
-var fullSizes = sizes{Big: 1 << 30, Submit: 1000, Hook: 200, HookPar: 200, HookInproc: 200,
-	RetrFiles: 10000, RetrSize: 100000, Status: 10000, Total: 150000, Batch: 10000}
+var fullSizes = sizes{Big: 1 << 30, Submit: 2000, Hook: 200, HookPar: 200, HookInproc: 200,
+	RetrFiles: 10000, RetrSize: 100000, Status: 10000, Total: 150000, Batch: 10000, Native: 2000, NativeMem: 100000}
 
 var shortSizes = sizes{Big: 16 << 20, Submit: 100, Hook: 10, HookPar: 10, HookInproc: 20,
-	RetrFiles: 150, RetrSize: 100000, Status: 500, Total: 1500, Batch: 500}
+	RetrFiles: 150, RetrSize: 100000, Status: 500, Total: 1500, Batch: 500, Native: 100, NativeMem: 1000}
 
 type bench struct {
 	ctx   context.Context
@@ -68,6 +70,7 @@ type bench struct {
 	bigWU      string        // the large upload's work unit, whose output is retrieved
 	s1kWUs     []string      // first work units of the 1,000-chain submission, for the hook
 	cwSeen     int           // creator passes already counted in the server's log
+	hookRate   float64       // chains/s through the hook, one process per call
 }
 
 func main() {
@@ -142,7 +145,7 @@ func (b *bench) run() error {
 	}
 	stages := map[string]func() error{
 		"hash": b.stageHash, "upload": b.stageUploadBig, "retrieve-big": b.stageRetrieveBig,
-		"submit": b.stageSubmit, "resubmit": b.stageResubmit, "hook": b.stageHook,
+		"submit": b.stageSubmit, "resubmit": b.stageResubmit, "hook": b.stageHook, "native": b.stageNative,
 		"retrieve": b.stageRetrieve, "status": b.stageStatus, "scale": b.stageScale,
 	}
 	for _, name := range stageNames {
@@ -171,7 +174,7 @@ func (b *bench) run() error {
 // stageNames in the order they run; stageNeeds are the earlier stages a
 // stage builds on.
 var (
-	stageNames = []string{"hash", "upload", "retrieve-big", "submit", "resubmit", "hook", "retrieve", "status", "scale"}
+	stageNames = []string{"hash", "upload", "retrieve-big", "submit", "resubmit", "hook", "native", "retrieve", "status", "scale"}
 	stageNeeds = map[string][]string{"upload": {"hash"}, "retrieve-big": {"hash", "upload"}, "resubmit": {"submit"}, "hook": {"submit"}, "scale": {"status"}}
 )
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -183,56 +184,87 @@ func (b *bench) stageRetrieveBig() error {
 // the stand-in's create_work --stdin alone for the same work units.
 func (b *bench) stageSubmit() error {
 	n := b.sz.Submit
-	jobs, err := b.jobsFile("s1k", "c", n, true)
-	if err != nil {
-		return err
-	}
 	// Velocities of their own: a content the server has not seen yet.
 	vel := b.path("s1k.vel")
 	if err := os.WriteFile(vel, []byte("0.5 0 0\n"), 0o644); err != nil {
 		return err
 	}
-	r, rep, err := b.submit("-group", "s1k", "-jobs", jobs, "-vel_file", vel, "-num_steps", "3")
-	if err != nil {
-		return err
+	// Three rounds of each, new contents every round, best of three (and
+	// the spread, which a single round hides).
+	const rounds = 3
+	var ours, alone []time.Duration
+	var first runResult
+	var firstRep submitReport
+	for r := 0; r < rounds; r++ {
+		group := "s1k"
+		if r > 0 {
+			group = fmt.Sprintf("s1k%d", r+1)
+		}
+		jobs, err := b.jobsFile(group, fmt.Sprintf("c%d_", r), n, true)
+		if err != nil {
+			return err
+		}
+		res, rep, err := b.submit("-group", group, "-jobs", jobs, "-vel_file", vel, "-num_steps", "3")
+		if err != nil {
+			return err
+		}
+		if len(rep.Chains) != n {
+			return fmt.Errorf("%d chains created of %d", len(rep.Chains), n)
+		}
+		if r == 0 {
+			first, firstRep = res, rep
+		}
+		ours = append(ours, res.Wall)
+		for _, c := range rep.Chains {
+			b.s1kWUs = append(b.s1kWUs, c.FirstWU)
+		}
 	}
-	if len(rep.Chains) != n {
-		return fmt.Errorf("%d chains created of %d", len(rep.Chains), n)
+	for r := 0; r < rounds; r++ {
+		cw, err := b.createWorkAlone(b.s1kWUs[:n], fmt.Sprintf("cw%d", r))
+		if err != nil {
+			return err
+		}
+		alone = append(alone, cw)
 	}
-	for _, c := range rep.Chains {
-		b.s1kWUs = append(b.s1kWUs, c.FirstWU)
-	}
-	cw, err := b.createWorkAlone(b.s1kWUs, "cw")
-	if err != nil {
-		return err
-	}
+	best, cw := slices.Min(ours), slices.Min(alone)
 	b.cwAlone = cw
 	cmd := fmt.Sprintf("rboinc-submit -app_name langevin -group s1k -jobs JOBS(%d lines) -vel_file V -num_steps 3", n)
 	b.add(row{
 		Target:   fmt.Sprintf("%s chains sharing most inputs, one command: >= 500 chains/s end to end", count(n)),
-		Measured: fmt.Sprintf("%.0f chains/s (%s; client CPU %s)", rate(n, r.Wall), ms(r.Wall), ms(r.CPU)),
-		Baseline: fmt.Sprintf("create_work --stdin alone: %.0f work units/s (%s)", rate(n, cw), ms(cw)),
-		Ratio:    fmt.Sprintf("%.2fx of the target rate", rate(n, r.Wall)/500),
-		Verdict:  verdict(rate(n, r.Wall) >= 500),
+		Measured: fmt.Sprintf("%.0f chains/s (best of %d: %s; rounds %s; client CPU %s)", rate(n, best), rounds, ms(best), spread(ours), ms(first.CPU)),
+		Baseline: fmt.Sprintf("create_work --stdin alone: %.0f work units/s (best of %d: %s; rounds %s)", rate(n, cw), rounds, ms(cw), spread(alone)),
+		Ratio:    fmt.Sprintf("%.2fx of the target rate", rate(n, best)/500),
+		Verdict:  verdict(rate(n, best) >= 500),
 		Command:  cmd,
 	})
 	b.add(row{
-		Target:   "... and within 1.5x of create_work --stdin alone for the same work units",
-		Measured: ms(r.Wall),
-		Baseline: fmt.Sprintf("bin/create_work --appname langevin --stdin, the same %s lines: %s", count(n), ms(cw)),
-		Ratio:    ratio(r.Wall, cw),
-		Verdict:  verdict(float64(r.Wall) <= 1.5*float64(cw)),
+		Target:   "... and within 1.5x of create_work --stdin alone for the same work units (best of 3 rounds each)",
+		Measured: fmt.Sprintf("%s (rounds %s)", ms(best), spread(ours)),
+		Baseline: fmt.Sprintf("bin/create_work --appname langevin --stdin, the same %s lines: %s (rounds %s)", count(n), ms(cw), spread(alone)),
+		Ratio:    ratio(best, cw),
+		Verdict:  verdict(float64(best) <= 1.5*float64(cw)),
 		Command:  cmd,
 	})
 	b.add(row{
 		Target:   "a first submission uploads each distinct content once",
-		Measured: fmt.Sprintf("%s files, %s bytes uploaded", count(rep.UploadedFiles), count(int(rep.UploadedBytes))),
+		Measured: fmt.Sprintf("%s files, %s bytes uploaded", count(firstRep.UploadedFiles), count(int(firstRep.UploadedBytes))),
 		Baseline: fmt.Sprintf("%s distinct contents among %s chains' inputs", count(n+1), count(n)),
 		Ratio:    "-",
-		Verdict:  verdict(rep.UploadedFiles == n+1),
+		Verdict:  verdict(firstRep.UploadedFiles == n+1),
 		Command:  cmd,
 	})
 	return nil
+}
+
+// spread lists durations, fastest to slowest.
+func spread(ds []time.Duration) string {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	parts := make([]string, len(s))
+	for i, d := range s {
+		parts[i] = ms(d)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // createWorkAlone times the stand-in's create_work --stdin for the same
@@ -359,6 +391,7 @@ func (b *bench) stageHook() error {
 	seqTime := time.Since(t0)
 	perMed := median(per)
 	seqRate := rate(len(seq), seqTime)
+	b.hookRate = seqRate
 	b.add(row{
 		Target:   ">= 200 chains/s through the hook (ingest outputs, create the next step); one process per work unit, as script_assimilator runs it, until every next work unit exists",
 		Measured: fmt.Sprintf("%.0f chains/s (%s calls in %s, %s per call, median, CPU %s per call; every next work unit created %s after the last call returned, by the server's creator in %s)", seqRate, count(len(seq)), ms(callsTime), ms(perMed), ms(cpu/time.Duration(len(seq))), ms(seqTime-callsTime), b.cwRuns()),

@@ -19,10 +19,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"syscall"
 	"time"
 
+	"github.com/rboinc/rboinc/workflow/buildinfo"
 	"github.com/rboinc/rboinc/workflow/hookargs"
 	"github.com/rboinc/rboinc/workflow/spool"
 )
@@ -32,6 +32,22 @@ import (
 // is paid at each start.
 
 func main() { os.Exit(run(os.Args[1:])) }
+
+// usage is --help. rboinc-server install-docs has the manual page.
+const usage = `Usage:
+  rboinc-hook [--root DIR] WU_ID PATH...
+  rboinc-hook [--root DIR] --error MASK WU_NAME WU_ID BATCH
+  rboinc-hook --version
+
+The assimilator hook BOINC's script_assimilator runs once per finished work
+unit: it hands the outputs to rboinc-server through the server root's spool.
+Without --root (or RBOINC_ROOT) the server root is the one whose bin/ holds
+the program.
+
+Exit codes: 0 done (also a work unit that is not rboinc's, or a call it
+cannot read), 1 BOINC must keep the outputs and call again later (disk or
+database failure, a --root that is not a server root), 2 no server root.
+`
 
 // logError writes one line in the format of rboinc-server's logs
 // (log/slog's text handler) to stderr, which BOINC keeps in the
@@ -45,9 +61,16 @@ func logError(msg string, kv ...any) {
 }
 
 func run(args []string) int {
-	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version") {
-		fmt.Println(version())
-		return 0
+	// BOINC never calls the hook with one of these alone.
+	if len(args) == 1 {
+		switch args[0] {
+		case "--version", "-version":
+			fmt.Println(buildinfo.Version("rboinc-hook"))
+			return 0
+		case "--help", "-help", "-h":
+			fmt.Print(usage)
+			return 0
+		}
 	}
 	root, args := hookargs.SplitRoot(args, os.Getenv)
 	if root == "" {
@@ -125,20 +148,4 @@ func handOver(root, entry string, alone bool, args []string) int {
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
-}
-
-// version says which build this is, as the other commands do (without
-// their command-line library: the hook starts once per work unit).
-func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "rboinc-hook (no build information)"
-	}
-	v := "rboinc-hook " + bi.Main.Version
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			v += " (revision " + s.Value[:12] + ")"
-		}
-	}
-	return v + ", " + bi.GoVersion
 }

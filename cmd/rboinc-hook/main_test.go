@@ -53,3 +53,14 @@ func TestRefusesWithoutARoot(t *testing.T) {
 		t.Fatalf("spooled into a directory that is not a server root: %v", names)
 	}
 }
+
+// TestVersionAndHelp: --version and --help need no server root and exit 0
+// (BOINC never calls the hook with one word alone).
+func TestVersionAndHelp(t *testing.T) {
+	t.Setenv("RBOINC_ROOT", "")
+	for _, a := range []string{"--version", "-version", "--help", "-h"} {
+		if code := run([]string{a}); code != 0 {
+			t.Errorf("%s: exit %d", a, code)
+		}
+	}
+}

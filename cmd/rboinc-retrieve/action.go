@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/rboinc/rboinc/workflow/client"
@@ -32,7 +34,7 @@ func action(c *cli.Context) error {
 			return client.Usagef("-name needs -group")
 		}
 	}
-	if group == "" && !c.Bool("status") && !c.Bool("gridstatus") {
+	if group == "" && !c.Bool("status") && !c.Bool("gridstatus") && !c.Bool("watch") {
 		return client.Usagef("missing mandatory option -group (see -help)")
 	}
 	if c.Bool("purge") && (c.IsSet("into") || c.IsSet("intotree")) {
@@ -43,11 +45,30 @@ func action(c *cli.Context) error {
 		return err
 	}
 	ref := wire.ChainRef{Group: group, Name: name}
+	var extend int
+	if c.IsSet("extend") {
+		n, err := strconv.Atoi(strings.TrimSpace(c.String("extend")))
+		if err != nil || n < 1 || n > engineMaxExtend {
+			return client.Usagef("-extend takes a number of steps from 1 to %d, not %q", engineMaxExtend, c.String("extend"))
+		}
+		extend = n
+	}
 	switch {
 	case c.Bool("purge"):
 		return change(c, "purge", "Purge", ref, cl.Purge)
 	case c.Bool("stop"):
+		ref.Cancel = c.Bool("cancel")
 		return change(c, "stop", "Stop", ref, cl.Stop)
+	case c.Bool("abort"):
+		return change(c, "abort", "Abort", ref, cl.Abort)
+	case c.Bool("resume"):
+		return change(c, "resume", "Resume", ref, cl.Resume)
+	case extend > 0:
+		return change(c, "extend", fmt.Sprintf("Add %d step(s) to", extend), ref, func(ctx context.Context, ref wire.ChainRef) (*wire.CountResponse, error) {
+			return cl.Extend(ctx, wire.ExtendRequest{ChainRef: ref, Steps: extend})
+		})
+	case c.Bool("watch"):
+		return watch(c, cl, group)
 	case c.Bool("status"):
 		return status(c, cl, ref)
 	case c.Bool("gridstatus"):
@@ -56,7 +77,11 @@ func action(c *cli.Context) error {
 	return retrieve(c, cl, ref)
 }
 
-// change asks for confirmation, then stops or purges.
+// engineMaxExtend is the server's bound on one -extend (engine.MaxExtend).
+const engineMaxExtend = 100000
+
+// change asks for confirmation, then stops, aborts, resumes, extends or
+// purges.
 func change(c *cli.Context, verb, Verb string, ref wire.ChainRef,
 	do func(ctx context.Context, ref wire.ChainRef) (*wire.CountResponse, error)) error {
 	what := "group " + ref.Group
@@ -86,7 +111,11 @@ func change(c *cli.Context, verb, Verb string, ref wire.ChainRef,
 
 // status prints one line per chain, in the server's order.
 func status(c *cli.Context, cl *client.Client, ref wire.ChainRef) error {
-	r, err := cl.Status(c.Context, ref.Group, ref.Name)
+	get := cl.Status
+	if c.Bool("boinc") {
+		get = cl.StatusBoinc
+	}
+	r, err := get(c.Context, ref.Group, ref.Name)
 	if err != nil {
 		return err
 	}
@@ -108,8 +137,29 @@ func status(c *cli.Context, cl *client.Client, ref wire.ChainRef) error {
 			line += "\t" + oneField(ch.Error)
 		}
 		fmt.Fprintln(c.App.Writer, line)
+		if ch.Boinc != nil {
+			// -boinc: one indented line per result of the current work unit.
+			if len(ch.Boinc.Results) == 0 {
+				fmt.Fprintf(c.App.Writer, "  %s\tno result yet\n", ch.Boinc.WU)
+			}
+			for _, res := range ch.Boinc.Results {
+				fmt.Fprintf(c.App.Writer, "  %s\t%s%s\n", res.Name, res.State, resultDetail(res))
+			}
+		}
 	}
 	return nil
+}
+
+// resultDetail is the host and error code of a result, when it has them.
+func resultDetail(r wire.BoincResult) string {
+	var s string
+	if r.HostID != 0 {
+		s += fmt.Sprintf("\thost %d", r.HostID)
+	}
+	if r.State == "error" {
+		s += fmt.Sprintf("\texit status %d", r.ExitStatus)
+	}
+	return s
 }
 
 // oneField keeps a free text inside one tab-separated field of one line.
@@ -124,23 +174,62 @@ func oneField(s string) string {
 
 // groupCount is one line of -gridstatus.
 type groupCount struct {
-	Group   string `json:"group"`
-	Chains  int    `json:"chains"`
-	Running int    `json:"running"`
-	Done    int    `json:"done"`
-	Failed  int    `json:"failed"`
-	Stopped int    `json:"stopped"`
+	Group   string            `json:"group"`
+	Chains  int               `json:"chains"`
+	Running int               `json:"running"`
+	Done    int               `json:"done"`
+	Failed  int               `json:"failed"`
+	Stopped int               `json:"stopped"`
+	Boinc   *wire.BoincCounts `json:"boinc,omitempty"`
 }
 
 // gridStatus is the original's -gridstatus, which printed BOINC database
-// statistics per group: here, the chains of each group by state, of one
-// group when -group is given.
+// statistics per group: the chains of each group by state and, from
+// BOINC's database, their work units' results of the last 30 days (of one
+// group when -group is given).
 func gridStatus(c *cli.Context, cl *client.Client, group string) error {
-	r, err := cl.Status(c.Context, group, "")
+	groups, boincErr, err := gridCounts(c.Context, cl, group)
 	if err != nil {
 		return err
 	}
+	if c.Bool("json") {
+		return writeJSON(c.App.Writer, groups)
+	}
+	if boincErr != "" {
+		fmt.Fprintf(c.App.ErrWriter, "%s: no BOINC figures: %s\n", prog, boincErr)
+	}
+	fmt.Fprintln(c.App.Writer, "GROUP\tCHAINS\tRUNNING\tDONE\tFAILED\tSTOPPED\tUNSENT\tIN_PROGRESS\tSUCCESS\tERRORS\tTURNAROUND_H")
+	for _, g := range groups {
+		line := fmt.Sprintf("%s\t%d\t%d\t%d\t%d\t%d", g.Group, g.Chains, g.Running, g.Done, g.Failed, g.Stopped)
+		if b := g.Boinc; b != nil {
+			line += fmt.Sprintf("\t%d\t%d\t%d\t%d\t%.1f", b.Unsent, b.InProgress, b.Success, b.Error, b.TurnaroundAvg/3600)
+		} else {
+			line += "\t-\t-\t-\t-\t-"
+		}
+		fmt.Fprintln(c.App.Writer, line)
+	}
+	return nil
+}
+
+// gridCounts asks the server for the grid status; a server without it
+// gives the chain states alone, counted from the status.
+func gridCounts(ctx context.Context, cl *client.Client, group string) ([]*groupCount, string, error) {
 	groups := []*groupCount{}
+	gs, err := cl.GridStatus(ctx, group)
+	if err == nil {
+		for _, g := range gs.Groups {
+			groups = append(groups, &groupCount{Group: g.Group, Chains: g.Chains, Running: g.Running, Done: g.Done,
+				Failed: g.Failed, Stopped: g.Stopped, Boinc: g.Boinc})
+		}
+		return groups, gs.BoincError, nil
+	}
+	if !errors.Is(err, client.ErrNoGridStatus) {
+		return nil, "", err
+	}
+	r, err := cl.Status(ctx, group, "")
+	if err != nil {
+		return nil, "", err
+	}
 	byName := map[string]*groupCount{}
 	for _, ch := range r.Chains {
 		g, ok := byName[ch.Group]
@@ -161,14 +250,7 @@ func gridStatus(c *cli.Context, cl *client.Client, group string) error {
 			g.Stopped++
 		}
 	}
-	if c.Bool("json") {
-		return writeJSON(c.App.Writer, groups)
-	}
-	fmt.Fprintln(c.App.Writer, "GROUP\tCHAINS\tRUNNING\tDONE\tFAILED\tSTOPPED")
-	for _, g := range groups {
-		fmt.Fprintf(c.App.Writer, "%s\t%d\t%d\t%d\t%d\t%d\n", g.Group, g.Chains, g.Running, g.Done, g.Failed, g.Stopped)
-	}
-	return nil
+	return groups, "the server does not read BOINC's database", nil
 }
 
 // retrieve downloads, verifies and acknowledges the group's results.
@@ -201,9 +283,8 @@ func retrieve(c *cli.Context, cl *client.Client, ref wire.ChainRef) error {
 	}
 	switch {
 	case asJSON:
-		if jerr := writeJSON(c.App.Writer, rep); jerr != nil && err == nil {
-			err = jerr
-		}
+		// One document: a partial failure's error and exit code go into it.
+		return clitool.WriteJSONResult(c.App.Writer, rep, err)
 	case !quiet:
 		fmt.Fprintf(c.App.Writer, "Retrieved %d, already present %d, out of %d.\n", rep.Retrieved, rep.Present, rep.Total)
 	}

@@ -25,9 +25,18 @@ func server(t *testing.T, calls *[]string) string {
 				{Group: "g", Name: "b", State: wire.StateRunning, StepsDone: 2, NumSteps: 5},
 				{Group: "g", Name: "a", State: wire.StateDone, StepsDone: 5, NumSteps: 5},
 			}})
+		case "/cgi" + wire.PathGridStatus:
+			json.NewEncoder(w).Encode(wire.GridStatusResponse{Groups: []wire.GroupGrid{
+				{Group: "g", Chains: 2, Running: 1, Done: 1, Boinc: &wire.BoincCounts{WorkUnits: 7, InProgress: 1, Success: 6, Error: 1, Decided: 6, TurnaroundAvg: 5400}},
+			}})
 		case "/cgi" + wire.PathStop, "/cgi" + wire.PathPurge:
 			json.NewEncoder(w).Encode(wire.CountResponse{Count: 2})
 		case "/cgi" + wire.PathResults:
+			if r.URL.Query().Get("group") == "broken" {
+				// One file fails (its MD5 is not one), so the retrieval is partial.
+				json.NewEncoder(w).Encode(wire.ResultsResponse{Files: []wire.ResultFile{{Group: "broken", Chain: "c", Name: "c-A_broken-0-1-RND0001_0", MD5: "x", Size: 1}}})
+				return
+			}
 			if r.URL.Query().Get("group") != "g" {
 				w.WriteHeader(http.StatusNotFound)
 				json.NewEncoder(w).Encode(wire.Error{Error: "no such group", Code: wire.CodeNotFound})
@@ -74,8 +83,9 @@ func TestRetrieveActions(t *testing.T) {
 		{[]string{"-group", "g", "-into", dir}, client.ExitOK, "", 1}, // stdout is not a terminal: quiet
 		{[]string{"-group", "nope", "-into", dir}, client.ExitRefused, "", 0},
 		// The original's options, abbreviations and letter case.
-		{[]string{"-gridstatus"}, client.ExitOK, "GROUP\tCHAINS\tRUNNING\tDONE\tFAILED\tSTOPPED\ng\t2\t1\t1\t0\t0\n", 1},
-		{[]string{"-GRID", "-json"}, client.ExitOK, "[\n  {\n    \"group\": \"g\",\n    \"chains\": 2,\n    \"running\": 1,\n    \"done\": 1,\n    \"failed\": 0,\n    \"stopped\": 0\n  }\n]\n", 1},
+		{[]string{"-gridstatus"}, client.ExitOK, gridHeader + "g\t2\t1\t1\t0\t0\t0\t1\t6\t1\t1.5\n", 1},
+		{[]string{"-GRID", "-json"}, client.ExitOK, "[\n  {\n    \"group\": \"g\",\n    \"chains\": 2,\n    \"running\": 1,\n    \"done\": 1,\n    \"failed\": 0,\n    \"stopped\": 0,\n" +
+			"    \"boinc\": {\n      \"work_units\": 7,\n      \"unsent\": 0,\n      \"in_progress\": 1,\n      \"success\": 6,\n      \"error\": 1,\n      \"decided\": 6,\n      \"turnaround_avg_s\": 5400\n    }\n  }\n]\n", 1},
 		{[]string{"-stat", "-grou", "g", "-user", "x"}, client.ExitOK, "b\t2\trunning\t5\na\t5\tdone\t5\n", 1},
 		{[]string{"-st", "-group", "g"}, client.ExitUsage, "", 0}, // -status or -stop?
 	} {
@@ -87,5 +97,51 @@ func TestRetrieveActions(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, client.LockName)); err != nil {
 		t.Errorf("no lock file: %v", err)
+	}
+}
+
+// TestPartialFailureIsOneJSONDocument: with -json, a retrieval where some
+// files failed prints one JSON object with the report, the error and the
+// exit code, not the report followed by a second failure object.
+func TestPartialFailureIsOneJSONDocument(t *testing.T) {
+	var calls []string
+	url := server(t, &calls)
+	out, code := runApp(t, "-url", url, "-authenticator", "t", "-group", "broken", "-into", t.TempDir(), "-json")
+	if code != client.ExitPartial {
+		t.Fatalf("exit %d, want %d; out %s", code, client.ExitPartial, out)
+	}
+	dec := json.NewDecoder(bytes.NewReader([]byte(out)))
+	var got map[string]any
+	if err := dec.Decode(&got); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, out)
+	}
+	if dec.More() {
+		t.Errorf("more than one JSON document on stdout:\n%s", out)
+	}
+	if got["exit_code"] != float64(client.ExitPartial) || got["error"] != "1 of 1 files failed to download" || got["total"] != float64(1) || got["failed"] == nil {
+		t.Errorf("JSON answer %v", got)
+	}
+}
+
+const gridHeader = "GROUP\tCHAINS\tRUNNING\tDONE\tFAILED\tSTOPPED\tUNSENT\tIN_PROGRESS\tSUCCESS\tERRORS\tTURNAROUND_H\n"
+
+// TestGridStatusOldServer: a server without the grid status (404 from its
+// router) gets the chain states counted from its status, BOINC's columns
+// empty.
+func TestGridStatusOldServer(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/cgi"+wire.PathStatus {
+			http.NotFound(w, r)
+			return
+		}
+		json.NewEncoder(w).Encode(wire.StatusResponse{Chains: []wire.ChainStatus{
+			{Group: "g", Name: "b", State: wire.StateRunning, StepsDone: 2, NumSteps: 5},
+			{Group: "g", Name: "a", State: wire.StateDone, StepsDone: 5, NumSteps: 5},
+		}})
+	}))
+	defer srv.Close()
+	out, code := runApp(t, "-url", srv.URL+"/cgi", "-authenticator", "t", "-gridstatus")
+	if code != client.ExitOK || out != gridHeader+"g\t2\t1\t1\t0\t0\t-\t-\t-\t-\t-\n" {
+		t.Errorf("exit %d, out %q", code, out)
 	}
 }

@@ -38,17 +38,24 @@ func creatorCommand(log *slog.Logger) *cli.Command {
 				return err
 			}
 			defer e.Close()
-			trigger := filepath.Join(e.Proj.Dir, "stop_daemons")
-			stopped := func() bool {
-				_, err := os.Stat(trigger)
-				return err == nil
-			}
+			stopped := stopDaemons(e.Proj.Dir)
 			if stopped() {
-				log.Warn("not starting: BOINC's stop_daemons trigger file is present", "file", trigger)
+				log.Warn("not starting: BOINC's stop_daemons trigger file is present", "dir", e.Proj.Dir)
 				return nil
 			}
 			log.Info("creating the work units of pending steps", "root", e.Root)
 			return e.RunCreator(ctx, c.Duration("poll"), stopped)
 		},
+	}
+}
+
+// stopDaemons tells whether BOINC's stop_daemons trigger file is in the
+// project directory: bin/stop leaves it, and BOINC's daemons obey it until
+// it is removed.
+func stopDaemons(projectDir string) func() bool {
+	trigger := filepath.Join(projectDir, "stop_daemons")
+	return func() bool {
+		_, err := os.Stat(trigger)
+		return err == nil
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/rboinc/rboinc/workflow/boinc"
 	"github.com/rboinc/rboinc/workflow/client/clitool"
 )
 
@@ -23,12 +24,14 @@ func hookDocApp() *cli.App {
 		Usage:     "the assimilator hook BOINC's script_assimilator runs once per finished work unit",
 		UsageText: "rboinc-hook [--root DIR] WU_ID PATH...\nrboinc-hook [--root DIR] --error MASK WU_NAME WU_ID BATCH",
 		Description: "Hands the outputs of a finished work unit to rboinc-server's creator through the\n" +
-			"server root's spool. Exit codes: 0 done (or not rboinc's work unit), 1 BOINC must\n" +
-			"keep the outputs and call again later (disk or database failure), 2 no server root.",
+			"server root's spool. Exit codes: 0 done (also a work unit that is not rboinc's, or a\n" +
+			"call it cannot read), 1 BOINC must keep the outputs and call again later (disk or\n" +
+			"database failure, a --root that is not a server root), 2 no server root.",
 		HideHelp: true,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "root", EnvVars: []string{"RBOINC_ROOT"}, Usage: "the server root (default: the root whose bin/ holds the program)"},
 			&cli.BoolFlag{Name: "version", Usage: "print the version and exit"},
+			&cli.BoolFlag{Name: "help", Usage: "print the usage and exit"},
 		},
 	}
 }
@@ -63,7 +66,8 @@ func installDocsCommand() *cli.Command {
 					if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 						return err
 					}
-					if err := os.WriteFile(dst, out, 0o644); err != nil {
+					// A shell or man reading it meanwhile never sees half a file.
+					if err := boinc.WriteFileAtomic(dst, out, 0o644); err != nil {
 						return err
 					}
 					fmt.Fprintln(c.App.Writer, dst)

@@ -57,7 +57,9 @@ func newLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 }
 
-var rootFlag = &cli.StringFlag{Name: "root", Usage: "server root directory", EnvVars: []string{"RBOINC_ROOT"}, Required: true}
+// rootFlag is mandatory; needRoot says so (the library would print the
+// whole help before its error).
+var rootFlag = &cli.StringFlag{Name: "root", Usage: "server root `DIR` (mandatory)", EnvVars: []string{"RBOINC_ROOT"}}
 
 func app(log *slog.Logger) *cli.App {
 	return &cli.App{
@@ -72,9 +74,12 @@ func app(log *slog.Logger) *cli.App {
 				Usage: "create a server root (with the embedded BOINC stand-in unless --boinc-project names a real project)",
 				Flags: []cli.Flag{rootFlag,
 					&cli.StringFlag{Name: "boinc-project", Usage: "a real BOINC project directory"},
-					&cli.StringFlag{Name: "url", Usage: "URL clients use to reach this server", Value: "http://127.0.0.1:8080"}},
+					&cli.StringFlag{Name: "url", Usage: "URL clients use to reach this server", Value: "http://127.0.0.1:8080"},
+					&cli.StringFlag{Name: "assimilator", Usage: "how finished work units reach rboinc: hook (BOINC's script_assimilator runs rboinc's hook; the default) or native (rboinc's own assimilator daemon reads BOINC's database)"},
+					&cli.StringFlag{Name: "boinc-db", Usage: "where the embedded stand-in keeps BOINC's database: mysql://USER:PASS@tcp(HOST:PORT)/DB or mysql://USER:PASS@unix(SOCKET)/DB (default: an SQLite file)"}},
 				Action: func(c *cli.Context) error {
-					rep, err := setup.Init(c.Context, setup.Options{Root: c.String("root"), BoincProject: c.String("boinc-project"), URLBase: c.String("url")})
+					rep, err := setup.Init(c.Context, setup.Options{Root: c.String("root"), BoincProject: c.String("boinc-project"), URLBase: c.String("url"),
+						Assimilator: c.String("assimilator"), BoincDB: c.String("boinc-db")})
 					if err != nil {
 						return err
 					}
@@ -83,6 +88,7 @@ func app(log *slog.Logger) *cli.App {
 				},
 			},
 			doctorCommand(),
+			migrateCommand(),
 			{
 				Name:  "serve",
 				Usage: "serve the API and WebDAV area (and run the stand-in's volunteers)",
@@ -117,22 +123,33 @@ func app(log *slog.Logger) *cli.App {
 				Subcommands: []*cli.Command{
 					{
 						Name: "add", Usage: "create a user and print its token", ArgsUsage: "NAME",
-						Flags: []cli.Flag{rootFlag},
+						Flags: []cli.Flag{rootFlag, boincUserFlag},
 						Action: func(c *cli.Context) error {
 							name := c.Args().First()
 							if c.NArg() != 1 {
-								return usagef("usage: rboinc-server user add --root DIR NAME")
+								return usagef("usage: rboinc-server user add --root DIR [--boinc-user ID] NAME")
+							}
+							if c.IsSet("boinc-user") {
+								if err := checkBoincUser(c); err != nil {
+									return err
+								}
 							}
 							return withDB(c, func(db *store.DB) error {
 								tok, err := addUser(c.Context, absRoot(c.String("root")), db, name)
 								if err != nil {
 									return err
 								}
+								if c.IsSet("boinc-user") {
+									if err := db.SetBoincUser(c.Context, name, c.Int64("boinc-user")); err != nil {
+										return err
+									}
+								}
 								fmt.Println(tok)
 								return nil
 							})
 						},
 					},
+					linkCommand(),
 					{
 						Name: "list", Usage: "list users", Flags: []cli.Flag{rootFlag},
 						Action: func(c *cli.Context) error {
@@ -142,6 +159,10 @@ func app(log *slog.Logger) *cli.App {
 									state := "active"
 									if u.Disabled {
 										state = "disabled"
+									}
+									if u.BoincUserID != 0 {
+										fmt.Printf("%s\t%s\tboinc user %d\n", u.Name, state, u.BoincUserID)
+										continue
 									}
 									fmt.Printf("%s\t%s\n", u.Name, state)
 								}
@@ -182,6 +203,7 @@ func app(log *slog.Logger) *cli.App {
 				},
 			},
 			creatorCommand(log),
+			assimilatorCommand(log),
 			installDocsCommand(),
 			{
 				Name:  "gc",
@@ -229,7 +251,7 @@ func withDB(c *cli.Context, fn func(*store.DB) error) error {
 // mod_dav (dav.htpasswd), for the CGI deployment.
 func addUser(ctx context.Context, root string, db *store.DB, name string) (string, error) {
 	if err := naming.CheckUser(name); err != nil {
-		return "", err
+		return "", usagef("%v", err)
 	}
 	tok := server.NewToken()
 	if _, err := db.AddUser(ctx, name, server.HashToken(tok)); err != nil {

@@ -3,10 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/rboinc/rboinc/workflow/engine"
 	"github.com/rboinc/rboinc/workflow/server"
 	"github.com/rboinc/rboinc/workflow/setup"
 	"github.com/rboinc/rboinc/workflow/store"
@@ -15,12 +18,12 @@ import (
 // oneUser runs fn on the user named by the command's single argument.
 func oneUser(c *cli.Context, fn func(db *store.DB, u store.User) error) error {
 	if c.NArg() != 1 {
-		return fmt.Errorf("usage: rboinc-server user %s --root DIR NAME", c.Command.Name)
+		return usagef("usage: rboinc-server user %s --root DIR NAME", c.Command.Name)
 	}
 	return withDB(c, func(db *store.DB) error {
 		u, err := db.UserByName(c.Context, c.Args().First())
 		if errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("no user %q (see `rboinc-server user list`)", c.Args().First())
+			return usagef("no user %q (see `rboinc-server user list`)", c.Args().First())
 		}
 		if err != nil {
 			return err
@@ -86,4 +89,50 @@ func rotateCommand() *cli.Command {
 			})
 		},
 	}
+}
+
+var boincUserFlag = &cli.Int64Flag{Name: "boinc-user", Usage: "link the user to BOINC account `ID`: its authenticator then logs in as the user (0: unlink)"}
+
+// linkCommand is `user link`: link a user to a BOINC account, or unlink.
+func linkCommand() *cli.Command {
+	return &cli.Command{
+		Name: "link", Usage: "link a user to a BOINC account (--boinc-user ID; 0 unlinks), whose authenticator then logs in as the user",
+		ArgsUsage: "NAME", Flags: []cli.Flag{rootFlag, boincUserFlag},
+		Action: func(c *cli.Context) error {
+			if !c.IsSet("boinc-user") {
+				return usagef("usage: rboinc-server user link --root DIR --boinc-user ID NAME")
+			}
+			if err := checkBoincUser(c); err != nil {
+				return err
+			}
+			return oneUser(c, func(db *store.DB, u store.User) error {
+				return db.SetBoincUser(c.Context, u.Name, c.Int64("boinc-user"))
+			})
+		},
+	}
+}
+
+// checkBoincUser makes sure --boinc-user names an account of BOINC's
+// database; when that database cannot be read, it says so and goes on.
+func checkBoincUser(c *cli.Context) error {
+	id := c.Int64("boinc-user")
+	if id < 0 {
+		return usagef("--boinc-user %d: BOINC account ids are positive (0 unlinks)", id)
+	}
+	if id == 0 {
+		return nil
+	}
+	e, err := engine.Open(c.Context, c.String("root"), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	err = e.CheckBoincAccount(c.Context, id)
+	if errors.Is(err, engine.ErrUnknownBoincAccount) {
+		return usagef("--boinc-user %d: %v", id, err)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "note: %v; linking anyway\n", err)
+	}
+	return nil
 }

@@ -36,6 +36,13 @@ func run(ctx context.Context, args []string) int {
 		slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	}
 	cl, q, err := connect(ctx, pre)
+	if errors.Is(err, client.ErrUsage) {
+		// "-a langevin": that -a is ambiguous says more than "missing
+		// -app_name". (Only now: a queue's option may be named -a.)
+		if _, xerr := clitool.ExpandArgs(args[1:], newApp(nil, nil).Flags, false); clitool.IsAmbiguous(xerr) {
+			err = client.Usagef("%v (see -help)", xerr)
+		}
+	}
 	if err != nil {
 		if !pre.help {
 			if clitool.WantsJSON(args[1:], newApp(nil, nil).Flags) {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/rboinc/rboinc/workflow/client"
 	"github.com/rboinc/rboinc/workflow/client/clitool"
@@ -112,8 +114,22 @@ func options(c *cli.Context) (wire.Options, error) {
 		TargetNResults: c.Int("target_nresults"),
 		MinQuorum:      c.Int("min_quorum"),
 		Batch:          c.Int64("batch"),
-		AssignUserAll:  c.Int64("assign_user_all"),
 		DryRun:         c.Bool("dry_run"),
+		MaxAttempts:    c.Int("max_attempts"),
+	}
+	if o.MaxAttempts < 0 {
+		return o, client.Usagef("-max_attempts must be at least 1, not %d", o.MaxAttempts)
+	}
+	switch a := strings.TrimSpace(c.String("assign_user_all")); strings.ToLower(a) {
+	case "":
+	case "me", "self":
+		o.AssignUserAll = wire.AssignSelf
+	default:
+		id, err := strconv.ParseInt(a, 10, 64)
+		if err != nil || id < 0 {
+			return o, client.Usagef("-assign_user_all takes a BOINC user ID or me, not %q", a)
+		}
+		o.AssignUserAll = id
 	}
 	if o.NumSteps < 1 {
 		return o, client.Usagef("-num_steps must be at least 1, not %d", o.NumSteps)
@@ -121,7 +137,7 @@ func options(c *cli.Context) (wire.Options, error) {
 	for name, v := range map[string]float64{
 		"fpops_est": o.FpopsEst, "fpops_bound": o.FpopsBound, "memory_bound": o.MemoryBound,
 		"target_nresults": float64(o.TargetNResults), "min_quorum": float64(o.MinQuorum),
-		"batch": float64(o.Batch), "assign_user_all": float64(o.AssignUserAll),
+		"batch": float64(o.Batch),
 	} {
 		if v < 0 {
 			return o, client.Usagef("-%s must not be negative", name)

@@ -6,7 +6,9 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -27,6 +29,8 @@ var runSites = map[string]string{
 	"workflow/setup/doctor.go:checkExe":  "`rboinc-server doctor` (administrator) runs the server binary installed in the root with the fixed argument --help",
 	"cmd/rboinc-server/docs.go:siblingDoc": "`rboinc-server install-docs` (administrator) runs rboinc-submit and rboinc-retrieve, found beside it or on PATH, " +
 		"with the fixed arguments --man or --completion bash|zsh|fish",
+	"workflow/standin/daemons.go:runDaemon": "the stand-in runs rboinc's own daemons from config.xml as bin/start does (program rboinc-server or rboinc_*, " +
+		"found in the project's bin/), with the words of their <cmd>, which the administrator (or init) wrote; no request data reaches config.xml",
 	"workflow/standin/assimilate.go:assimilate": "the stand-in reproduces script_assimilator, which runs the hook through system(); the command line is " +
 		"the configured hook name plus WU ids and paths the stand-in created",
 }
@@ -37,6 +41,17 @@ var shellSites = map[string]bool{"workflow/standin/assimilate.go": true}
 
 // toolDirs hold developer tools that are not part of the served program.
 var toolDirs = []string{"bench/"}
+
+// testSupport are the directories of packages only tests import, which
+// may run shells: docstest has bash, zsh and fish check and run the
+// completion scripts the commands generate, on files the test wrote;
+// mariadbtest starts a private MariaDB server for the tests of BOINC's
+// database.
+// TestNoShell holds them to that: no non-test file of the module imports
+// one (or a package below one), none is a command (package main), and the
+// exception is the directory itself, not its subdirectories, which are
+// checked as production code.
+var testSupport = []string{"workflow/client/clitool/docstest", "internal/mariadbtest"}
 
 var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "csh": true, "tcsh": true, "fish": true,
 	"/bin/sh": true, "/bin/bash": true, "/usr/bin/sh": true, "/usr/bin/bash": true, "/usr/bin/env": true, "env": true,
@@ -49,7 +64,9 @@ var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true
 // reviewed site.
 func TestNoShell(t *testing.T) {
 	root := moduleRoot(t)
+	module := modulePath(t, root)
 	seen := map[string]bool{}
+	supportSeen := map[string]bool{}
 	files := 0
 	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -67,6 +84,19 @@ func TestNoShell(t *testing.T) {
 		rel, _ := filepath.Rel(root, p)
 		rel = filepath.ToSlash(rel)
 		files++
+		pkgName, imps := imports(t, p)
+		if dir := path.Dir(rel); slices.Contains(testSupport, dir) {
+			supportSeen[dir] = true
+			if pkgName == "main" {
+				t.Errorf("%s: %s is a test-support package, which may run shells, and cannot be a command", rel, dir)
+			}
+			return nil
+		}
+		for _, imp := range imps {
+			if dir, ok := testSupportImport(module, imp); ok {
+				t.Errorf("%s imports %s, which only tests may import (test support in %s may run shells)", rel, imp, dir)
+			}
+		}
 		for _, site := range runCalls(t, p) {
 			key := rel + ":" + site.fn
 			seen[key] = true
@@ -91,10 +121,56 @@ func TestNoShell(t *testing.T) {
 			stale = append(stale, k)
 		}
 	}
+	for _, dir := range testSupport {
+		if !supportSeen[dir] {
+			t.Errorf("testSupport lists %s, which has no Go file: remove it", dir)
+		}
+	}
 	sort.Strings(stale)
 	for _, k := range stale {
 		t.Errorf("runSites lists %s, which no longer starts a program: remove it", k)
 	}
+}
+
+// testSupportImport tells whether the import path imp is a test-support
+// package of module, or a package below one, and which.
+func testSupportImport(module, imp string) (string, bool) {
+	for _, dir := range testSupport {
+		pkg := module + "/" + dir
+		if imp == pkg || strings.HasPrefix(imp, pkg+"/") {
+			return dir, true
+		}
+	}
+	return "", false
+}
+
+// imports are the package name and the import paths of one file.
+func imports(t *testing.T, path string) (string, []string) {
+	f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+	if err != nil {
+		t.Fatalf("parsing %s: %v", path, err)
+	}
+	var out []string
+	for _, imp := range f.Imports {
+		p, _ := strconv.Unquote(imp.Path.Value)
+		out = append(out, p)
+	}
+	return f.Name.Name, out
+}
+
+// modulePath is the module path go.mod in root declares.
+func modulePath(t *testing.T, root string) string {
+	b, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if m, ok := strings.CutPrefix(strings.TrimSpace(line), "module "); ok {
+			return strings.Trim(strings.TrimSpace(m), `"`)
+		}
+	}
+	t.Fatal("no module line in go.mod")
+	return ""
 }
 
 func isTool(rel string) bool {
@@ -228,6 +304,24 @@ func e(u string) { ex.Command("/opt/tool", u) }
 	for _, c := range got {
 		if c.shell != want[c.fn] {
 			t.Errorf("%s: shell=%v", c.fn, c.shell)
+		}
+	}
+}
+
+// TestTestSupportImport: importing a test-support package, or a package
+// below one, is recognised; a package whose name only starts the same is
+// not.
+func TestTestSupportImport(t *testing.T) {
+	const m = "example.org/mod"
+	for imp, want := range map[string]bool{
+		m + "/workflow/client/clitool/docstest":       true,
+		m + "/workflow/client/clitool/docstest/inner": true,
+		m + "/workflow/client/clitool/docstest2":      false,
+		m + "/workflow/client/clitool":                false,
+		"other.org/workflow/client/clitool/docstest":  false,
+	} {
+		if _, got := testSupportImport(m, imp); got != want {
+			t.Errorf("%s: %v, want %v", imp, got, want)
 		}
 	}
 }

@@ -34,6 +34,18 @@ type Project struct {
 	// StandinScript is the hook the BOINC stand-in runs for apps that have no
 	// script_assimilator daemon line (rboinc_standin_default_script).
 	StandinScript string
+	// DB is how BOINC's daemons reach the project database (db_* and
+	// replica_db_* of config.xml), and rboinc_db_url an address that
+	// overrides them for rboinc (a socket or port BOINC's fields cannot
+	// name; the stand-in's MariaDB).
+	DB      DBConfig
+	Replica DBConfig
+	DBURL   string
+}
+
+// DBConfig is one set of BOINC's database fields.
+type DBConfig struct {
+	Host, Name, User, Passwd string
 }
 
 // LoadProject reads <dir>/config.xml.
@@ -80,6 +92,10 @@ func LoadProject(dir string) (*Project, error) {
 		EnableAssignmentMulti: flag("enable_assignment_multi"),
 		Host:                  text("host"),
 		StandinScript:         text("rboinc_standin_default_script"),
+		DB:                    DBConfig{Host: text("db_host"), Name: text("db_name"), User: text("db_user"), Passwd: text("db_passwd")},
+		Replica: DBConfig{Host: text("replica_db_host"), Name: text("replica_db_name"), User: text("replica_db_user"),
+			Passwd: text("replica_db_passwd")},
+		DBURL: text("rboinc_db_url"),
 	}
 	if v := text("uldl_dir_fanout"); v != "" {
 		n, err := strconv.Atoi(v)

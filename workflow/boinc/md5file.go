@@ -3,8 +3,11 @@ package boinc
 import (
 	"crypto/md5"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
@@ -71,18 +74,33 @@ func WriteSidecar(path, sum string, size int64) error {
 // into place, so readers never see a partial file.
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	dir, base := splitDir(path)
-	f, err := os.CreateTemp(dir, "."+base+".tmp*")
+	// The temporary file is made with its final mode (no chmod after):
+	// every metadata change waits for the file system's journal, and a
+	// submission writes thousands of these.
+	var f *os.File
+	var tmp string
+	var err error
+	for range 10 {
+		tmp = dir + "." + base + ".tmp" + strconv.FormatUint(rand.Uint64(), 36)
+		f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
 	if err != nil {
 		return err
 	}
-	tmp := f.Name()
 	_, werr := f.Write(data)
 	cerr := f.Close()
 	if werr == nil {
 		werr = cerr
 	}
-	if werr == nil {
-		werr = os.Chmod(tmp, perm)
+	if werr == nil && perm&^0o777 == 0 {
+		// OpenFile's mode passed through the umask; only a mode the umask
+		// narrowed needs setting again.
+		if fi, err := os.Stat(tmp); err == nil && fi.Mode().Perm() != perm {
+			werr = os.Chmod(tmp, perm)
+		}
 	}
 	if werr == nil {
 		werr = os.Rename(tmp, path)

@@ -33,6 +33,9 @@ func ParseURL(s string) (Target, error) {
 		if err != nil {
 			return Target{}, fmt.Errorf("database address %q: %w (expected mysql://USER:PASS@tcp(HOST:PORT)/DB or mysql://USER:PASS@unix(SOCKET)/DB)", redact(s), err)
 		}
+		if cfg.Net != "tcp" && cfg.Net != "tcp6" && cfg.Net != "unix" {
+			return Target{}, fmt.Errorf("database address %q: connect by tcp(HOST:PORT) or unix(SOCKET), not %q (expected mysql://USER:PASS@tcp(HOST:PORT)/DB or mysql://USER:PASS@unix(SOCKET)/DB)", redact(s), cfg.Net)
+		}
 		if cfg.DBName == "" {
 			return Target{}, fmt.Errorf("database address %q names no database (expected .../DB at the end)", redact(s))
 		}

@@ -3,9 +3,12 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
+	"time"
 
 	"github.com/rboinc/rboinc/workflow/wire"
 )
@@ -87,6 +90,37 @@ func (c *Client) Status(ctx context.Context, group, name string) (*wire.StatusRe
 	return &r, nil
 }
 
+// StatusBoinc is Status with, for each running chain, its current work
+// unit's results in BOINC (as far as the server can read BOINC's database).
+func (c *Client) StatusBoinc(ctx context.Context, group, name string) (*wire.StatusResponse, error) {
+	var r wire.StatusResponse
+	q := groupQuery(group, name)
+	q.Set("boinc", "1")
+	if err := c.call(ctx, http.MethodGet, wire.PathStatus, q, nil, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// GridStatus reports the user's groups (or one): chains by state and
+// BOINC's counts of their work units. A server without it answers
+// ErrNoGridStatus.
+func (c *Client) GridStatus(ctx context.Context, group string) (*wire.GridStatusResponse, error) {
+	var r wire.GridStatusResponse
+	err := c.call(ctx, http.MethodGet, wire.PathGridStatus, groupQuery(group, ""), nil, &r)
+	var ae *APIError
+	if errors.As(err, &ae) && ae.Code == "" && (ae.Status == http.StatusNotFound || ae.Status == http.StatusMethodNotAllowed) {
+		return nil, ErrNoGridStatus
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// ErrNoGridStatus: the server predates PathGridStatus.
+var ErrNoGridStatus = errors.New("the server has no grid status")
+
 // Stop stops a group, or one chain of it: no further steps are created.
 func (c *Client) Stop(ctx context.Context, ref wire.ChainRef) (*wire.CountResponse, error) {
 	var r wire.CountResponse
@@ -118,6 +152,46 @@ func (c *Client) Results(ctx context.Context, group, name string) (*wire.Results
 func (c *Client) Ack(ctx context.Context, req wire.AckRequest) (*wire.CountResponse, error) {
 	var r wire.CountResponse
 	if err := c.call(ctx, http.MethodPost, wire.PathAck, nil, req, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// Resume sets stopped, failed or aborted chains running again.
+func (c *Client) Resume(ctx context.Context, ref wire.ChainRef) (*wire.CountResponse, error) {
+	return c.count(ctx, wire.PathResume, ref)
+}
+
+// Abort stops chains and cancels their work units in BOINC.
+func (c *Client) Abort(ctx context.Context, ref wire.ChainRef) (*wire.CountResponse, error) {
+	return c.count(ctx, wire.PathAbort, ref)
+}
+
+// Extend adds steps to chains.
+func (c *Client) Extend(ctx context.Context, req wire.ExtendRequest) (*wire.CountResponse, error) {
+	return c.count(ctx, wire.PathExtend, req)
+}
+
+func (c *Client) count(ctx context.Context, path string, body any) (*wire.CountResponse, error) {
+	var r wire.CountResponse
+	if err := c.call(ctx, http.MethodPost, path, nil, body, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// Events waits up to wait for the user's events after id (after < 0: none,
+// only the newest id, to start from).
+func (c *Client) Events(ctx context.Context, after int64, wait time.Duration) (*wire.EventsResponse, error) {
+	q := url.Values{}
+	if after >= 0 {
+		q.Set("after", strconv.FormatInt(after, 10))
+	}
+	if wait > 0 {
+		q.Set("wait", wait.String())
+	}
+	var r wire.EventsResponse
+	if err := c.call(ctx, http.MethodGet, wire.PathEvents, q, nil, &r); err != nil {
 		return nil, err
 	}
 	return &r, nil

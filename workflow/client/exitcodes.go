@@ -8,12 +8,14 @@ import (
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 
-// Exit codes of rboinc-submit and rboinc-retrieve:
+// Exit codes of rboinc-submit and rboinc-retrieve (rboinc-server uses 0,
+// 1 and 2 of the same table; README "Exit codes" has all four commands):
 //
 //	0  success
 //	1  any other failure (server-side error, local I/O error, interrupted)
-//	2  usage error: bad flag, missing mandatory option or parameter,
-//	   unreadable input file, missing confirmation for -stop/-purge
+//	2  usage error: bad flag or value, missing mandatory option, argument
+//	   or parameter, unknown subcommand, unreadable input file, missing
+//	   confirmation for -stop/-purge, a --root that is not a server root
 //	3  the server cannot be reached
 //	4  the server refused the request: unknown queue, name already used,
 //	   no such group or chain, invalid request, a quota or size limit

@@ -51,12 +51,24 @@ func (e *Engine) Advance(ctx context.Context, call boinc.HookCall) error {
 // With durable, the outputs are made durable as they are taken (they are
 // BOINC's); the spool's are durable already.
 func (e *Engine) record(ctx context.Context, call boinc.HookCall, durable bool) error {
+	return e.recordInto(ctx, call, durable, nil)
+}
+
+// recordInto is record that, with taken set, leaves the outputs it takes
+// to be made durable by the caller, in one batch, and lists them there.
+func (e *Engine) recordInto(ctx context.Context, call boinc.HookCall, durable bool, taken *[]string) error {
 	if call.WUName == "" {
 		e.Log.Warn("hook called without a work-unit name; nothing to do", "wu_id", call.WUID, "error_mask", call.ErrorMask)
 		return nil
 	}
 	c, s, err := e.DB.StepByWU(ctx, call.WUName)
 	if errors.Is(err, store.ErrNotFound) {
+		if earlier, eerr := e.DB.EarlierAttempt(ctx, call.WUName); eerr != nil {
+			return eerr
+		} else if earlier {
+			e.Log.Info("hook called for an earlier attempt of a step; nothing to do", "wu", call.WUName)
+			return nil
+		}
 		if w, perr := naming.ParseWU(call.WUName); perr == nil && !call.Error && len(call.Files) > 0 {
 			// rboinc's shape, but no step of ours: BOINC deletes the outputs
 			// once the hook returns, so they are kept for a person to look at.
@@ -72,9 +84,7 @@ func (e *Engine) record(ctx context.Context, call boinc.HookCall, durable bool) 
 		return up
 	}
 	if call.Error {
-		reason := fmt.Sprintf("work unit %s failed in BOINC (error mask %d: %s)", call.WUName, call.ErrorMask, errorMaskText(call.ErrorMask))
-		e.Log.Warn("chain failed", "chain", c.Name, "group", c.Group, "reason", reason)
-		return e.DB.FailChain(ctx, c.ID, s.Step, reason)
+		return e.stepFailed(ctx, c, s, call)
 	}
 	if s.State == "done" || s.State == "failed" {
 		return e.resumeNext(ctx, c, s.Step)
@@ -103,9 +113,12 @@ func (e *Engine) record(ctx context.Context, call boinc.HookCall, durable bool) 
 				continue // optional outputs may be missing; checked below
 			}
 			dst := filepath.Join(dir, naming.ResultFile(call.WUName, o.Index))
-			sum, size, err := pool.TakeOutput(path, dst, durable)
+			sum, size, err := pool.TakeOutput(path, dst, durable && taken == nil)
 			if err != nil {
 				return err
+			}
+			if taken != nil {
+				*taken = append(*taken, dst)
 			}
 			produced[o.Index] = true
 			results = append(results, store.Result{ChainID: c.ID, Step: s.Step, Index: o.Index, File: filepath.Base(dst), MD5: sum, Size: size})
@@ -124,7 +137,9 @@ func (e *Engine) record(ctx context.Context, call boinc.HookCall, durable bool) 
 		}
 	}
 	var nextStep *store.Step
-	if c.State == "running" && s.Step+1 < c.NSteps && len(missingChained) == 0 {
+	if c.State != "purged" && len(missingChained) == 0 {
+		// Held by the store unless the chain goes on now (see
+		// CompleteStepPooling).
 		nextStep = &store.Step{ChainID: c.ID, Step: s.Step + 1, WU: c.WU(s.Step + 1), State: pendingState, Inputs: next}
 	}
 	_, created, state, err := e.DB.CompleteStepPooling(ctx, c, s.Step, results, pooled, nextStep)
@@ -177,25 +192,4 @@ func (e *Engine) startStep(ctx context.Context, c store.Chain, s store.Step) err
 	}
 	e.Log.Info("next step created", "wu", s.WU)
 	return nil
-}
-
-// errorMaskText spells out BOINC's WU error_mask bits.
-func errorMaskText(m int) string {
-	names := []struct {
-		bit  int
-		text string
-	}{{1, "couldn't send"}, {2, "too many error results"}, {4, "too many success results"}, {8, "too many total results"}, {16, "cancelled"}, {32, "no canonical result"}}
-	out := ""
-	for _, n := range names {
-		if m&n.bit != 0 {
-			if out != "" {
-				out += ", "
-			}
-			out += n.text
-		}
-	}
-	if out == "" {
-		return "unknown"
-	}
-	return out
 }

@@ -123,7 +123,7 @@ func perSecond(b *testing.B, n int, d time.Duration, unit string) {
 // BenchmarkSubmit: one request of many chains sharing most inputs, uploads
 // taken into the pool, one create_work run (target: >= 500 chains/s).
 func BenchmarkSubmit(b *testing.B) {
-	n := benchSize(1000, 50)
+	n := benchSize(2000, 50)
 	env := newBenchEnv(b)
 	var total time.Duration
 	for i := 0; i < b.N; i++ {
@@ -266,4 +266,33 @@ func BenchmarkResults(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(3*chains), "files")
+}
+
+// BenchmarkNativeAssimilator: one pass of the native assimilator over n
+// work units BOINC finished, next steps created (target: >= 1,000
+// chains/s, see BENCHMARKS.md).
+func BenchmarkNativeAssimilator(b *testing.B) {
+	n := benchSize(1000, 50)
+	env := newBenchEnv(b)
+	var total time.Duration
+	done := 0
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		env.submit(env.request(fmt.Sprintf("g%d", i), n, 2))
+		made := boincDone(b, env.e, nil) // this round's first steps and the last round's next ones
+		a := newAssimilator(b, env.e)
+		a.Batch = 500
+		if os.Getenv("RBOINC_BENCH_DEBUG") != "" {
+			a.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		}
+		b.StartTimer()
+		t0 := time.Now()
+		got, err := a.Pass(env.ctx)
+		if err != nil || got != made {
+			b.Fatalf("assimilated %d of %d: %v", got, made, err)
+		}
+		total += time.Since(t0)
+		done += got
+	}
+	perSecond(b, done, total, "chains/s")
 }

@@ -39,9 +39,26 @@ func (e *Engine) Status(ctx context.Context, u store.User, group, name string) (
 	if len(chains) == 0 && group != "" {
 		return r, notFound(group, name)
 	}
+	cur, err := e.DB.CurrentSteps(ctx, u.ID, group, name)
+	if err != nil {
+		return r, err
+	}
 	r.Chains = make([]wire.ChainStatus, 0, len(chains))
 	for _, c := range chains {
-		r.Chains = append(r.Chains, wire.ChainStatus{Group: c.Group, Name: c.Name, Queue: c.Queue, State: c.State, StepsDone: c.StepsDone, NumSteps: c.NSteps, Error: c.Error})
+		cs := wire.ChainStatus{Group: c.Group, Name: c.Name, Queue: c.Queue, State: c.State, StepsDone: c.StepsDone, NumSteps: c.NSteps,
+			Error: c.Error, Reason: c.Error}
+		if s, ok := cur[c.ID]; ok {
+			cs.WU, cs.Attempts = s.WU, s.Attempts
+			if s.State == store.StateHeld {
+				cs.WU = "" // a placeholder, not in BOINC
+			}
+			// A running chain whose step waits for its work unit (the
+			// creator, a retry's back-off) is queued.
+			if c.State == wire.StateRunning && (s.State == store.StatePending || s.State == "creating") {
+				cs.State = wire.StateQueued
+			}
+		}
+		r.Chains = append(r.Chains, cs)
 	}
 	return r, nil
 }
@@ -71,6 +88,13 @@ func (e *Engine) Stop(ctx context.Context, u store.User, ref wire.ChainRef) (wir
 	if err != nil {
 		return wire.CountResponse{}, err
 	}
+	if ref.Cancel {
+		wus, err := e.DB.InFlight(ctx, u.ID, ref.Group, ref.Name)
+		if err != nil {
+			return wire.CountResponse{}, err
+		}
+		return wire.CountResponse{Count: n, Message: fmt.Sprintf("stopped %d running chain(s)%s", n, e.cancelNote(ctx, wus))}, nil
+	}
 	return wire.CountResponse{Count: n, Message: fmt.Sprintf("stopped %d running chain(s); work units already in BOINC will finish and can be retrieved", n)}, nil
 }
 
@@ -79,6 +103,11 @@ func (e *Engine) Stop(ctx context.Context, u store.User, ref wire.ChainRef) (wir
 // their outputs are dropped.
 func (e *Engine) Purge(ctx context.Context, u store.User, ref wire.ChainRef) (wire.CountResponse, error) {
 	if err := checkRef(ref.Group, ref.Name, true); err != nil {
+		return wire.CountResponse{}, err
+	}
+	// What is in flight is cancelled first: nobody will retrieve it.
+	inflight, err := e.DB.InFlight(ctx, u.ID, ref.Group, ref.Name)
+	if err != nil {
 		return wire.CountResponse{}, err
 	}
 	chains, files, err := e.DB.Purge(ctx, u.ID, ref.Group, ref.Name)
@@ -95,5 +124,6 @@ func (e *Engine) Purge(ctx context.Context, u store.User, ref wire.ChainRef) (wi
 		}
 	}
 	os.Remove(dir) // only if empty
-	return wire.CountResponse{Count: len(chains), Message: fmt.Sprintf("purged %d chain(s) and %d result file(s)", len(chains), len(files))}, nil
+	note := e.cancelNote(ctx, inflight)
+	return wire.CountResponse{Count: len(chains), Message: fmt.Sprintf("purged %d chain(s) and %d result file(s)%s", len(chains), len(files), note)}, nil
 }

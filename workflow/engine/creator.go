@@ -147,6 +147,7 @@ func (e *Engine) RunCreator(ctx context.Context, poll time.Duration, stop func()
 				lastDB = time.Time{}
 			}
 		}
+		e.maybeDuplicateLate(ctx)
 		spool.ClearAsk(e.Root) // this pass serves whoever waits now
 		// While idle, a look is one read of the spool directory: the
 		// database is asked for pending steps only when calls came in,

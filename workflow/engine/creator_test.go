@@ -108,8 +108,8 @@ func TestHookWithoutCreatorCreatesAtOnce(t *testing.T) {
 	}
 }
 
-// A chain stopped while its next step waits gets nothing new, and the
-// forgotten step keeps no input alive.
+// A chain stopped while its next step waits gets nothing new in BOINC; the
+// step is held, inputs and all, for -resume.
 func TestStoppedWhilePendingCreatesNothing(t *testing.T) {
 	f := newFixture(t)
 	wus := f.submitMany("g", 2, 3)
@@ -127,7 +127,7 @@ func TestStoppedWhilePendingCreatesNothing(t *testing.T) {
 	if n, err := f.e.CreatePending(f.ctx); err != nil || n != 1 || runs() != 1 {
 		t.Fatalf("CreatePending = %d, %v with %d runs; want the one running chain", n, err, runs())
 	}
-	if st := f.stepState(wus[0], 1); st != "none" {
+	if st := f.stepState(wus[0], 1); st != "held" {
 		t.Fatalf("stopped chain's step 1 is %s", st)
 	}
 	if st := f.stepState(wus[1], 1); st != "queued" {

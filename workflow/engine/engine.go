@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/rboinc/rboinc/workflow/boinc"
+	"github.com/rboinc/rboinc/workflow/boincdb"
 	"github.com/rboinc/rboinc/workflow/pool"
 	"github.com/rboinc/rboinc/workflow/store"
 	"github.com/rboinc/rboinc/workflow/templates"
@@ -26,6 +27,10 @@ type Config struct {
 	Simulated bool `json:"simulated"`
 	// HookScript is the hook's name in the project's bin/.
 	HookScript string `json:"hook_script"`
+	// Assimilator is how finished work units reach rboinc: "hook" (BOINC's
+	// script_assimilator runs the hook once per work unit; the default) or
+	// "native" (rboinc's own assimilator daemon reads BOINC's database).
+	Assimilator string `json:"assimilator,omitempty"`
 	// Encoder, when set, is run as `Encoder IN OUT EncodeCode` for inputs
 	// marked encode="true".
 	Encoder    string `json:"encoder,omitempty"`
@@ -34,6 +39,19 @@ type Config struct {
 	// every work unit (the original RBoinc used 5 and 10).
 	MaxErrorResults int `json:"max_error_results"`
 	MaxTotalResults int `json:"max_total_results"`
+	// Chain life: work units a step may take (a submission may ask for
+	// fewer or more within this) and the wait before the second, doubling
+	// per attempt, in seconds; events kept this many days.
+	MaxStepAttempts    int     `json:"max_step_attempts,omitempty"`
+	RetryBackoff       float64 `json:"retry_backoff,omitempty"`
+	EventRetentionDays int     `json:"event_retention,omitempty"`
+	// The original's load balancing: a chain more than CatchupSteps behind
+	// the most advanced chain of its group gets its next work unit at
+	// CatchupPriority; a step in BOINC longer than LateAfterHours gets one
+	// more replica, its priority raised by 1000, once.
+	CatchupSteps    int     `json:"catchup_steps,omitempty"`
+	CatchupPriority int     `json:"catchup_priority,omitempty"`
+	LateAfterHours  float64 `json:"late_after,omitempty"`
 	// Limits are the per-user quotas and submission policy.
 	Limits
 	// Transfer bounds slow clients of the standalone server.
@@ -146,6 +164,12 @@ type Engine struct {
 
 	// lastSweep is when Collect last swept temporary files (UnixNano).
 	lastSweep atomic.Int64
+	// lastLate is when late steps were last looked for (UnixNano).
+	lastLate atomic.Int64
+
+	// bdb is BOINC's database, for status views (boincDB).
+	bdbMu sync.Mutex
+	bdb   *boincdb.DB
 }
 
 // Open opens the engine of a server root.
@@ -177,8 +201,16 @@ func Open(ctx context.Context, root string, log *slog.Logger) (*Engine, error) {
 	}, nil
 }
 
-// Close releases the database.
-func (e *Engine) Close() error { return e.DB.Close() }
+// Close releases the databases.
+func (e *Engine) Close() error {
+	e.bdbMu.Lock()
+	if e.bdb != nil {
+		e.bdb.Close()
+		e.bdb = nil
+	}
+	e.bdbMu.Unlock()
+	return e.DB.Close()
+}
 
 // Paths inside the server root.
 func (e *Engine) resultsDir(userUpper, group string) string {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rboinc/rboinc/internal/mariadbtest"
 	"github.com/rboinc/rboinc/workflow/boinc"
 	"github.com/rboinc/rboinc/workflow/engine"
 	"github.com/rboinc/rboinc/workflow/pool"
@@ -39,6 +40,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	mariadbtest.StopShared()
 	os.Exit(code)
 }
 
@@ -202,8 +204,8 @@ func TestStoppedChainCreatesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, _, _ := f.e.DB.StepByWU(f.ctx, wu0)
-	if _, err := f.e.DB.StepOf(f.ctx, c, 1); err == nil {
-		t.Fatal("a stopped chain got a next step")
+	if s, err := f.e.DB.StepOf(f.ctx, c, 1); err != nil || s.State != "held" || f.boincWUs(s.WU) != 0 {
+		t.Fatalf("a stopped chain's next step: %+v, %v; want it held, not in BOINC", s, err)
 	}
 	st, _ := f.e.Status(f.ctx, f.u, "g", "c1")
 	if st.Chains[0].State != wire.StateStopped || st.Chains[0].StepsDone != 1 {
@@ -211,16 +213,49 @@ func TestStoppedChainCreatesNothing(t *testing.T) {
 	}
 }
 
-func TestFailedWorkUnitFailsChain(t *testing.T) {
+// A step BOINC gave up on is made again, as a new work unit from the same
+// inputs, until max_step_attempts; then the chain fails with the reason.
+func TestFailedWorkUnitIsRetriedThenFailsChain(t *testing.T) {
 	f := newFixture(t)
+	f.e.Cfg.RetryBackoff = 0.001
+	f.e.Cfg.MaxStepAttempts = 2
 	wu0 := f.submit("g", "c1", 2).Chains[0].FirstWU
 	if err := f.e.Advance(f.ctx, boinc.HookCall{Error: true, ErrorMask: 8, WUName: wu0, WUID: 3}); err != nil {
 		t.Fatal(err)
 	}
-	st, _ := f.e.Status(f.ctx, f.u, "g", "c1")
-	if st.Chains[0].State != wire.StateFailed || st.Chains[0].Error == "" {
-		t.Fatalf("status %+v", st.Chains[0])
+	// A second call for the same work unit changes nothing.
+	if err := f.e.Advance(f.ctx, boinc.HookCall{Error: true, ErrorMask: 8, WUName: wu0, WUID: 3}); err != nil {
+		t.Fatal(err)
 	}
+	st, _ := f.e.Status(f.ctx, f.u, "g", "c1")
+	if st.Chains[0].State != wire.StateRunning || !strings.Contains(st.Chains[0].Error, "attempt 1 of 2 failed") {
+		t.Fatalf("after one failure: %+v", st.Chains[0])
+	}
+	time.Sleep(10 * time.Millisecond)
+	if _, err := f.e.CreatePending(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	s, err := f.e.DB.StepOf(f.ctx, store.Chain{ID: st2id(t, f, wu0)}, 0)
+	if err != nil || s.WU == wu0 || f.boincWUs(s.WU) != 1 || s.State != "queued" {
+		t.Fatalf("the retry: %+v, %v (in BOINC: %d)", s, err, f.boincWUs(s.WU))
+	}
+	if err := f.e.Advance(f.ctx, boinc.HookCall{Error: true, ErrorMask: 2, WUName: s.WU, WUID: 4}); err != nil {
+		t.Fatal(err)
+	}
+	st, _ = f.e.Status(f.ctx, f.u, "g", "c1")
+	if st.Chains[0].State != wire.StateFailed || !strings.Contains(st.Chains[0].Error, "error mask 2: too many error results") ||
+		!strings.Contains(st.Chains[0].Error, "attempt 2 of 2") {
+		t.Fatalf("after the last attempt: %+v", st.Chains[0])
+	}
+}
+
+// st2id is the chain id of a work unit's chain, also of an earlier attempt.
+func st2id(t *testing.T, f *fixture, wu string) int64 {
+	var id int64
+	if err := f.e.DB.SQL().QueryRow(`SELECT chain_id FROM step_attempts WHERE wu_name = ? UNION SELECT chain_id FROM steps WHERE wu_name = ?`, wu, wu).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	return id
 }
 
 func TestLastStepEndsChainAndAckRemoves(t *testing.T) {

@@ -45,6 +45,13 @@ type strictNamesKey struct{}
 // request came with them (nil otherwise).
 func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitRequest, inline io.Reader) (_ wire.SubmitResponse, err error) {
 	resp := wire.SubmitResponse{DryRun: req.Options.DryRun}
+	if req.Options.AssignUserAll == wire.AssignSelf {
+		// The submitter's own BOINC account.
+		if u.BoincUserID == 0 {
+			return resp, errf(KindBadRequest, "-assign_user_all me: user %s is linked to no BOINC account (an administrator links it with `rboinc-server user link %s --boinc-user ID`)", u.Name, u.Name)
+		}
+		req.Options.AssignUserAll = u.BoincUserID
+	}
 	params, prio, nsteps, err := e.checkSubmit(req)
 	if err != nil {
 		return resp, err
@@ -120,7 +127,8 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 		if err != nil {
 			return resp, err
 		}
-		chains = append(chains, store.NewChain{Chain: store.Chain{Group: req.Group, Name: cs.Name, Queue: q.Name, App: q.Application, NSteps: nsteps, Priority: prio}, Inputs: inputs})
+		chains = append(chains, store.NewChain{Chain: store.Chain{Group: req.Group, Name: cs.Name, Queue: q.Name, App: q.Application, NSteps: nsteps, Priority: prio,
+			MaxAttempts: req.Options.MaxAttempts}, Inputs: inputs})
 	}
 	wuT, resT, err := e.writeTemplates(q, req.Options)
 	if err != nil {
@@ -216,6 +224,9 @@ func (e *Engine) checkSubmit(req wire.SubmitRequest) (boinc.WorkParams, int, int
 	}
 	if o.FpopsEst < 0 || o.FpopsBound < 0 || o.MemoryBound < 0 || o.TargetNResults < 0 || o.MinQuorum < 0 || o.Batch < 0 || o.AssignUserAll < 0 {
 		return p, 0, 0, errf(KindBadRequest, "fpops_est, fpops_bound, memory_bound, target_nresults, min_quorum, batch and assign_user_all must not be negative")
+	}
+	if limit := e.maxAttempts(store.Chain{}); o.MaxAttempts < 0 || o.MaxAttempts > limit {
+		return p, 0, 0, errf(KindBadRequest, "max_attempts must be between 1 and %d (the server's max_step_attempts), not %d", limit, o.MaxAttempts)
 	}
 	if o.FpopsEst > 0 && o.FpopsBound > 0 && o.FpopsBound < o.FpopsEst {
 		return p, 0, 0, errf(KindBadRequest, "fpops_bound (%g) is below fpops_est (%g)", o.FpopsBound, o.FpopsEst)
@@ -475,7 +486,11 @@ type stepJob struct {
 func (e *Engine) createSteps(ctx context.Context, params boinc.WorkParams, steps []stepJob) error {
 	jobs := make([]boinc.Job, 0, len(steps))
 	staged := map[string]string{}
-	for _, s := range steps {
+	catchup, err := e.catchup(ctx, steps)
+	if err != nil {
+		return err
+	}
+	for i, s := range steps {
 		var files []string
 		for pos, sum := range s.step.Inputs {
 			if sum == "" {
@@ -494,8 +509,12 @@ func (e *Engine) createSteps(ctx context.Context, params boinc.WorkParams, steps
 			}
 			files = append(files, name)
 		}
+		prio := s.chain.Priority - s.step.Step
+		if p, ok := catchup[i]; ok {
+			prio = p // held back in its group: it catches up
+		}
 		jobs = append(jobs, boinc.Job{WUName: s.step.WU, WUTemplate: s.chain.WUTmpl, ResultTemplate: s.chain.ResTmpl,
-			Priority: s.chain.Priority - s.step.Step, Files: files})
+			Priority: prio, Files: files})
 	}
 	if len(staged) > 0 {
 		// The inputs' data is on disk (outputs the hook took, contents

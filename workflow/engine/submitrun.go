@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/rboinc/rboinc/workflow/boinc"
 	"github.com/rboinc/rboinc/workflow/pool"
@@ -35,6 +36,7 @@ const stageWorkers = 2
 // contents: the jobs that read them wait for them, the commit waits for
 // all of them, and they enter the pool's index in the same transaction.
 func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc.WorkParams, chains []store.NewChain, in *intake) ([]store.Chain, error) {
+	t0 := time.Now()
 	run, err := boinc.StartCreateWork(ctx, e.Proj, params)
 	if err != nil {
 		return nil, err
@@ -70,9 +72,11 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 	if err == nil && in != nil {
 		in.markRecorded()
 	}
+	tRecorded := time.Now()
 	close(feed)
 	st.stop()
 	ferr := <-fed
+	var tDurable, tFinished time.Time
 	if err != nil {
 		run.Abort()
 		return nil, err
@@ -80,7 +84,9 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 	if ferr == nil {
 		// create_work inserts the jobs when its input ends.
 		if ferr = e.durableForBOINC(st.sums, st.anyStaged()); ferr == nil {
+			tDurable = time.Now()
 			ferr = run.Finish()
+			tFinished = time.Now()
 		} else {
 			run.Abort()
 		}
@@ -106,6 +112,8 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 	if err := e.DB.SetStepState(bg, wus, "queued"); err != nil {
 		return nil, fmt.Errorf("the work units exist but recording them as queued failed: %w", err)
 	}
+	e.Log.Debug("submission timing", "chains", len(created), "record_ms", ms(tRecorded.Sub(t0)),
+		"durable_ms", ms(tDurable.Sub(tRecorded)), "create_work_finish_ms", ms(tFinished.Sub(tDurable)), "queued_ms", ms(time.Since(tFinished)))
 	return created, nil
 }
 
@@ -285,3 +293,5 @@ func (s *stager) stop() {
 	// Whoever still waits must not wait for contents nobody stages.
 	s.fail(context.Canceled)
 }
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

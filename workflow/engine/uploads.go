@@ -93,7 +93,22 @@ func (e *Engine) Collect(ctx context.Context, grace time.Duration) (int, error) 
 		os.RemoveAll(filepath.Join(e.davDir(u.User), u.ID))
 	}
 	e.sweepTemps(grace)
+	e.forgetEvents(ctx)
 	return n, err
+}
+
+// forgetEvents removes the events older than event_retention (days,
+// default 30).
+func (e *Engine) forgetEvents(ctx context.Context) {
+	days := e.Cfg.EventRetentionDays
+	if days <= 0 {
+		days = 30
+	}
+	if n, err := e.DB.ForgetEvents(ctx, time.Now().AddDate(0, 0, -days).Unix()); err != nil {
+		e.Log.Warn("removing old events", "err", err)
+	} else if n > 0 {
+		e.Log.Info("old events removed", "count", n, "older_than_days", days)
+	}
 }
 
 // sweepTemps removes, at most once per grace period, the temporary files

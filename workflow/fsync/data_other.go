@@ -7,3 +7,5 @@ import "os"
 // Data makes a file's data durable (see data_linux.go); without
 // sync_file_range(2), with an fsync.
 func Data(f *os.File) error { return f.Sync() }
+
+func startData(f *os.File) error { return nil }

@@ -52,3 +52,26 @@ func Dir(dir string) error {
 	}
 	return err
 }
+
+// DataAll is DataPath for many files: it first starts the writes of all of
+// them, then waits for each, so the disk gets them together instead of one
+// wait per file.
+func DataAll(paths []string) error {
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		err = startData(f)
+		f.Close()
+		if err != nil {
+			return err
+		}
+	}
+	for _, p := range paths {
+		if err := DataPath(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -318,7 +318,7 @@ var differs = map[string]string{
 	"retrieve-name-metadata_01-retrieve":            "rboinc keeps no per-job metadata_file",
 	"retrieve-name-metadata_04-remove":              "as retrieve-name_53-remove",
 	"status-after-stop_01-status":                   "steps done come from the database, so they survive retrieval",
-	"gridstatus_01-gridstatus":                      "no BOINC database statistics: chain states per group instead",
+	"gridstatus_01-gridstatus":                      "chain states per group beside BOINC's result counts",
 	"purge-name_01-purge":                           "the message counts jobs instead of quoting du",
 	"purge-group_01-purge":                          "as purge-name_01-purge",
 	"error-retrieve-empty-group_01-retrieve":        "the original failed with a Perl error here",

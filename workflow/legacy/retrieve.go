@@ -381,43 +381,27 @@ func (h *Handler) status(r *http.Request, u store.User, group string) (hash, err
 	return hash{"Success": hash{"Message": "Returning count of max-steps computed", "StepList": steps}}, nil
 }
 
-// gridStatus answers gridstatus. The original printed BOINC database
-// statistics per group; rboinc does not read BOINC's database, so it says
-// so and gives the chain states per group instead.
+// gridStatus answers gridstatus. The original printed, from BOINC's
+// database, per group of the user: its results of the last 30 days by
+// state; rboinc prints its chains by state and, when it can read BOINC's
+// database, those results.
 func (h *Handler) gridStatus(r *http.Request, u store.User) (hash, error) {
-	st, err := h.E.Status(r.Context(), u, "", "")
+	gs, err := h.E.GridStatus(r.Context(), u, "")
 	if err != nil {
 		return nil, err
 	}
-	type counts struct{ all, running, done, failed, stopped int }
-	per := map[string]*counts{}
-	var groups []string
-	for _, c := range st.Chains {
-		n, ok := per[c.Group]
-		if !ok {
-			n = &counts{}
-			per[c.Group] = n
-			groups = append(groups, c.Group)
-		}
-		n.all++
-		switch c.State {
-		case wire.StateRunning:
-			n.running++
-		case wire.StateDone:
-			n.done++
-		case wire.StateFailed:
-			n.failed++
-		case wire.StateStopped:
-			n.stopped++
-		}
-	}
-	sort.Strings(groups)
 	var b strings.Builder
-	b.WriteString("BOINC database statistics are not available from rboinc; chains per group:\n")
-	b.WriteString("GROUP\tCHAINS\tRUNNING\tDONE\tFAILED\tSTOPPED\n")
-	for _, g := range groups {
-		n := per[g]
-		fmt.Fprintf(&b, "%s\t%d\t%d\t%d\t%d\t%d\n", g, n.all, n.running, n.done, n.failed, n.stopped)
+	if gs.BoincError != "" {
+		b.WriteString("BOINC database statistics are not available (" + gs.BoincError + "); chains per group:\n")
+	}
+	b.WriteString("GROUP\tCHAINS\tRUNNING\tDONE\tFAILED\tSTOPPED\tUNSENT\tIN_PROGRESS\tSUCCESS\tERRORS\tTURNAROUND_H\n")
+	for _, g := range gs.Groups {
+		fmt.Fprintf(&b, "%s\t%d\t%d\t%d\t%d\t%d", g.Group, g.Chains, g.Running, g.Done, g.Failed, g.Stopped)
+		if c := g.Boinc; c != nil {
+			fmt.Fprintf(&b, "\t%d\t%d\t%d\t%d\t%.1f\n", c.Unsent, c.InProgress, c.Success, c.Error, c.TurnaroundAvg/3600)
+		} else {
+			b.WriteString("\t-\t-\t-\t-\t-\n")
+		}
 	}
 	return hash{"Success": hash{"Message": "Returning grid status", contentKey: b.String()}}, nil
 }

@@ -43,7 +43,14 @@ func (s *Server) authenticate(r *http.Request) (store.User, error) {
 		return store.User{}, errors.New("no credentials: give your token (RBOINC_TOKEN) as a bearer token or as the password of HTTP Basic")
 	}
 	u, err := s.E.DB.UserByToken(r.Context(), HashToken(tok))
-	if err != nil {
+	if errors.Is(err, store.ErrNotFound) && looksLikeBoincAuthenticator(tok) {
+		// A BOINC account's authenticator logs in as the user linked to
+		// that account, as BOINC's remote job submission accepts it.
+		u, err = s.E.UserByBoincAuthenticator(r.Context(), tok)
+		if err != nil {
+			return store.User{}, err
+		}
+	} else if err != nil {
 		return store.User{}, errors.New("unknown or revoked token")
 	}
 	if u.Disabled {
@@ -53,6 +60,21 @@ func (s *Server) authenticate(r *http.Request) (store.User, error) {
 		return store.User{}, errors.New("the token does not belong to user " + name)
 	}
 	return u, nil
+}
+
+// looksLikeBoincAuthenticator: BOINC's authenticators are 32 lowercase
+// hex digits (rboinc's tokens are 64), so other credentials never cost a
+// query of BOINC's database.
+func looksLikeBoincAuthenticator(tok string) bool {
+	if len(tok) != 32 {
+		return false
+	}
+	for _, c := range tok {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // withUser wraps a handler that needs an authenticated user.

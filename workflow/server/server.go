@@ -35,6 +35,8 @@ type Server struct {
 
 	// perUser bounds each user's requests in progress (standalone only).
 	perUser *userRequests
+
+	feed eventFeed // wakes the long polls of the events feed
 }
 
 // New makes a server.
@@ -75,8 +77,22 @@ func (s *Server) Handler() http.Handler {
 	}))
 	mux.HandleFunc("POST "+api+wire.PathSubmit, s.withUser(post(s, s.submit)))
 	mux.HandleFunc("POST "+api+wire.PathSubmitInline, s.withUser(s.submitInline))
-	mux.HandleFunc("GET "+api+wire.PathStatus, s.withUser(get(s, s.E.Status)))
+	mux.HandleFunc("GET "+api+wire.PathStatus, s.withUser(func(w http.ResponseWriter, r *http.Request, u store.User) {
+		q := r.URL.Query()
+		if q.Get("boinc") == "1" {
+			s.answer(w, r)(s.E.StatusBoinc(r.Context(), u, q.Get("group"), q.Get("name")))
+			return
+		}
+		s.answer(w, r)(s.E.Status(r.Context(), u, q.Get("group"), q.Get("name")))
+	}))
+	mux.HandleFunc("GET "+api+wire.PathGridStatus, s.withUser(func(w http.ResponseWriter, r *http.Request, u store.User) {
+		s.answer(w, r)(s.E.GridStatus(r.Context(), u, r.URL.Query().Get("group")))
+	}))
 	mux.HandleFunc("POST "+api+wire.PathStop, s.withUser(post(s, s.E.Stop)))
+	mux.HandleFunc("POST "+api+wire.PathResume, s.withUser(post(s, s.E.Resume)))
+	mux.HandleFunc("POST "+api+wire.PathExtend, s.withUser(post(s, s.E.Extend)))
+	mux.HandleFunc("POST "+api+wire.PathAbort, s.withUser(post(s, s.E.Abort)))
+	mux.HandleFunc("GET "+api+wire.PathEvents, s.withUser(s.events))
 	mux.HandleFunc("POST "+api+wire.PathPurge, s.withUser(post(s, s.E.Purge)))
 	mux.HandleFunc("GET "+api+wire.PathResults, s.withUser(get(s, s.E.Results)))
 	mux.HandleFunc("GET "+api+wire.PathFiles+"/{group}/{file}", s.withUser(s.file))

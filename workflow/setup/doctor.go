@@ -63,9 +63,10 @@ func Doctor(ctx context.Context, root string) Findings {
 	if _, err := os.Stat(p.DownloadDir); err == nil {
 		linkCheck(&f, root, p.DownloadDir)
 	}
+	checkAssimilation(ctx, &f, root, cfg, p, pc.Queues)
 	if cfg.Simulated {
 		checkVolunteer(&f, p.Dir)
-	} else {
+	} else if cfg.Assimilator != AssimNative {
 		for _, d := range DaemonLines(p, pc.Queues, cfg.HookScript) {
 			switch {
 			case d.Present:
@@ -81,11 +82,15 @@ func Doctor(ctx context.Context, root string) Findings {
 		} else {
 			f.add(Note, "config.xml does not run rboinc's creator: each hook call then creates its chain's next step itself, with a create_work run of its own (a few dozen steps per second at most). For batches, add %s to <daemons> in %s and restart the daemons", CreatorLine(), filepath.Join(p.Dir, "config.xml"))
 		}
+	}
+	if !cfg.Simulated {
 		checkDaemonsRun(&f, p, DaemonLines(p, pc.Queues, cfg.HookScript))
 		ownerCheck(&f, root, p)
 	}
 	checkSpool(&f, root)
-	checkChainsMove(ctx, &f, root, p)
+	if users != nil { // the database opens at this rboinc's schema version
+		checkChainsMove(ctx, &f, root, p)
+	}
 	checkOwnership(&f, root)
 	if users != nil {
 		checkDAVPasswd(&f, root, users)
@@ -93,11 +98,22 @@ func Doctor(ctx context.Context, root string) Findings {
 	return f
 }
 
-// checkDB opens the state database and returns its users (nil on failure).
+// checkDB reports the state database's schema version and, when this
+// rboinc uses it as it is, opens it and returns its users (nil otherwise).
+// doctor does not upgrade the database: it says so.
 func checkDB(ctx context.Context, f *Findings, root string) []store.User {
 	path := filepath.Join(root, "state.db")
 	if _, err := os.Stat(path); err != nil {
 		f.add(Problem, "the state database %s is missing: run `rboinc-server init --root %s` (it keeps existing data)", path, root)
+		return nil
+	}
+	st, err := store.Inspect(ctx, path)
+	if err != nil {
+		f.add(Problem, "cannot read the state database's schema version: %v", err)
+		return nil
+	}
+	if !st.Current() {
+		f.add(Problem, "%s", schemaProblem(st, path, root))
 		return nil
 	}
 	db, err := store.Open(ctx, path)
@@ -114,12 +130,24 @@ func checkDB(ctx context.Context, f *Findings, root string) []store.User {
 	if us == nil {
 		us = []store.User{}
 	}
-	v, _ := db.Version(ctx)
-	f.add(OK, "state database opens (schema version %d); %d user(s)", v, len(us))
+	f.add(OK, "state database opens (schema version %d, this rboinc's); %d user(s)", st.Version, len(us))
 	if len(us) == 0 {
 		f.add(Note, "no users yet: `rboinc-server user add --root %s NAME` prints a user's token", root)
 	}
 	return us
+}
+
+// schemaProblem says what a schema version other than this rboinc's means
+// and what to do.
+func schemaProblem(st store.SchemaStatus, path, root string) string {
+	if !st.Behind() {
+		return (&store.SchemaTooNewError{File: path, Version: st.Version, Known: st.Known}).Error() + " (a newer rboinc-server upgraded it; install that one again, then `rboinc-server init` to put it into the root)"
+	}
+	what := fmt.Sprintf("at schema version %d", st.Version)
+	if st.Unversioned {
+		what = "made by a release before schema versions (version 0)"
+	}
+	return fmt.Sprintf("the state database %s is %s, this rboinc's is %d: stop the server and BOINC's daemons, back it up, then run `rboinc-server migrate --root %s` (any rboinc process that opens it upgrades it too)", path, what, st.Known, root)
 }
 
 // checkExe runs the installed server binary, which the hook, the CGI

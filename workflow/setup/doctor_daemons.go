@@ -33,6 +33,8 @@ func rboincDaemons(p *boinc.Project, lines []DaemonLine) []rboincDaemon {
 		switch prog := d.Program(); {
 		case prog == CreatorCmd:
 			out = append(out, rboincDaemon{what: "rboinc's creator (" + CreatorCmd + ")", entry: d})
+		case isNative(d.Cmd):
+			out = append(out, rboincDaemon{what: "rboinc's native assimilator", entry: d})
 		case prog == "script_assimilator":
 			for _, l := range lines {
 				if l.Present && assimilatorApp(d.Cmd) == l.App {
@@ -97,4 +99,9 @@ func checkDaemonsRun(f *Findings, p *boinc.Project, lines []DaemonLine) {
 				d.what, lock, filepath.Join(p.HostDir("log", host), e.LogName()))
 		}
 	}
+}
+
+func isNative(cmd string) bool {
+	_, ok := boinc.NativeAssimilatorArgs(cmd)
+	return ok
 }

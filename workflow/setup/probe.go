@@ -26,6 +26,11 @@ func ProbeUpload(ctx context.Context, root, url string) Findings {
 		f.add(Problem, "server root %s: %v", root, err)
 		return f
 	}
+	// Opening the database upgrades it: leave that to the administrator.
+	if st, err := store.Inspect(ctx, filepath.Join(root, "state.db")); err != nil || !st.Current() {
+		f.add(Note, "no upload tested: the state database is not at this rboinc's schema version (see above)")
+		return f
+	}
 	db, err := store.Open(ctx, filepath.Join(root, "state.db"))
 	if err != nil {
 		f.add(Problem, "cannot open the state database to test an upload: %v", err)

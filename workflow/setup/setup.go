@@ -24,6 +24,12 @@ type Options struct {
 	BoincProject string // a real BOINC project; empty: the embedded stand-in at Root/boinc
 	URLBase      string // how clients reach the server, for the stand-in's download_url
 	Exe          string // the running rboinc-server binary
+	// Assimilator is "hook" or "native" (see engine.Config.Assimilator);
+	// empty keeps what the root has (a new root: "hook").
+	Assimilator string
+	// BoincDB is where a new stand-in keeps BOINC's database
+	// (boincdb.ParseURL's forms); empty: its SQLite file.
+	BoincDB string
 }
 
 // Report says what Init did and what the administrator still has to do.
@@ -82,14 +88,34 @@ func Init(ctx context.Context, o Options) (Report, error) {
 	}
 	cfg.BoincProject = proj
 	rep.Project, rep.Simulated = proj, cfg.Simulated
+	switch o.Assimilator {
+	case "":
+	case AssimHook, AssimNative:
+		cfg.Assimilator = o.Assimilator
+	default:
+		return rep, fmt.Errorf("--assimilator %q: use %s (BOINC's script_assimilator and rboinc's hook) or %s (rboinc's own assimilator daemon)", o.Assimilator, AssimHook, AssimNative)
+	}
+	if cfg.Assimilator == AssimNative && strings.ContainsAny(root, " \t\"") {
+		return rep, fmt.Errorf("server root %q: the native assimilator's daemon line cannot name a path with spaces or quotes", root)
+	}
+	if o.BoincDB != "" && !cfg.Simulated {
+		return rep, fmt.Errorf("--boinc-db is for the embedded stand-in; a real project's database is the one its config.xml names")
+	}
 
 	exe, err := InstallExe(root, o.Exe)
 	if err != nil {
 		return rep, err
 	}
 	if cfg.Simulated {
-		if err := standin.InitProject(proj, standin.InitOptions{ServerExe: exe, URLBase: o.URLBase, HookScript: cfg.HookScript}); err != nil {
+		if err := standin.InitProject(proj, standin.InitOptions{ServerExe: exe, URLBase: o.URLBase, HookScript: cfg.HookScript, DBURL: o.BoincDB}); err != nil {
 			return rep, fmt.Errorf("creating the BOINC stand-in at %s: %w", proj, err)
+		}
+		native := ""
+		if cfg.Assimilator == AssimNative {
+			native = StandinAssimilatorCmd(root)
+		}
+		if err := standin.SetNativeAssimilator(proj, native, NativeDaemonName); err != nil {
+			return rep, err
 		}
 		if err := installExample(root, proj); err != nil {
 			return rep, err
@@ -114,16 +140,24 @@ func Init(ctx context.Context, o Options) (Report, error) {
 	if err := installCreator(proj, exe, root); err != nil {
 		return rep, err
 	}
+	if err := installServerLink(proj, exe); err != nil {
+		return rep, err
+	}
 	data, _ := json.MarshalIndent(cfg, "", "  ")
 	if err := boinc.WriteFileAtomic(filepath.Join(root, engine.ConfigFile), append(data, '\n'), 0o644); err != nil {
 		return rep, err
 	}
-	db, err := store.Open(ctx, filepath.Join(root, "state.db"))
+	mig, err := store.Migrate(ctx, filepath.Join(root, "state.db"))
 	if err != nil {
 		return rep, err
 	}
-	db.Close()
-	if !cfg.Simulated {
+	if len(mig.Applied) > 0 && (mig.From > 0 || mig.Adopted) {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("the state database was upgraded from schema version %d to %d", mig.From, mig.To))
+	}
+	if !cfg.Simulated && cfg.Assimilator == AssimNative {
+		rep.Daemons = []DaemonLine{NativeDaemonLine(root, pc.Project, pc.Queues)}
+		rep.Notes = append(rep.Notes, "the native assimilator replaces the script_assimilator lines of rboinc's applications: remove those")
+	} else if !cfg.Simulated {
 		rep.Daemons = DaemonLines(pc.Project, pc.Queues, cfg.HookScript)
 		if len(rep.Daemons) == 0 {
 			rep.Daemons = []DaemonLine{{App: "APP", Line: DaemonLineFor("APP", cfg.HookScript)}}

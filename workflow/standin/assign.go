@@ -38,13 +38,14 @@ func (s *sim) assignJobs(ctx context.Context, p *boinc.Project) error {
 	}
 	type job struct {
 		asgID, wuID       int64
+		appID, batch      int64
 		wuName, rtFile    string
 		priority, target  int
 		errorMask, nTotal int
 	}
 	var jobs []job
 	err := inTx(ctx, s.db, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT a.id, w.id, w.name, w.result_template_file, w.priority,
+		rows, err := tx.QueryContext(ctx, `SELECT a.id, w.id, w.appid, w.batch, w.name, w.result_template_file, w.priority,
 			w.target_nresults, w.error_mask, (SELECT count(*) FROM result r WHERE r.workunitid = w.id)
 			FROM assignment a JOIN workunit w ON w.id = a.workunitid
 			WHERE ((a.target_type = ? AND a.target_id = ?) OR (a.target_type = ? AND a.target_id = ?) OR a.target_type = ?)
@@ -56,7 +57,7 @@ func (s *sim) assignJobs(ctx context.Context, p *boinc.Project) error {
 		}
 		for rows.Next() {
 			var j job
-			if err := rows.Scan(&j.asgID, &j.wuID, &j.wuName, &j.rtFile, &j.priority, &j.target, &j.errorMask, &j.nTotal); err != nil {
+			if err := rows.Scan(&j.asgID, &j.wuID, &j.appID, &j.batch, &j.wuName, &j.rtFile, &j.priority, &j.target, &j.errorMask, &j.nTotal); err != nil {
 				rows.Close()
 				return err
 			}
@@ -80,16 +81,11 @@ func (s *sim) assignJobs(ctx context.Context, p *boinc.Project) error {
 			if perr != nil {
 				s.log.Error("process_result_template() error", "wu", j.wuName, "result", name, "err", perr)
 			}
-			res, err := tx.ExecContext(ctx, `INSERT INTO result (create_time, workunitid, name, server_state, priority, xml_doc_in)
-				VALUES (?, ?, ?, ?, ?, ?)`, time.Now().Unix(), j.wuID, name, serverUnsent, j.priority, doc)
-			if err != nil {
+			r := newResult(&wuState{id: j.wuID, appID: j.appID, batch: j.batch, priority: j.priority}, name, doc)
+			if err := r.Insert(ctx, tx); err != nil {
 				return fmt.Errorf("creating result %s: %w", name, err)
 			}
-			id, _ := res.LastInsertId()
-			if _, err := tx.ExecContext(ctx, `UPDATE assignment SET resultid = ? WHERE id = ? AND multi = 0`, id, j.asgID); err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, `UPDATE workunit SET sim_state = ? WHERE id = ? AND sim_state = ?`, simActive, j.wuID, simNew); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE assignment SET resultid = ? WHERE id = ? AND multi = 0`, r.ID, j.asgID); err != nil {
 				return err
 			}
 		}

@@ -18,7 +18,13 @@ import (
 
 // startAssimilators starts one assimilator per app that has WUs ready.
 func (s *sim) startAssimilators(ctx context.Context) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT appname FROM workunit WHERE assimilate_state = ?`, assimReady)
+	p, err := boinc.LoadProject(s.dir)
+	if err != nil {
+		return err
+	}
+	native := p.NativeAssimilatorApps()
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT a.name FROM workunit w JOIN app a ON a.id = w.appid
+		WHERE w.assimilate_state = ?`, assimReady)
 	if err != nil {
 		return err
 	}
@@ -36,6 +42,9 @@ func (s *sim) startAssimilators(ctx context.Context) error {
 		return err
 	}
 	for _, app := range apps {
+		if native.Covers(app) {
+			continue // rboinc's own assimilator daemon takes these
+		}
 		s.mu.Lock()
 		busy := s.assimBusy[app]
 		s.assimBusy[app] = true
@@ -117,7 +126,7 @@ func (s *sim) assimilateApp(ctx context.Context, app string) {
 func (s *sim) nextReady(ctx context.Context, app string, retry int64) (readyWU, bool, error) {
 	var w readyWU
 	q := `SELECT id, name, batch, error_mask, canonical_resultid, xml_doc FROM workunit
-		WHERE assimilate_state = ? AND appname = ?`
+		WHERE assimilate_state = ? AND appid = (SELECT id FROM app WHERE name = ?)`
 	args := []any{assimReady, app}
 	err := sql.ErrNoRows
 	if retry != 0 {
@@ -190,10 +199,13 @@ func (s *sim) assimilate(ctx context.Context, p *boinc.Project, script string, w
 		return fmt.Errorf("running script %s: %w", cmdline, runErr)
 	}
 	ctx = context.WithoutCancel(ctx) // the hook has run: record it even when stopping
-	if _, err := s.db.ExecContext(ctx, `UPDATE workunit SET assimilate_state = ? WHERE id = ?`, assimDone, w.id); err != nil {
+	// As BOINC's assimilator framework: done, and the transitioner's turn
+	// (which hands the files to the file deleter).
+	if _, err := s.db.ExecContext(ctx, `UPDATE workunit SET assimilate_state = ?, transition_time = ? WHERE id = ?`,
+		assimDone, time.Now().Unix(), w.id); err != nil {
 		return fmt.Errorf("marking work unit %s assimilated: %w", w.name, err)
 	}
-	s.deleteFiles(ctx, p, w)
+	s.poke()
 	return nil
 }
 
@@ -238,41 +250,6 @@ func hookCommand(p *boinc.Project, script string, w readyWU) (string, error) {
 		}
 	}
 	return b.String(), nil
-}
-
-// deleteFiles is file_deleter after assimilation: every input without
-// <no_delete/> (unless the WU name contains "nodelete"), with its .md5, and
-// the outputs of all the WU's results.
-func (s *sim) deleteFiles(ctx context.Context, p *boinc.Project, w readyWU) {
-	if !strings.Contains(w.name, "nodelete") {
-		for _, f := range parseWUDoc(w.xmlDoc).files {
-			if f.noDelete || badPhysicalName(f.name) {
-				continue
-			}
-			path := boinc.HierPath(p.DownloadDir, f.name, p.Fanout)
-			os.Remove(path)
-			os.Remove(path + ".md5")
-		}
-	}
-	rows, err := s.db.QueryContext(ctx, `SELECT xml_doc_in FROM result WHERE workunitid = ?`, w.id)
-	if err != nil {
-		s.log.Error("file deleter cannot read results", "wu", w.name, "err", err)
-		return
-	}
-	var docs []string
-	for rows.Next() {
-		var d string
-		if rows.Scan(&d) == nil {
-			docs = append(docs, d)
-		}
-	}
-	rows.Close()
-	for _, d := range docs {
-		deleteOutputs(p, d)
-	}
-	if _, err := s.db.ExecContext(ctx, `UPDATE workunit SET file_delete_state = 2 WHERE id = ?`, w.id); err != nil {
-		s.log.Error("file deleter cannot record its work", "wu", w.name, "err", err)
-	}
 }
 
 // cappedBuffer keeps the first max bytes written to it.

@@ -59,23 +59,39 @@ func (s *sim) claim(ctx context.Context) (task, bool, error) {
 	var t task
 	found := false
 	err := inTx(ctx, s.db, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `SELECT r.id, r.name, r.xml_doc_in, w.id, w.name, w.appname, w.xml_doc
-			FROM result r JOIN workunit w ON w.id = r.workunitid
+		var delay int64
+		err := tx.QueryRowContext(ctx, `SELECT r.id, r.name, r.xml_doc_in, w.id, w.name, a.name, w.xml_doc, w.delay_bound
+			FROM result r JOIN workunit w ON w.id = r.workunitid JOIN app a ON a.id = w.appid
 			WHERE r.server_state = ? ORDER BY r.priority DESC, r.workunitid, r.id LIMIT 1`, serverUnsent).
-			Scan(&t.resultID, &t.name, &t.resDoc, &t.wuID, &t.wuName, &t.app, &t.wuDoc)
+			Scan(&t.resultID, &t.name, &t.resDoc, &t.wuID, &t.wuName, &t.app, &t.wuDoc, &delay)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		found = true
-		_, err = tx.ExecContext(ctx, `UPDATE result SET server_state = ?, sent_time = ? WHERE id = ?`,
-			serverInProgress, time.Now().Unix(), t.resultID)
+		// The scheduler's send: to the volunteer's host, due back within
+		// the work unit's delay bound.
+		now := time.Now().Unix()
+		res, err := tx.ExecContext(ctx, `UPDATE result SET server_state = ?, sent_time = ?, hostid = ?, userid = ?,
+			report_deadline = ? WHERE id = ? AND server_state = ?`,
+			serverInProgress, now, volunteerHost, volunteerUser, now+delay, t.resultID, serverUnsent)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		found = n == 1
 		return err
 	})
 	return t, found && err == nil, err
 }
+
+// A reported result's client_state (BOINC's RESULT_FILES_UPLOADED and
+// RESULT_COMPUTE_ERROR).
+const (
+	clientComputeError  = 3
+	clientFilesUploaded = 5
+)
 
 // compute runs one result like a volunteer host and reports it back.
 func (s *sim) compute(ctx context.Context, p *boinc.Project, t task) {
@@ -101,13 +117,17 @@ func (s *sim) compute(ctx context.Context, p *boinc.Project, t task) {
 	var decidedBefore bool
 	err := inTx(ctx, s.db, func(tx *sql.Tx) error {
 		var state int
-		if err := tx.QueryRowContext(ctx, `SELECT sim_state FROM workunit WHERE id = ?`, t.wuID).Scan(&state); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT assimilate_state FROM workunit WHERE id = ?`, t.wuID).Scan(&state); err != nil {
 			return err
 		}
-		decidedBefore = state == simDecided
-		if _, err := tx.ExecContext(ctx, `UPDATE result SET server_state = ?, outcome = ?, exit_status = ?,
-			elapsed_time = ?, received_time = ?, stderr_out = ? WHERE id = ?`,
-			serverOver, outcome, exitStatus, elapsed, time.Now().Unix(), stderrOut, t.resultID); err != nil {
+		decidedBefore = state != assimInit
+		clientState := clientFilesUploaded
+		if failure != "" {
+			clientState = clientComputeError
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE result SET server_state = ?, outcome = ?, client_state = ?, exit_status = ?,
+			elapsed_time = ?, cpu_time = ?, received_time = ?, stderr_out = ? WHERE id = ?`,
+			serverOver, outcome, clientState, exitStatus, elapsed, elapsed, time.Now().Unix(), stderrOut, t.resultID); err != nil {
 			return err
 		}
 		return s.transition(ctx, tx, p, t.wuID)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rboinc/rboinc/workflow/boinc"
+	"github.com/rboinc/rboinc/workflow/boincdb"
 )
 
 // Limits of create_work's --stdin reader: fgets into a 4096-byte buffer
@@ -80,7 +81,8 @@ type creator struct {
 	o              *cwOptions
 	p              *boinc.Project
 	projPrefix     string // how BOINC's project_path() spells the project dir
-	db             *sql.DB
+	db             *boincdb.DB
+	appID          int64
 	stdout, stderr io.Writer
 	templates      map[string]string // --stdin per-line templates, by path
 }
@@ -104,12 +106,29 @@ func (c *creator) open() bool {
 		fmt.Fprintf(c.stderr, "create_work: error opening database: %v\n", err)
 		return false
 	}
-	if !appExists(c.p.Dir, c.o.app) {
+	if c.appID, err = c.lookupApp(); err != nil || c.appID == 0 {
+		if err != nil {
+			fmt.Fprintf(c.stderr, "create_work: %v\n", err)
+		}
 		fmt.Fprintf(c.stderr, "create_work: app not found\n")
 		c.db.Close()
 		return false
 	}
 	return true
+}
+
+// lookupApp finds the app in BOINC's app table. The stand-in declares an
+// app by its program, <project>/apps/<app>/run; one declared so and not in
+// the table yet is added, as xadd would add it from project.xml.
+func (c *creator) lookupApp() (int64, error) {
+	id, found, err := boincdb.AppID(context.Background(), c.db, c.o.app)
+	if err != nil || found {
+		return id, err
+	}
+	if !appExists(c.p.Dir, c.o.app) {
+		return 0, nil
+	}
+	return boincdb.AddApp(context.Background(), c.db, c.o.app)
 }
 
 // findProject locates the project dir like BOINC (--config_dir counts as
@@ -173,7 +192,7 @@ func (c *creator) single(ctx context.Context, tmpl string) int {
 		return 1
 	}
 	if !skipped {
-		if err := inTx(ctx, c.db, func(tx *sql.Tx) error { return w.store(ctx, tx) }); err != nil {
+		if err := inTx(ctx, c.db, func(tx *sql.Tx) error { return w.store(ctx, tx, c.appID) }); err != nil {
 			op := "insert"
 			if c.o.job.wu.id != 0 {
 				op = "update"
@@ -264,7 +283,7 @@ func (c *creator) bulk(ctx context.Context, stdin io.Reader) int {
 	err := inTx(ctx, c.db, func(tx *sql.Tx) error {
 		for _, w := range rows {
 			cp := *w
-			if err := cp.store(ctx, tx); err != nil {
+			if err := cp.store(ctx, tx, c.appID); err != nil {
 				failed = w
 				return err
 			}
@@ -402,6 +421,8 @@ func mysqlMessage(err error, name string) string {
 		return fmt.Sprintf("Duplicate entry '%s' for key 'name'", name)
 	case errors.As(err, &tl):
 		return tl.Error()
+	case boincdb.IsTooLong(err):
+		return errTooLong{name}.Error()
 	}
 	return err.Error()
 }

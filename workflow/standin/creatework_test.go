@@ -350,7 +350,7 @@ func TestStdin(t *testing.T) {
 	if _, errs, code := run("a_in1.coor a_in1.psf\n"); code != 0 {
 		t.Fatal(errs)
 	}
-	if tp.count(`SELECT count(*) FROM workunit WHERE name GLOB 'rbtest_*_*.*_0'`) != 1 {
+	if tp.count(`SELECT count(*) FROM workunit WHERE name LIKE 'rbtest%.%' AND name LIKE '%0'`) != 1 {
 		t.Error("generated base name")
 	}
 	gone := "copy " + tp.p.DownloadDir + "/gone.coor to " + tp.p.DownloadPath("gone.coor") + "\n"

@@ -3,139 +3,143 @@ package standin
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
-	"path/filepath"
-	"strings"
 
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
+	"github.com/rboinc/rboinc/workflow/boinc"
+	"github.com/rboinc/rboinc/workflow/boincdb"
 )
 
-// dbFile is the stand-in database, relative to the project directory.
-const dbFile = "standin.db"
+// dbFile is the stand-in's default database, relative to the project
+// directory; config.xml's rboinc_db_url puts it in a MariaDB/MySQL server.
+const dbFile = boincdb.StandinFile
 
-// Workunit and result states, with BOINC's numbers where BOINC has them.
+// BOINC's state codes, short names for this package.
 const (
-	assimInit  = 0
-	assimReady = 1
-	assimDone  = 2
+	assimInit  = boincdb.AssimilateInit
+	assimReady = boincdb.AssimilateReady
+	assimDone  = boincdb.AssimilateDone
 
-	simNew     = 0 // created by create_work, no result yet
-	simActive  = 1 // results exist, no decision
-	simDecided = 2 // canonical result chosen, or error_mask set
+	serverUnsent     = boincdb.ServerUnsent
+	serverInProgress = boincdb.ServerInProgress
+	serverOver       = boincdb.ServerOver
 
-	serverUnsent     = 2
-	serverInProgress = 4
-	serverOver       = 5
+	outcomeSuccess     = boincdb.OutcomeSuccess
+	outcomeClientError = boincdb.OutcomeClientError
+	outcomeDidntNeed   = boincdb.OutcomeDidntNeed
 
-	outcomeSuccess     = 1
-	outcomeClientError = 3
-	outcomeDidntNeed   = 5
-
-	errMaskTooManyErrors  = 2
-	errMaskTooManySuccess = 4
-	errMaskTooManyTotal   = 8
-	errMaskNoCanonical    = 32
+	errMaskTooManyErrors  = boincdb.ErrTooManyErrors
+	errMaskTooManySuccess = boincdb.ErrTooManySuccess
+	errMaskTooManyTotal   = boincdb.ErrTooManyTotal
+	errMaskNoCanonical    = boincdb.ErrNoCanonical
 )
 
-const schema = `
-CREATE TABLE IF NOT EXISTS workunit (
-	id                   INTEGER PRIMARY KEY AUTOINCREMENT,
-	create_time          INTEGER NOT NULL,
-	appname              TEXT NOT NULL,
-	name                 TEXT NOT NULL UNIQUE,
-	xml_doc              TEXT NOT NULL,
-	batch                INTEGER NOT NULL DEFAULT 0,
-	rsc_fpops_est        REAL NOT NULL,
-	rsc_fpops_bound      REAL NOT NULL,
-	rsc_memory_bound     REAL NOT NULL,
-	rsc_disk_bound       REAL NOT NULL,
-	rsc_bandwidth_bound  REAL NOT NULL DEFAULT 0,
-	delay_bound          INTEGER NOT NULL,
-	min_quorum           INTEGER NOT NULL,
-	target_nresults      INTEGER NOT NULL,
-	max_error_results    INTEGER NOT NULL,
-	max_total_results    INTEGER NOT NULL,
-	max_success_results  INTEGER NOT NULL,
-	result_template_file TEXT NOT NULL,
-	priority             INTEGER NOT NULL DEFAULT 0,
-	size_class           INTEGER NOT NULL DEFAULT -1,
-	hr_class             INTEGER NOT NULL DEFAULT 0,
-	app_version_num      INTEGER NOT NULL DEFAULT 0,
-	canonical_credit     REAL NOT NULL DEFAULT 0,
-	keywords             TEXT NOT NULL DEFAULT '',
-	transitioner_flags   INTEGER NOT NULL DEFAULT 0,
-	error_mask           INTEGER NOT NULL DEFAULT 0,
-	canonical_resultid   INTEGER NOT NULL DEFAULT 0,
-	assimilate_state     INTEGER NOT NULL DEFAULT 0, -- 0 init, 1 ready, 2 done
-	file_delete_state    INTEGER NOT NULL DEFAULT 0, -- 0 init, 2 done
-	sim_state            INTEGER NOT NULL DEFAULT 0  -- stand-in: 0 new, 1 active, 2 decided
-);
-CREATE INDEX IF NOT EXISTS workunit_sim ON workunit(sim_state);
-CREATE INDEX IF NOT EXISTS workunit_assim ON workunit(assimilate_state, appname, id);
-CREATE TABLE IF NOT EXISTS result (
-	id             INTEGER PRIMARY KEY AUTOINCREMENT,
-	create_time    INTEGER NOT NULL,
-	workunitid     INTEGER NOT NULL REFERENCES workunit(id),
-	name           TEXT NOT NULL UNIQUE,
-	server_state   INTEGER NOT NULL,          -- 2 unsent, 4 in progress, 5 over
-	outcome        INTEGER NOT NULL DEFAULT 0, -- 1 success, 3 client error, 5 didn't need
-	priority       INTEGER NOT NULL DEFAULT 0,
-	xml_doc_in     TEXT NOT NULL,
-	sent_time      INTEGER NOT NULL DEFAULT 0,
-	received_time  INTEGER NOT NULL DEFAULT 0,
-	exit_status    INTEGER NOT NULL DEFAULT 0,
-	elapsed_time   REAL NOT NULL DEFAULT 0,
-	stderr_out     TEXT NOT NULL DEFAULT ''
-);
-CREATE TABLE IF NOT EXISTS assignment (      -- BOINC's: targeted and broadcast jobs
-	id          INTEGER PRIMARY KEY AUTOINCREMENT,
-	create_time INTEGER NOT NULL,
-	target_id   INTEGER NOT NULL,
-	target_type INTEGER NOT NULL,              -- 0 none (every host), 1 host, 2 user, 3 team
-	multi       INTEGER NOT NULL,              -- 1: each target gets an instance (broadcast)
-	workunitid  INTEGER NOT NULL,
-	resultid    INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS assignment_target ON assignment(target_type, target_id);
-CREATE INDEX IF NOT EXISTS result_state ON result(server_state, priority);
-CREATE INDEX IF NOT EXISTS result_wu ON result(workunitid);
-`
-
-// openDB opens (creating if needed) the stand-in database of a project.
-// create_work runs are separate processes from the volunteer loop, so every
-// write transaction takes the write lock up front and waits for it.
-func openDB(projectDir string) (*sql.DB, error) {
-	path := filepath.Join(projectDir, dbFile)
-	if strings.ContainsRune(path, '?') {
-		return nil, fmt.Errorf("stand-in database path %q must not contain '?'", path)
-	}
-	db, err := sql.Open("sqlite", path+"?_busy_timeout=10000&_journal_mode=WAL&_txlock=immediate")
+// openDB opens the stand-in's BOINC database (the one its config.xml
+// names, else its SQLite file), creating BOINC's tables when missing and
+// converting a database of an earlier stand-in.
+func openDB(projectDir string) (*boincdb.DB, error) {
+	p, err := boinc.LoadProject(projectDir)
 	if err != nil {
-		return nil, fmt.Errorf("opening stand-in database %s: %w", path, err)
+		return nil, err
 	}
-	if _, err := db.Exec(schema); err != nil {
+	return openProjectDB(context.Background(), p)
+}
+
+func openProjectDB(ctx context.Context, p *boinc.Project) (*boincdb.DB, error) {
+	t, err := boincdb.ForProject(p, true)
+	if err != nil {
+		return nil, err
+	}
+	db, err := boincdb.Open(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	if err := upgradeOldSchema(ctx, db); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("preparing stand-in database %s: %w", path, err)
+		return nil, err
+	}
+	if err := db.CreateTables(ctx); err != nil {
+		db.Close()
+		return nil, err
 	}
 	return db, nil
 }
 
 // inTx runs fn in one write transaction.
-func inTx(ctx context.Context, db *sql.DB, fn func(*sql.Tx) error) error {
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		return err
-	}
-	return tx.Commit()
+func inTx(ctx context.Context, db *boincdb.DB, fn func(*sql.Tx) error) error {
+	return db.Tx(ctx, fn)
 }
 
-func isUniqueViolation(err error) bool {
-	var e *sqlite.Error
-	return errors.As(err, &e) && e.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE
+func isUniqueViolation(err error) bool { return boincdb.IsDuplicate(err) }
+
+// upgradeOldSchema converts the tables of a stand-in from before it kept
+// BOINC's schema (workunit.appname and sim_state; result and assignment
+// with fewer columns) into BOINC's, keeping every row.
+func upgradeOldSchema(ctx context.Context, db *boincdb.DB) error {
+	if db.Engine != boincdb.SQLite {
+		return nil
+	}
+	if _, err := db.ExecContext(ctx, `SELECT sim_state FROM workunit WHERE 1 = 0`); err != nil {
+		return nil // a new database, or one already converted
+	}
+	err := db.Tx(ctx, func(tx *sql.Tx) error {
+		for _, s := range []string{
+			`ALTER TABLE workunit RENAME TO old_workunit`,
+			`ALTER TABLE result RENAME TO old_result`,
+			`ALTER TABLE assignment RENAME TO old_assignment`,
+			`DROP INDEX IF EXISTS workunit_sim`, `DROP INDEX IF EXISTS workunit_assim`,
+			`DROP INDEX IF EXISTS result_state`, `DROP INDEX IF EXISTS result_wu`, `DROP INDEX IF EXISTS assignment_target`,
+		} {
+			if _, err := tx.ExecContext(ctx, s); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("converting the stand-in database %s to BOINC's schema: %w", db.Target, err)
+	}
+	if err := db.CreateTables(ctx); err != nil {
+		return err
+	}
+	err = db.Tx(ctx, func(tx *sql.Tx) error {
+		for _, s := range []string{
+			`INSERT INTO app (create_time, name, user_friendly_name)
+				SELECT min(create_time), appname, appname FROM old_workunit
+				WHERE appname NOT IN (SELECT name FROM app) GROUP BY appname`,
+			`INSERT INTO workunit (id, create_time, appid, name, xml_doc, batch, rsc_fpops_est, rsc_fpops_bound,
+				rsc_memory_bound, rsc_disk_bound, need_validate, canonical_resultid, canonical_credit, transition_time,
+				delay_bound, error_mask, file_delete_state, assimilate_state, hr_class, opaque, min_quorum,
+				target_nresults, max_error_results, max_total_results, max_success_results, result_template_file,
+				priority, rsc_bandwidth_bound, fileset_id, app_version_id, transitioner_flags, size_class, keywords,
+				app_version_num)
+			SELECT w.id, w.create_time, a.id, w.name, w.xml_doc, w.batch, w.rsc_fpops_est, w.rsc_fpops_bound,
+				w.rsc_memory_bound, w.rsc_disk_bound, 0, w.canonical_resultid, w.canonical_credit,
+				CASE WHEN w.sim_state = 2 THEN 2147483647 ELSE 0 END,
+				w.delay_bound, w.error_mask, w.file_delete_state, w.assimilate_state, w.hr_class, 0, w.min_quorum,
+				w.target_nresults, w.max_error_results, w.max_total_results, w.max_success_results, w.result_template_file,
+				w.priority, w.rsc_bandwidth_bound, 0, 0, w.transitioner_flags, w.size_class, w.keywords, w.app_version_num
+			FROM old_workunit w JOIN app a ON a.name = w.appname`,
+			`INSERT INTO result (id, create_time, workunitid, server_state, outcome, client_state, hostid, userid,
+				report_deadline, sent_time, received_time, name, cpu_time, xml_doc_in, xml_doc_out, stderr_out, batch,
+				file_delete_state, validate_state, claimed_credit, granted_credit, opaque, random, app_version_num, appid,
+				exit_status, teamid, priority, elapsed_time, flops_estimate, app_version_id, runtime_outlier, size_class,
+				peak_working_set_size, peak_swap_size, peak_disk_usage)
+			SELECT r.id, r.create_time, r.workunitid, r.server_state, r.outcome, 0, 0, 0, 0, r.sent_time,
+				r.received_time, r.name, 0, r.xml_doc_in, '', r.stderr_out, w.batch, 0, 0, 0, 0, 0, 0, 0, w.appid,
+				r.exit_status, 0, r.priority, r.elapsed_time, 0, 0, 0, -1, 0, 0, 0
+			FROM old_result r JOIN workunit w ON w.id = r.workunitid`,
+			`INSERT INTO assignment (id, create_time, target_id, target_type, multi, workunitid, resultid)
+				SELECT id, create_time, target_id, target_type, multi, workunitid, resultid FROM old_assignment`,
+			`DROP TABLE old_assignment`, `DROP TABLE old_result`, `DROP TABLE old_workunit`,
+		} {
+			if _, err := tx.ExecContext(ctx, s); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("converting the stand-in database %s to BOINC's schema: %w", db.Target, err)
+	}
+	return nil
 }

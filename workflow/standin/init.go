@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/rboinc/rboinc/workflow/boinc"
+	"github.com/rboinc/rboinc/workflow/boincdb"
 )
 
 // InitOptions describe a simulated project for InitProject.
@@ -18,6 +19,10 @@ type InitOptions struct {
 	URLBase    string // e.g. "http://127.0.0.1:8080"; only for download_url/upload_url text
 	HookScript string // name of the assimilator hook in bin/ (default "rboinc_hook"), written to config.xml as
 	// <rboinc_standin_default_script> (used for apps with no script_assimilator daemon line)
+	// DBURL puts BOINC's database in a MariaDB/MySQL server
+	// (mysql://USER:PASS@tcp(HOST:PORT)/DB or mysql://USER:PASS@unix(SOCKET)/DB),
+	// written to config.xml as <rboinc_db_url>; empty: the SQLite file.
+	DBURL string
 }
 
 // InitProject creates, or completes, a simulated project at dir: config.xml,
@@ -52,6 +57,11 @@ func InitProject(dir string, o InitOptions) error {
 		}
 	} else if err != nil {
 		return fmt.Errorf("stand-in project %s: %w", abs, err)
+	}
+	if o.DBURL != "" {
+		if p, err := boinc.LoadProject(abs); err == nil && p.DBURL != o.DBURL {
+			return fmt.Errorf("stand-in project %s already keeps its database elsewhere (%s); a new database needs a new project", abs, describeDB(p.DBURL))
+		}
 	}
 	// The directories come from the config actually in force.
 	p, err := boinc.LoadProject(abs)
@@ -98,7 +108,7 @@ func configXML(dir string, o InitOptions) string {
         <download_dir>` + e(filepath.Join(dir, "download")) + `</download_dir>
         <upload_dir>` + e(filepath.Join(dir, "upload")) + `</upload_dir>
         <rboinc_standin_default_script>` + e(o.HookScript) + `</rboinc_standin_default_script>
-    </config>
+` + dbURLElement(o.DBURL) + `    </config>
     <daemons>
         <daemon>
             <cmd>feeder -d 3</cmd>
@@ -117,4 +127,21 @@ func configXML(dir string, o InitOptions) string {
 // shellQuote quotes s for /bin/sh.
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func dbURLElement(u string) string {
+	if u == "" {
+		return ""
+	}
+	return "        <rboinc_db_url>" + xmlEscape(u) + "</rboinc_db_url>\n"
+}
+
+func describeDB(u string) string {
+	if u == "" {
+		return "its SQLite file " + dbFile
+	}
+	if t, err := boincdb.ParseURL(u); err == nil {
+		return t.String()
+	}
+	return "an unreadable rboinc_db_url"
 }

@@ -2,14 +2,15 @@ package standin
 
 import (
 	"bytes"
-	"database/sql"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/rboinc/rboinc/internal/mariadbtest"
 	"github.com/rboinc/rboinc/workflow/boinc"
+	"github.com/rboinc/rboinc/workflow/boincdb"
 )
 
 // TestMain lets the test binary be the rboinc-server that bin/create_work
@@ -18,7 +19,22 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 2 && os.Args[1] == "standin" && os.Args[2] == "create_work" {
 		os.Exit(CreateWorkMain(os.Args[3:], os.Stdin, os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	mariadbtest.StopShared()
+	os.Exit(code)
+}
+
+// testDBEnv names the engine the tests' projects keep BOINC's database
+// in: "mariadb" runs every test of the package on a private MariaDB
+// server (CI runs the package both ways); anything else, SQLite.
+const testDBEnv = "RBOINC_TEST_BOINC_DB"
+
+// testDBURL is a new project's database for InitOptions.DBURL.
+func testDBURL(t *testing.T) string {
+	if os.Getenv(testDBEnv) != "mariadb" {
+		return ""
+	}
+	return "mysql://" + mariadbtest.NewDB(t)
 }
 
 // The RBoinc-annotated template pair of boinc-real-observations.md 3a.
@@ -70,7 +86,7 @@ func newProject(t *testing.T) *testProject {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := InitProject(dir, InitOptions{ServerExe: exe, URLBase: "http://127.0.0.1/rbtest"}); err != nil {
+	if err := InitProject(dir, InitOptions{ServerExe: exe, URLBase: "http://127.0.0.1/rbtest", DBURL: testDBURL(t)}); err != nil {
 		t.Fatal(err)
 	}
 	tp := &testProject{t: t, dir: dir}
@@ -130,7 +146,7 @@ func (tp *testProject) createWork(cwd, stdin string, args ...string) (stdout, st
 	return o.String(), e.String(), code
 }
 
-func (tp *testProject) db() *sql.DB {
+func (tp *testProject) db() *boincdb.DB {
 	tp.t.Helper()
 	db, err := openDB(tp.dir)
 	if err != nil {

@@ -11,12 +11,15 @@ import (
 	"time"
 
 	"github.com/rboinc/rboinc/workflow/boinc"
+	"github.com/rboinc/rboinc/workflow/boincdb"
 )
 
-// transitionNew gives the WUs create_work made their first results.
-func (s *sim) transitionNew(ctx context.Context, p *boinc.Project) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, name FROM workunit WHERE sim_state = ?
-		ORDER BY priority DESC, id LIMIT 500`, simNew)
+// transitionDue is the transitioner's pass: every work unit whose
+// transition_time has come (create_work sets it to now, as do a reported
+// result, cancel_jobs and an added replica).
+func (s *sim) transitionDue(ctx context.Context, p *boinc.Project) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, name FROM workunit WHERE transition_time <= ?
+		ORDER BY priority DESC, id LIMIT 500`, time.Now().Unix())
 	if err != nil {
 		return err
 	}
@@ -39,8 +42,9 @@ func (s *sim) transitionNew(ctx context.Context, p *boinc.Project) error {
 	}
 	for _, w := range todo {
 		err := inTx(ctx, s.db, func(tx *sql.Tx) error { return s.transition(ctx, tx, p, w.id) })
-		// A WU whose result template is unreadable stays new and is tried
-		// again, as the transitioner does; say so once.
+		// A WU whose result template is unreadable keeps its
+		// transition_time and is tried again, as the transitioner does;
+		// say so once.
 		s.report("wu:"+w.name, err, "cannot create results for work unit "+w.name)
 	}
 	return nil
@@ -49,27 +53,28 @@ func (s *sim) transitionNew(ctx context.Context, p *boinc.Project) error {
 // wuState is what the transitioner reads of a workunit.
 type wuState struct {
 	id                                              int64
+	appID                                           int64
 	name, rtFile                                    string
 	priority                                        int
+	batch                                           int64
 	minQuorum, target, maxErr, maxTotal, maxSuccess int
-	errorMask, simState                             int
+	errorMask, assimState, fileDeleteState          int
 	flags                                           int // transitioner_flags: 0, or an assigned job's
 }
 
 // transition is the transitioner and validator for one WU: it decides the WU
-// (canonical result, or an error_mask) or creates the results it still needs.
+// (canonical result, or an error_mask), creates the results it still needs,
+// or, once it is assimilated and its results are over, hands its files to
+// the file deleter.
 func (s *sim) transition(ctx context.Context, tx *sql.Tx, p *boinc.Project, wuID int64) error {
 	var w wuState
-	err := tx.QueryRowContext(ctx, `SELECT id, name, result_template_file, priority, min_quorum,
-		target_nresults, max_error_results, max_total_results, max_success_results, error_mask, sim_state,
-		transitioner_flags
-		FROM workunit WHERE id = ?`, wuID).Scan(&w.id, &w.name, &w.rtFile, &w.priority, &w.minQuorum,
-		&w.target, &w.maxErr, &w.maxTotal, &w.maxSuccess, &w.errorMask, &w.simState, &w.flags)
+	err := tx.QueryRowContext(ctx, `SELECT id, appid, name, result_template_file, priority, batch, min_quorum,
+		target_nresults, max_error_results, max_total_results, max_success_results, error_mask, assimilate_state,
+		file_delete_state, transitioner_flags
+		FROM workunit WHERE id = ?`, wuID).Scan(&w.id, &w.appID, &w.name, &w.rtFile, &w.priority, &w.batch, &w.minQuorum,
+		&w.target, &w.maxErr, &w.maxTotal, &w.maxSuccess, &w.errorMask, &w.assimState, &w.fileDeleteState, &w.flags)
 	if err != nil {
 		return fmt.Errorf("reading work unit %d: %w", wuID, err)
-	}
-	if w.simState == simDecided {
-		return nil
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT id, name, server_state, outcome FROM result
 		WHERE workunitid = ? ORDER BY id`, wuID)
@@ -107,6 +112,9 @@ func (s *sim) transition(ctx context.Context, tx *sql.Tx, p *boinc.Project, wuID
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	if w.assimState != assimInit {
+		return s.transitionDecided(ctx, tx, &w, outstanding)
+	}
 
 	mask := w.errorMask
 	if mask != 0 || nSuccess < max(w.minQuorum, 1) {
@@ -133,15 +141,19 @@ func (s *sim) transition(ctx context.Context, tx *sql.Tx, p *boinc.Project, wuID
 		}
 	}
 	if canonical == 0 && mask == 0 {
-		if w.simState == simNew {
-			_, err := tx.ExecContext(ctx, `UPDATE workunit SET sim_state = ? WHERE id = ?`, simActive, wuID)
-			return err
-		}
-		return nil
+		// Nothing to decide until a result comes back (which sets
+		// transition_time again).
+		_, err := tx.ExecContext(ctx, `UPDATE workunit SET transition_time = ? WHERE id = ?`, boincdb.Never, wuID)
+		return err
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE workunit SET canonical_resultid = ?, error_mask = ?,
-		assimilate_state = ?, sim_state = ? WHERE id = ?`, canonical, mask, assimReady, simDecided, wuID); err != nil {
+		assimilate_state = ?, transition_time = ? WHERE id = ?`, canonical, mask, assimReady, boincdb.Never, wuID); err != nil {
 		return err
+	}
+	if canonical != 0 {
+		if _, err := tx.ExecContext(ctx, `UPDATE result SET validate_state = ? WHERE id = ?`, boincdb.ValidateValid, canonical); err != nil {
+			return err
+		}
 	}
 	// Results not sent yet are no longer needed.
 	if _, err := tx.ExecContext(ctx, `UPDATE result SET server_state = ?, outcome = ?
@@ -154,6 +166,23 @@ func (s *sim) transition(ctx context.Context, tx *sql.Tx, p *boinc.Project, wuID
 		s.log.Info("work unit validated", "wu", w.name, "canonical_result", canonical)
 	}
 	return nil
+}
+
+// transitionDecided handles a WU already decided: once it is assimilated
+// and none of its results is out any more, its files and its results'
+// files are the file deleter's (file_delete_state ready).
+func (s *sim) transitionDecided(ctx context.Context, tx *sql.Tx, w *wuState, outstanding int) error {
+	if w.assimState == assimDone && outstanding == 0 && w.fileDeleteState == boincdb.FileDeleteInit {
+		if _, err := tx.ExecContext(ctx, `UPDATE result SET file_delete_state = ? WHERE workunitid = ? AND file_delete_state = ?`,
+			boincdb.FileDeleteReady, w.id, boincdb.FileDeleteInit); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE workunit SET file_delete_state = ? WHERE id = ?`, boincdb.FileDeleteReady, w.id); err != nil {
+			return err
+		}
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE workunit SET transition_time = ? WHERE id = ?`, boincdb.Never, w.id)
+	return err
 }
 
 // createResults creates n results <wu>_<k> the way the transitioner's
@@ -180,11 +209,18 @@ func (s *sim) createResults(ctx context.Context, tx *sql.Tx, p *boinc.Project, w
 		if len(doc) > maxBlob {
 			return fmt.Errorf("result XML doc is too long: %d bytes, max is %d", len(doc), maxBlob)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO result (create_time, workunitid, name, server_state,
-			priority, xml_doc_in) VALUES (?, ?, ?, ?, ?, ?)`,
-			time.Now().Unix(), w.id, name, serverUnsent, w.priority, doc); err != nil {
+		r := newResult(w, name, doc)
+		if err := r.Insert(ctx, tx); err != nil {
 			return fmt.Errorf("creating result %s: %w", name, err)
 		}
 	}
 	return nil
+}
+
+// newResult is a result of w as the transitioner (or, for assigned jobs,
+// the scheduler) creates it: unsent, with the work unit's priority, batch
+// and app.
+func newResult(w *wuState, name, doc string) *boincdb.Result {
+	return &boincdb.Result{CreateTime: time.Now().Unix(), WorkunitID: w.id, ServerState: serverUnsent, Name: name,
+		XMLDocIn: doc, Batch: w.batch, AppID: w.appID, Priority: w.priority, Random: rand.Int64N(1 << 31), SizeClass: -1}
 }

@@ -2,7 +2,6 @@ package standin
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rboinc/rboinc/workflow/boinc"
+	"github.com/rboinc/rboinc/workflow/boincdb"
 )
 
 // Volunteer computes the project's work units and assimilates them like
@@ -32,7 +32,7 @@ type Volunteer struct {
 // sim is one running Volunteer.
 type sim struct {
 	dir        string
-	db         *sql.DB
+	db         *boincdb.DB
 	log        *slog.Logger
 	parallel   int
 	poll       time.Duration
@@ -92,6 +92,7 @@ func (v *Volunteer) Run(ctx context.Context) error {
 		serverUnsent, serverInProgress); err != nil {
 		return fmt.Errorf("stand-in volunteer: resetting interrupted results: %w", err)
 	}
+	s.runDaemons(ctx)
 	s.loop(ctx)
 	s.wg.Wait()
 	return nil
@@ -117,7 +118,7 @@ func (s *sim) pass(ctx context.Context) {
 	if s.report("config", err, "cannot read the project config") {
 		return
 	}
-	if err := s.transitionNew(ctx, p); ctx.Err() == nil {
+	if err := s.transitionDue(ctx, p); ctx.Err() == nil {
 		s.report("transitioner", err, "transitioner pass failed")
 	}
 	if err := s.assignJobs(ctx, p); ctx.Err() == nil {
@@ -128,6 +129,9 @@ func (s *sim) pass(ctx context.Context) {
 	}
 	if err := s.startAssimilators(ctx); ctx.Err() == nil {
 		s.report("assimilator", err, "assimilator pass failed")
+	}
+	if err := s.deleteFiles(ctx, p); ctx.Err() == nil {
+		s.report("file_deleter", err, "file deleter pass failed")
 	}
 }
 
@@ -186,8 +190,8 @@ func lockProject(dir string) (func(), error) {
 // Idle reports whether no WU is unsent, running, or waiting for
 // assimilation (for tests and demos).
 func Idle(projectDir string) (bool, error) {
-	if _, err := os.Stat(filepath.Join(projectDir, dbFile)); err != nil {
-		return false, fmt.Errorf("no stand-in database in %s (run InitProject first): %w", projectDir, err)
+	if _, err := os.Stat(filepath.Join(projectDir, "config.xml")); err != nil {
+		return false, fmt.Errorf("no stand-in project in %s (run InitProject first): %w", projectDir, err)
 	}
 	db, err := openDB(projectDir)
 	if err != nil {
@@ -196,9 +200,9 @@ func Idle(projectDir string) (bool, error) {
 	defer db.Close()
 	var n int
 	err = db.QueryRow(`SELECT
-		(SELECT count(*) FROM workunit WHERE sim_state != ? OR assimilate_state = ?) +
-		(SELECT count(*) FROM result WHERE server_state IN (?, ?))`,
-		simDecided, assimReady, serverUnsent, serverInProgress).Scan(&n)
+		(SELECT count(*) FROM workunit WHERE transition_time <= ? OR assimilate_state = ? OR file_delete_state = ?) +
+		(SELECT count(*) FROM result WHERE server_state IN (?, ?) OR file_delete_state = ?)`,
+		time.Now().Unix(), assimReady, boincdb.FileDeleteReady, serverUnsent, serverInProgress, boincdb.FileDeleteReady).Scan(&n)
 	if err != nil {
 		return false, fmt.Errorf("reading stand-in state in %s: %w", projectDir, err)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+
+	"github.com/rboinc/rboinc/workflow/boincdb"
 )
 
 // wuRow is what create_work writes into the workunit table.
@@ -52,16 +54,16 @@ func defaultRow() wuRow {
 // maxNameLen is the width of BOINC's workunit.name column.
 const maxNameLen = 191
 
-const wuColumns = `create_time, appname, name, xml_doc, batch, rsc_fpops_est, rsc_fpops_bound,
-	rsc_memory_bound, rsc_disk_bound, rsc_bandwidth_bound, delay_bound, min_quorum, target_nresults,
-	max_error_results, max_total_results, max_success_results, result_template_file, priority,
-	size_class, hr_class, app_version_num, canonical_credit, keywords, transitioner_flags`
-
-func (w *wuRow) values() []any {
-	return []any{w.createTime, w.app, w.name, w.xmlDoc, w.batch, w.rscFpopsEst, w.rscFpopsBound,
-		w.rscMemoryBound, w.rscDiskBound, w.rscBandwidthBound, w.delayBound, w.minQuorum, w.targetNResults,
-		w.maxErrorResults, w.maxTotalResults, w.maxSuccessResults, w.resultTemplateFile, w.priority,
-		w.sizeClass, w.hrClass, w.appVersionNum, w.credit, w.keywords, w.transitionerFlags}
+// row is the workunit row create_work writes: BOINC's columns, with a
+// transition_time of now so that the transitioner takes it up.
+func (w *wuRow) row(appID int64) *boincdb.Workunit {
+	return &boincdb.Workunit{ID: w.id, CreateTime: w.createTime, AppID: appID, Name: w.name, XMLDoc: w.xmlDoc,
+		Batch: int64(w.batch), RscFpopsEst: w.rscFpopsEst, RscFpopsBound: w.rscFpopsBound,
+		RscMemoryBound: w.rscMemoryBound, RscDiskBound: w.rscDiskBound, RscBandwidthBound: w.rscBandwidthBound,
+		TransitionTime: w.createTime, DelayBound: w.delayBound, MinQuorum: w.minQuorum, TargetNResults: w.targetNResults,
+		MaxErrorResults: w.maxErrorResults, MaxTotalResults: w.maxTotalResults, MaxSuccessResults: w.maxSuccessResults,
+		ResultTemplateFile: w.resultTemplateFile, Priority: w.priority, SizeClass: w.sizeClass, HRClass: w.hrClass,
+		AppVersionNum: w.appVersionNum, CanonicalCredit: w.credit, Keywords: w.keywords, TransitionerFlags: w.transitionerFlags}
 }
 
 // errTooLong mimics MySQL's strict-mode refusal of an over-long name.
@@ -70,34 +72,32 @@ type errTooLong struct{ name string }
 func (e errTooLong) Error() string { return "Data too long for column 'name' at row 1" }
 
 // store inserts the row, or with --wu_id replaces the row with that id.
-func (w *wuRow) store(ctx context.Context, tx *sql.Tx) error {
+func (w *wuRow) store(ctx context.Context, tx *sql.Tx, appID int64) error {
 	if len(w.name) > maxNameLen {
 		return errTooLong{w.name}
 	}
+	r := w.row(appID)
 	if w.id != 0 {
-		res, err := tx.ExecContext(ctx, `UPDATE workunit SET (`+wuColumns+`) =
-			(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) WHERE id = ?`, append(w.values(), w.id)...)
+		found, err := r.Replace(ctx, tx)
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		if !found {
 			return fmt.Errorf("no workunit with id %d", w.id)
 		}
 		return nil
 	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO workunit (`+wuColumns+`) VALUES
-		(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, w.values()...)
-	if err != nil {
+	if err := r.Insert(ctx, tx); err != nil {
 		return err
 	}
-	if w.id, err = res.LastInsertId(); err != nil || w.assign == nil {
-		return err
+	if w.id = r.ID; w.assign == nil {
+		return nil
 	}
 	multi := 0
 	if w.assign.multi {
 		multi = 1
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO assignment (create_time, target_id, target_type, multi, workunitid)
-		VALUES (?, ?, ?, ?, ?)`, w.createTime, w.assign.targetID, w.assign.targetType, multi, w.id)
+	_, err := tx.ExecContext(ctx, `INSERT INTO assignment (create_time, target_id, target_type, multi, workunitid, resultid)
+		VALUES (?, ?, ?, ?, ?, 0)`, w.createTime, w.assign.targetID, w.assign.targetType, multi, w.id)
 	return err
 }

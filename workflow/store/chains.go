@@ -32,6 +32,9 @@ type Chain struct {
 	// Digest identifies what was submitted (queue, options, inputs): a
 	// submission identical to an accepted one is recognised by it.
 	Digest string
+	// MaxAttempts is the work units a step may take (0: rboinc.json's
+	// max_step_attempts).
+	MaxAttempts int
 }
 
 // WU returns the work-unit name of step s of the chain.
@@ -41,11 +44,12 @@ func (c Chain) WU(step int) string {
 
 // Step is one work unit of a chain.
 type Step struct {
-	ChainID int64
-	Step    int
-	WU      string
-	State   string   // creating, pending, queued, done, failed
-	Inputs  []string // content MD5 per input position
+	ChainID  int64
+	Step     int
+	WU       string
+	State    string   // creating, pending, queued, done, failed, held
+	Inputs   []string // content MD5 per input position
+	Attempts int      // work units made for this step so far, this one included
 }
 
 // NewChain is a chain to insert, with the contents of its input positions.
@@ -54,13 +58,13 @@ type NewChain struct {
 	Inputs []string
 }
 
-const chainCols = `c.id, c.user_id, u.name, c.grp, c.name, c.queue, c.app, c.tag, c.nsteps, c.priority, c.params, c.wu_tmpl, c.res_tmpl, c.layout, c.state, c.steps_done, c.error`
+const chainCols = `c.id, c.user_id, u.name, c.grp, c.name, c.queue, c.app, c.tag, c.nsteps, c.priority, c.params, c.wu_tmpl, c.res_tmpl, c.layout, c.state, c.steps_done, c.error, c.max_attempts`
 
 type scanner interface{ Scan(...any) error }
 
 func scanChain(s scanner) (Chain, error) {
 	var c Chain
-	err := s.Scan(&c.ID, &c.UserID, &c.User, &c.Group, &c.Name, &c.Queue, &c.App, &c.Tag, &c.NSteps, &c.Priority, &c.Params, &c.WUTmpl, &c.ResTmpl, &c.Layout, &c.State, &c.StepsDone, &c.Error)
+	err := s.Scan(&c.ID, &c.UserID, &c.User, &c.Group, &c.Name, &c.Queue, &c.App, &c.Tag, &c.NSteps, &c.Priority, &c.Params, &c.WUTmpl, &c.ResTmpl, &c.Layout, &c.State, &c.StepsDone, &c.Error, &c.MaxAttempts)
 	return c, err
 }
 
@@ -134,16 +138,27 @@ func (d *DB) SetStepState(ctx context.Context, wus []string, state string) error
 				return err
 			}
 		}
+		if state != StateQueued {
+			return nil
+		}
+		// The work units are in BOINC: one event each.
+		for _, w := range wus {
+			if _, err := st.ExecContext(ctx, `INSERT INTO events(time, user_id, type, grp, name, step, reason)
+				SELECT ?, c.user_id, ?, c.grp, c.name, s.step, '' FROM steps s JOIN chains c ON c.id = s.chain_id WHERE s.wu_name = ?`,
+				now(), EvStepCreated, w); err != nil {
+				return err
+			}
+		}
 		return nil
 	})
 }
 
 // StepByWU finds a step and its chain by work-unit name.
 func (d *DB) StepByWU(ctx context.Context, wu string) (Chain, Step, error) {
-	row := d.sql.QueryRowContext(ctx, `SELECT `+chainCols+`, s.step, s.state FROM steps s JOIN chains c ON c.id = s.chain_id JOIN users u ON u.id = c.user_id WHERE s.wu_name = ?`, wu)
+	row := d.sql.QueryRowContext(ctx, `SELECT `+chainCols+`, s.step, s.state, s.attempts FROM steps s JOIN chains c ON c.id = s.chain_id JOIN users u ON u.id = c.user_id WHERE s.wu_name = ?`, wu)
 	var c Chain
 	var s Step
-	err := row.Scan(&c.ID, &c.UserID, &c.User, &c.Group, &c.Name, &c.Queue, &c.App, &c.Tag, &c.NSteps, &c.Priority, &c.Params, &c.WUTmpl, &c.ResTmpl, &c.Layout, &c.State, &c.StepsDone, &c.Error, &s.Step, &s.State)
+	err := row.Scan(&c.ID, &c.UserID, &c.User, &c.Group, &c.Name, &c.Queue, &c.App, &c.Tag, &c.NSteps, &c.Priority, &c.Params, &c.WUTmpl, &c.ResTmpl, &c.Layout, &c.State, &c.StepsDone, &c.Error, &c.MaxAttempts, &s.Step, &s.State, &s.Attempts)
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, s, ErrNotFound
 	}
@@ -171,20 +186,7 @@ func (d *DB) StepOf(ctx context.Context, c Chain, n int) (Step, error) {
 }
 
 func (d *DB) stepInputs(ctx context.Context, wu string) ([]string, error) {
-	rows, err := d.sql.QueryContext(ctx, `SELECT md5 FROM step_inputs WHERE wu_name = ? ORDER BY pos`, wu)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var m string
-		if err := rows.Scan(&m); err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-	}
-	return out, rows.Err()
+	return scanStrings(d.sql.QueryContext(ctx, `SELECT md5 FROM step_inputs WHERE wu_name = ? ORDER BY pos`, wu))
 }
 
 // Result is one output file of a finished step.
@@ -233,21 +235,34 @@ func (d *DB) CompleteStepPooling(ctx context.Context, c Chain, step int, results
 		if _, err := tx.ExecContext(ctx, `UPDATE chains SET steps_done = max(steps_done, ?), updated = ? WHERE id = ?`, step+1, t, c.ID); err != nil {
 			return err
 		}
-		if state != "running" {
-			return nil
-		}
-		if step+1 >= c.NSteps {
-			state = "done"
-			_, err := tx.ExecContext(ctx, `UPDATE chains SET state = 'done' WHERE id = ?`, c.ID)
+		if err := addEvent(ctx, tx, c, EvStepDone, step, ""); err != nil {
 			return err
 		}
-		if next != nil {
-			if err := insertStep(ctx, tx, *next); err != nil {
+		goOn := state == "running" && step+1 < c.NSteps
+		if next != nil && state != "purged" {
+			// The next step is recorded with its inputs either way: to be
+			// made now, or held for -resume (a chain not running) and
+			// -extend (after the last step).
+			n := *next
+			if !goOn {
+				n.State = StateHeld
+			}
+			if err := insertStep(ctx, tx, n); err != nil {
 				return err
 			}
-			nextCreated = true
+			nextCreated = goOn
 		}
-		return nil
+		if state != "running" || goOn {
+			return nil
+		}
+		state = "done"
+		if _, err := tx.ExecContext(ctx, `UPDATE chains SET state = 'done', error = '' WHERE id = ?`, c.ID); err != nil {
+			return err
+		}
+		if err := addEvent(ctx, tx, c, EvChainDone, step, ""); err != nil {
+			return err
+		}
+		return groupDoneEvent(ctx, tx, c)
 	})
 	return done, nextCreated, state, err
 }
@@ -261,9 +276,32 @@ func (d *DB) FailChain(ctx context.Context, chainID int64, step int, reason stri
 				return err
 			}
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE chains SET state = 'failed', error = ?, updated = ? WHERE id = ? AND state IN ('running', 'stopped')`, reason, now(), chainID)
-		return err
+		res, err := tx.ExecContext(ctx, `UPDATE chains SET state = 'failed', error = ?, updated = ? WHERE id = ? AND state IN ('running', 'stopped')`, reason, now(), chainID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		c, err := chainByID(ctx, tx, chainID)
+		if err != nil {
+			return err
+		}
+		if err := addEvent(ctx, tx, c, EvChainFailed, step, reason); err != nil {
+			return err
+		}
+		return groupDoneEvent(ctx, tx, c)
 	})
+}
+
+// chainByID reads a chain inside a transaction.
+func chainByID(ctx context.Context, tx *sql.Tx, id int64) (Chain, error) {
+	c, err := scanChain(tx.QueryRowContext(ctx, `SELECT `+chainCols+` FROM chains c JOIN users u ON u.id = c.user_id WHERE c.id = ?`, id))
+	if err != nil {
+		return c, fmt.Errorf("reading chain %d: %w", id, err)
+	}
+	c.User = strings.ToUpper(c.User)
+	return c, nil
 }
 
 // Chains lists a user's chains (not purged) in a group, or one chain, or
@@ -300,23 +338,84 @@ func (d *DB) Chains(ctx context.Context, userID int64, group, name string) ([]Ch
 // Stop marks running chains of a group (or one chain) stopped: their next
 // steps are not created. It returns how many chains it stopped.
 func (d *DB) Stop(ctx context.Context, userID int64, group, name string) (int, error) {
-	var n int64
+	// The user's own action needs no reason on the chain (-status keeps
+	// four columns for it).
+	cs, err := d.setState(ctx, userID, group, name, []string{"running"}, "stopped", EvChainStopped, "")
+	return len(cs), err
+}
+
+// setState moves a user's chains of a group (or one) in one of the states
+// from to state to, with an event each, and returns them (as they were).
+func (d *DB) setState(ctx context.Context, userID int64, group, name string, from []string, to, event, reason string) ([]Chain, error) {
+	var moved []Chain
 	err := d.Tx(ctx, func(tx *sql.Tx) error {
-		q := `UPDATE chains SET state = 'stopped', updated = ? WHERE user_id = ? AND grp = ? AND state = 'running'`
-		args := []any{now(), userID, group}
-		if name != "" {
-			q += ` AND name = ?`
-			args = append(args, name)
-		}
-		res, err := tx.ExecContext(ctx, q, args...)
-		if err != nil {
+		var err error
+		if moved, err = chainsIn(ctx, tx, userID, group, name, from); err != nil {
 			return err
 		}
-		n, err = res.RowsAffected()
-		return err
+		for _, c := range moved {
+			if _, err := tx.ExecContext(ctx, `UPDATE chains SET state = ?, error = ?, updated = ? WHERE id = ?`, to, reason, now(), c.ID); err != nil {
+				return err
+			}
+			if err := addEvent(ctx, tx, c, event, c.StepsDone, reason); err != nil {
+				return err
+			}
+		}
+		if len(moved) > 0 && to != "running" {
+			return groupDoneEvent(ctx, tx, moved[0])
+		}
+		return nil
 	})
-	return int(n), err
+	return moved, err
 }
+
+// chainsIn reads, in a transaction, a user's chains of a group (or one)
+// in one of the states.
+func chainsIn(ctx context.Context, tx *sql.Tx, userID int64, group, name string, states []string) ([]Chain, error) {
+	q := `SELECT ` + chainCols + ` FROM chains c JOIN users u ON u.id = c.user_id WHERE c.user_id = ? AND c.grp = ? AND c.state IN ` + inList(len(states))
+	args := []any{userID, group}
+	for _, st := range states {
+		args = append(args, st)
+	}
+	if name != "" {
+		q += ` AND c.name = ?`
+		args = append(args, name)
+	}
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Chain
+	for rows.Next() {
+		c, err := scanChain(rows)
+		if err != nil {
+			return nil, err
+		}
+		c.User = strings.ToUpper(c.User)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// scanStrings reads a one-column result.
+func scanStrings(rows *sql.Rows, err error) ([]string, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+func inList(n int) string { return "(?" + strings.Repeat(",?", n-1) + ")" }
 
 // Purge marks a group's chains (or one chain) purged, forgets their inputs
 // and pending results, and returns the purged chains and the result files

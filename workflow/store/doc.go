@@ -3,4 +3,14 @@
 // requests (CGI processes included) and the assimilator hook are separate
 // processes, so the database runs in WAL mode with a busy timeout, and every
 // operation is one transaction.
+//
+// The schema is versioned (SQLite's user_version, and a table
+// schema_history of the migrations applied, when and by which rboinc).
+// Every Open brings an older database up to date with the numbered
+// migrations of migrations.go, all in one immediate transaction, so that
+// of several processes opening it at once exactly one upgrades it; a
+// database newer than the binary is refused (SchemaTooNewError). The rule:
+// never edit, renumber or remove a released migration; append a new one
+// for every change of the schema (testdata/migrations-released.txt holds
+// the released ones' digests, and a test holds them to it).
 package store

@@ -1,10 +1,11 @@
 package store
 
 // migrations turn a state database of any earlier release into this one's,
-// in order, each once. The rule: never edit or reorder a released
-// migration; append a new one (the next version) for every change of the
-// schema. A migration runs inside the transaction that records it, so it
-// is applied whole or not at all.
+// in order, each once (see the package comment for the rule). To change
+// the schema, append {version: <last+1>, name: "...", sql: `...`}, or a fn
+// for a change SQL alone cannot make. All the migrations due run in one
+// transaction with foreign keys enforced (PRAGMA foreign_keys cannot change
+// there: a table rebuild uses PRAGMA defer_foreign_keys).
 var migrations = []migration{
 	// The schema as the last release without versions made it. On such a
 	// database (tables there, user_version 0) every statement finds its
@@ -15,4 +16,38 @@ var migrations = []migration{
 	// A submission identical to an accepted one (its answer lost) is
 	// answered with the chains it made (Chain.Digest; '' for older chains).
 	{version: 3, name: "submission digest of each chain", sql: `ALTER TABLE chains ADD COLUMN digest TEXT NOT NULL DEFAULT '';`},
+	// A user may be linked to a BOINC account, whose authenticator then
+	// logs in as them (0: not linked).
+	{version: 4, name: "BOINC account of each user", sql: `ALTER TABLE users ADD COLUMN boinc_user_id INTEGER NOT NULL DEFAULT 0;
+CREATE UNIQUE INDEX IF NOT EXISTS users_boinc ON users(boinc_user_id) WHERE boinc_user_id != 0;`},
+	// Chain life: attempts per step (retries after BOINC gave up on a work
+	// unit, with a back-off), the work units of earlier attempts, and the
+	// events of every chain transition.
+	{version: 5, name: "attempts, earlier attempts and events", sql: schemaV5},
 }
+
+const schemaV5 = `ALTER TABLE chains ADD COLUMN max_attempts INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN attempts INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE steps ADD COLUMN not_before INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE steps ADD COLUMN late INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE IF NOT EXISTS step_attempts (
+	wu_name  TEXT PRIMARY KEY,
+	chain_id INTEGER NOT NULL REFERENCES chains(id),
+	step     INTEGER NOT NULL,
+	attempt  INTEGER NOT NULL,
+	reason   TEXT NOT NULL,
+	ended    INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS step_attempts_chain ON step_attempts(chain_id, step);
+CREATE TABLE IF NOT EXISTS events (
+	id      INTEGER PRIMARY KEY AUTOINCREMENT,
+	time    INTEGER NOT NULL,
+	user_id INTEGER NOT NULL,
+	type    TEXT NOT NULL,
+	grp     TEXT NOT NULL,
+	name    TEXT NOT NULL,
+	step    INTEGER NOT NULL,
+	reason  TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS events_user ON events(user_id, id);
+CREATE INDEX IF NOT EXISTS events_time ON events(time);`

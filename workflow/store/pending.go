@@ -13,6 +13,9 @@ import (
 // a create_work process of its own.
 const StatePending = "pending"
 
+// StateQueued is a step whose work unit BOINC holds.
+const StateQueued = "queued"
+
 // PendingStep is a step waiting for its work unit, with its chain.
 type PendingStep struct {
 	Chain Chain
@@ -22,7 +25,7 @@ type PendingStep struct {
 // AnyPending tells cheaply whether some step waits for its work unit.
 func (d *DB) AnyPending(ctx context.Context) (bool, error) {
 	var n int
-	err := d.sql.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM steps WHERE state = 'pending' LIMIT 1)`).Scan(&n)
+	err := d.sql.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM steps WHERE state = 'pending' AND not_before <= ? LIMIT 1)`, now()).Scan(&n)
 	return n > 0, err
 }
 
@@ -32,23 +35,27 @@ func (d *DB) AnyPending(ctx context.Context) (bool, error) {
 // instead: such a chain gets nothing new.
 func (d *DB) PendingSteps(ctx context.Context, limit int) ([]PendingStep, error) {
 	rows, err := d.sql.QueryContext(ctx, `SELECT `+chainCols+`, s.step, s.wu_name FROM steps s JOIN chains c ON c.id = s.chain_id JOIN users u ON u.id = c.user_id
-		WHERE s.state = 'pending' ORDER BY s.rowid LIMIT ?`, limit)
+		WHERE s.state = 'pending' AND s.not_before <= ? ORDER BY s.rowid LIMIT ?`, now(), limit)
 	if err != nil {
 		return nil, err
 	}
 	var out []PendingStep
-	var dead []string
+	var dead, held []string
 	for rows.Next() {
 		var p PendingStep
 		c := &p.Chain
-		if err := rows.Scan(&c.ID, &c.UserID, &c.User, &c.Group, &c.Name, &c.Queue, &c.App, &c.Tag, &c.NSteps, &c.Priority, &c.Params, &c.WUTmpl, &c.ResTmpl, &c.Layout, &c.State, &c.StepsDone, &c.Error, &p.Step.Step, &p.Step.WU); err != nil {
+		if err := rows.Scan(&c.ID, &c.UserID, &c.User, &c.Group, &c.Name, &c.Queue, &c.App, &c.Tag, &c.NSteps, &c.Priority, &c.Params, &c.WUTmpl, &c.ResTmpl, &c.Layout, &c.State, &c.StepsDone, &c.Error, &c.MaxAttempts, &p.Step.Step, &p.Step.WU); err != nil {
 			rows.Close()
 			return nil, err
 		}
 		c.User = strings.ToUpper(c.User)
 		p.Step.ChainID, p.Step.State = c.ID, StatePending
-		if c.State != "running" {
+		if c.State == "purged" {
 			dead = append(dead, p.Step.WU)
+			continue
+		}
+		if c.State != "running" {
+			held = append(held, p.Step.WU)
 			continue
 		}
 		out = append(out, p)
@@ -64,6 +71,20 @@ func (d *DB) PendingSteps(ctx context.Context, limit int) ([]PendingStep, error)
 	}
 	if len(dead) > 0 {
 		if err := d.dropPending(ctx, dead); err != nil {
+			return nil, err
+		}
+	}
+	if len(held) > 0 {
+		// A stopped (failed, aborted) chain keeps its next step, inputs
+		// and all, for -resume.
+		if err := d.Tx(ctx, func(tx *sql.Tx) error {
+			for _, w := range held {
+				if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'held' WHERE wu_name = ? AND state = 'pending'`, w); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
 			return nil, err
 		}
 	}

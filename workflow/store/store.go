@@ -110,20 +110,37 @@ CREATE TABLE IF NOT EXISTS uploads (
 );
 `
 
-// Open opens (creating if needed) the database at path.
+// Open opens (creating if needed) the database at path, bringing its
+// schema up to this rboinc's version first (see migrate).
 func Open(ctx context.Context, path string) (*DB, error) {
+	d, _, err := openWith(ctx, path, migrations)
+	return d, err
+}
+
+// Migrate opens the database at path only to bring its schema up to date,
+// and says what it did.
+func Migrate(ctx context.Context, path string) (MigrationReport, error) {
+	d, rep, err := openWith(ctx, path, migrations)
+	if err != nil {
+		return rep, err
+	}
+	return rep, d.Close()
+}
+
+func openWith(ctx context.Context, path string, list []migration) (*DB, MigrationReport, error) {
 	dsn := "file:" + path + "?_pragma=busy_timeout(20000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=temp_store(memory)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
-		return nil, fmt.Errorf("opening state database %s: %w", path, err)
+		return nil, MigrationReport{}, fmt.Errorf("opening state database %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(4)
 	d := &DB{sql: db, path: path}
-	if err := d.migrate(ctx); err != nil {
+	rep, err := d.migrate(ctx, list)
+	if err != nil {
 		db.Close()
-		return nil, fmt.Errorf("state database %s: %w", path, err)
+		return nil, rep, fmt.Errorf("state database %s: %w", path, err)
 	}
-	return d, nil
+	return d, rep, nil
 }
 
 // Sync makes every transaction committed so far durable. Commits are not
@@ -154,8 +171,14 @@ func (d *DB) Close() error {
 	return d.sql.Close()
 }
 
-// Tx runs fn in one immediate (write-locking) transaction.
+// Tx runs fn in one immediate (write-locking) transaction. Within a Batch
+// (ctx from it) fn runs in the batch's transaction instead, under a
+// savepoint: its changes go if it fails, and are committed with the
+// batch's.
 func (d *DB) Tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	if b, ok := ctx.Value(batchKey{}).(*batch); ok && b.db == d {
+		return b.savepoint(ctx, fn)
+	}
 	tx, err := d.sql.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("state database: %w", err)
@@ -174,3 +197,49 @@ func (d *DB) Tx(ctx context.Context, fn func(*sql.Tx) error) error {
 func (d *DB) SQL() *sql.DB { return d.sql }
 
 func now() int64 { return time.Now().Unix() }
+
+// batchKey carries a Batch's transaction in a context.
+type batchKey struct{}
+
+type batch struct {
+	db *DB
+	tx *sql.Tx
+	n  int
+}
+
+func (b *batch) savepoint(ctx context.Context, fn func(*sql.Tx) error) error {
+	b.n++
+	name := fmt.Sprintf("sp%d", b.n)
+	if _, err := b.tx.ExecContext(ctx, "SAVEPOINT "+name); err != nil {
+		return fmt.Errorf("state database: %w", err)
+	}
+	if err := fn(b.tx); err != nil {
+		b.tx.ExecContext(ctx, "ROLLBACK TO "+name)
+		b.tx.ExecContext(ctx, "RELEASE "+name)
+		return err
+	}
+	if _, err := b.tx.ExecContext(ctx, "RELEASE "+name); err != nil {
+		return fmt.Errorf("state database: %w", err)
+	}
+	return nil
+}
+
+// Batch runs fn with one write transaction that every Tx made with the
+// context fn gets joins, and commits it when fn returns nil: many records,
+// one commit (the native assimilator records hundreds of steps so). Reads
+// outside Tx do not see the batch's changes before the commit. fn must not
+// write through another handle: the batch holds the write lock.
+func (d *DB) Batch(ctx context.Context, fn func(ctx context.Context) error) error {
+	tx, err := d.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("state database: %w", err)
+	}
+	if err := fn(context.WithValue(ctx, batchKey{}, &batch{db: d, tx: tx})); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("state database commit: %w", err)
+	}
+	return nil
+}

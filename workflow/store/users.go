@@ -13,6 +13,8 @@ type User struct {
 	ID       int64
 	Name     string
 	Disabled bool
+	// BoincUserID is the BOINC account linked to the user (0: none).
+	BoincUserID int64
 }
 
 // AddUser creates a user with the given token hash.
@@ -36,7 +38,7 @@ func (d *DB) AddUser(ctx context.Context, name, tokenHash string) (int64, error)
 func (d *DB) UserByToken(ctx context.Context, tokenHash string) (User, error) {
 	var u User
 	var dis int
-	err := d.queryRow(ctx, `SELECT id, name, disabled FROM users WHERE token_hash = ?`, tokenHash).Scan(&u.ID, &u.Name, &dis)
+	err := d.queryRow(ctx, `SELECT id, name, disabled, boinc_user_id FROM users WHERE token_hash = ?`, tokenHash).Scan(&u.ID, &u.Name, &dis, &u.BoincUserID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return u, ErrNotFound
 	}
@@ -49,7 +51,7 @@ func (d *DB) UserByToken(ctx context.Context, tokenHash string) (User, error) {
 
 // Users lists all users by name.
 func (d *DB) Users(ctx context.Context) ([]User, error) {
-	rows, err := d.sql.QueryContext(ctx, `SELECT id, name, disabled FROM users ORDER BY name`)
+	rows, err := d.sql.QueryContext(ctx, `SELECT id, name, disabled, boinc_user_id FROM users ORDER BY name`)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +60,7 @@ func (d *DB) Users(ctx context.Context) ([]User, error) {
 	for rows.Next() {
 		var u User
 		var dis int
-		if err := rows.Scan(&u.ID, &u.Name, &dis); err != nil {
+		if err := rows.Scan(&u.ID, &u.Name, &dis, &u.BoincUserID); err != nil {
 			return nil, err
 		}
 		u.Disabled = dis != 0
@@ -75,7 +77,7 @@ func isUnique(err error) bool {
 func (d *DB) UserByName(ctx context.Context, name string) (User, error) {
 	var u User
 	var dis int
-	err := d.sql.QueryRowContext(ctx, `SELECT id, name, disabled FROM users WHERE name = ?`, name).Scan(&u.ID, &u.Name, &dis)
+	err := d.sql.QueryRowContext(ctx, `SELECT id, name, disabled, boinc_user_id FROM users WHERE name = ?`, name).Scan(&u.ID, &u.Name, &dis, &u.BoincUserID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return u, fmt.Errorf("user %q: %w", name, ErrNotFound)
 	}
@@ -94,6 +96,32 @@ func (d *DB) SetUserDisabled(ctx context.Context, name string, disabled bool) er
 		v = 1
 	}
 	return d.updateUser(ctx, name, `UPDATE users SET disabled = ? WHERE name = ?`, v, name)
+}
+
+// UserByBoincID finds the user linked to a BOINC account.
+func (d *DB) UserByBoincID(ctx context.Context, boincID int64) (User, error) {
+	var u User
+	var dis int
+	err := d.sql.QueryRowContext(ctx, `SELECT id, name, disabled, boinc_user_id FROM users WHERE boinc_user_id = ? AND boinc_user_id != 0`, boincID).
+		Scan(&u.ID, &u.Name, &dis, &u.BoincUserID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return u, ErrNotFound
+	}
+	if err != nil {
+		return u, err
+	}
+	u.Disabled = dis != 0
+	return u, nil
+}
+
+// SetBoincUser links a user to a BOINC account (0 unlinks); one account
+// links to one user at most.
+func (d *DB) SetBoincUser(ctx context.Context, name string, boincID int64) error {
+	err := d.updateUser(ctx, name, `UPDATE users SET boinc_user_id = ? WHERE name = ?`, boincID, name)
+	if isUnique(err) {
+		return fmt.Errorf("BOINC account %d is linked to another user already: %w", boincID, ErrExists)
+	}
+	return err
 }
 
 // SetUserToken replaces a user's token hash: the old token stops working.

@@ -53,13 +53,20 @@ func (d *DB) WaitingSince(ctx context.Context, cutoff int64, limit int) ([]Waiti
 // needs its owner's attention, in the chain's reason; it returns how many
 // chains it marked (0 when there is none).
 func (d *DB) MarkAttention(ctx context.Context, userUpper, group, name, reason string) (int, error) {
-	res, err := d.sql.ExecContext(ctx, `UPDATE chains SET error = ?, updated = ?
+	var n int64
+	err := d.Tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE chains SET error = ?, updated = ?
 		WHERE user_id IN (SELECT id FROM users WHERE upper(name) = ?) AND grp = ? AND name = ? AND state != 'purged'`,
-		reason, now(), userUpper, group, name)
+			reason, now(), userUpper, group, name)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("marking chain %s of group %s: %w", name, group, err)
 	}
-	n, _ := res.RowsAffected()
 	return int(n), nil
 }
 

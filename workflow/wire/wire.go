@@ -15,17 +15,27 @@ const (
 	PathMissing = APIPrefix + "/pool/missing" // POST MissingRequest -> MissingResponse
 	PathUploads = APIPrefix + "/uploads"      // POST -> UploadResponse; DELETE PathUploads/<id> -> CountResponse
 	PathSubmit  = APIPrefix + "/submit"       // POST SubmitRequest -> SubmitResponse
-	PathStatus  = APIPrefix + "/status"       // GET ?group=G[&name=N] -> StatusResponse
-	PathStop    = APIPrefix + "/stop"         // POST ChainRef -> CountResponse
-	PathPurge   = APIPrefix + "/purge"        // POST ChainRef -> CountResponse
-	PathResults = APIPrefix + "/results"      // GET ?group=G[&name=N] -> ResultsResponse
-	PathFiles   = APIPrefix + "/files"        // GET /files/{group}/{file} -> bytes
-	PathAck     = APIPrefix + "/ack"          // POST AckRequest -> CountResponse
-	PathWhoAmI  = APIPrefix + "/whoami"       // GET -> WhoAmI
+	PathStatus  = APIPrefix + "/status"       // GET ?group=G[&name=N][&boinc=1] -> StatusResponse
+	// PathGridStatus: GET ?[group=G] -> GridStatusResponse
+	PathGridStatus = APIPrefix + "/gridstatus"
+	PathStop       = APIPrefix + "/stop"    // POST ChainRef -> CountResponse
+	PathResume     = APIPrefix + "/resume"  // POST ChainRef -> CountResponse
+	PathExtend     = APIPrefix + "/extend"  // POST ExtendRequest -> CountResponse
+	PathAbort      = APIPrefix + "/abort"   // POST ChainRef -> CountResponse
+	PathEvents     = APIPrefix + "/events"  // GET ?after=ID&wait=30s -> EventsResponse
+	PathPurge      = APIPrefix + "/purge"   // POST ChainRef -> CountResponse
+	PathResults    = APIPrefix + "/results" // GET ?group=G[&name=N] -> ResultsResponse
+	PathFiles      = APIPrefix + "/files"   // GET /files/{group}/{file} -> bytes
+	PathAck        = APIPrefix + "/ack"     // POST AckRequest -> CountResponse
+	PathWhoAmI     = APIPrefix + "/whoami"  // GET -> WhoAmI
 	// DAVPrefix is the WebDAV scratch area, on the same host as the API but
 	// outside the base path: /DAV/<user>/<upload id>/<md5>.
 	DAVPrefix = "/DAV/"
 )
+
+// AssignSelf as Options.AssignUserAll assigns the work to the submitter's
+// own BOINC account (rboinc-submit -assign_user_all me).
+const AssignSelf = -1
 
 // PathSubmitInline is PathSubmit with contents in the same body: the
 // SubmitRequest as one line of JSON ending in '\n', then the bytes of each
@@ -134,8 +144,11 @@ type Options struct {
 	TargetNResults int     `json:"target_nresults,omitempty"`
 	MinQuorum      int     `json:"min_quorum,omitempty"`
 	Batch          int64   `json:"batch,omitempty"`
-	AssignUserAll  int64   `json:"assign_user_all,omitempty"`
+	AssignUserAll  int64   `json:"assign_user_all,omitempty"` // AssignSelf: the submitter's own linked BOINC account
 	DryRun         bool    `json:"dry_run,omitempty"`
+	// MaxAttempts is the work units each step may take (0: the server's
+	// max_step_attempts, which also bounds it).
+	MaxAttempts int `json:"max_attempts,omitempty"`
 }
 
 // SubmitRequest creates one or many chains of one queue in one group.
@@ -183,6 +196,14 @@ type SubmitResponse struct {
 type ChainRef struct {
 	Group string `json:"group"`
 	Name  string `json:"name,omitempty"`
+	// Cancel, with PathStop, also cancels the chains' work units in BOINC.
+	Cancel bool `json:"cancel,omitempty"`
+}
+
+// ExtendRequest adds Steps steps to the chains of Group (or chain Name).
+type ExtendRequest struct {
+	ChainRef
+	Steps int `json:"steps"`
 }
 
 // CountResponse says how many things an action touched.
@@ -197,6 +218,8 @@ const (
 	StateDone    = "done"
 	StateFailed  = "failed"
 	StateStopped = "stopped"
+	StateAborted = "aborted"
+	StateQueued  = "queued"
 )
 
 // ChainStatus is one chain's progress.
@@ -208,6 +231,88 @@ type ChainStatus struct {
 	StepsDone int    `json:"steps_done"`
 	NumSteps  int    `json:"num_steps"`
 	Error     string `json:"error,omitempty"`
+	// Reason is why the chain is in its state (as Error, also when it is
+	// no failure); WU the work unit of its current (or last) step,
+	// Attempts that step's work units so far.
+	Reason   string `json:"reason,omitempty"`
+	WU       string `json:"wu,omitempty"`
+	Attempts int    `json:"attempts,omitempty"`
+	// Boinc is what BOINC does with the chain's current work unit (with
+	// boinc=1, for running chains, when BOINC's database answers).
+	Boinc *ChainBoinc `json:"boinc,omitempty"`
+}
+
+// ChainBoinc is a running chain's current work unit in BOINC.
+type ChainBoinc struct {
+	WU      string        `json:"wu"`
+	Results []BoincResult `json:"results"`
+}
+
+// BoincResult is one result of a work unit, as BOINC's database has it.
+type BoincResult struct {
+	Name         string  `json:"name"`
+	State        string  `json:"state"` // unsent, in progress, success, error, not needed, couldn't send, over
+	HostID       int64   `json:"host_id,omitempty"`
+	ExitStatus   int     `json:"exit_status,omitempty"` // the host's error code
+	SentTime     int64   `json:"sent_time,omitempty"`
+	ReceivedTime int64   `json:"received_time,omitempty"`
+	ElapsedTime  float64 `json:"elapsed_s,omitempty"`
+}
+
+// BoincCounts is what BOINC did with a set of work units: their results by
+// state, and how long the decided ones took.
+type BoincCounts struct {
+	WorkUnits  int `json:"work_units"` // of the set, those BOINC holds
+	Unsent     int `json:"unsent"`
+	InProgress int `json:"in_progress"`
+	Success    int `json:"success"` // results over with outcome success
+	Error      int `json:"error"`   // results over with a client error, no reply or a validate error
+	Decided    int `json:"decided"` // work units with a canonical result or an error mask
+	// Turnaround of the work units with a canonical result: from the work
+	// unit's creation to the canonical result's arrival, in seconds.
+	TurnaroundAvg float64 `json:"turnaround_avg_s,omitempty"`
+	TurnaroundMax int64   `json:"turnaround_max_s,omitempty"`
+	// Priority range of the work units not assimilated yet.
+	PriorityMin *int `json:"priority_min,omitempty"`
+	PriorityMax *int `json:"priority_max,omitempty"`
+}
+
+// Event is one chain transition (store.Ev* types).
+type Event struct {
+	ID     int64  `json:"id"`
+	Time   int64  `json:"time"`
+	Type   string `json:"type"`
+	Group  string `json:"group"`
+	Name   string `json:"name"`
+	Step   int    `json:"step"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// EventsResponse answers PathEvents: the user's events after the id asked
+// for, oldest first, and the user's newest event id (to start from).
+type EventsResponse struct {
+	Events []Event `json:"events"`
+	LastID int64   `json:"last_id"`
+}
+
+// GroupGrid is one group of GridStatusResponse: its chains by state and,
+// when BOINC's database answers, what BOINC did with its work units of the
+// last 30 days.
+type GroupGrid struct {
+	Group   string       `json:"group"`
+	Chains  int          `json:"chains"`
+	Running int          `json:"running"`
+	Done    int          `json:"done"`
+	Failed  int          `json:"failed"`
+	Stopped int          `json:"stopped"`
+	Boinc   *BoincCounts `json:"boinc,omitempty"`
+}
+
+// GridStatusResponse answers PathGridStatus, groups sorted by name.
+type GridStatusResponse struct {
+	Groups []GroupGrid `json:"groups"`
+	// BoincError says why the BOINC figures are missing.
+	BoincError string `json:"boinc_error,omitempty"`
 }
 
 // StatusResponse answers PathStatus, chains sorted by group then name.

@@ -91,7 +91,12 @@ func Run(ctx context.Context, app *cli.App, args []string) int {
 	}
 	report := Report
 	if len(args) > 1 && WantsJSON(args[1:], app.Flags) {
-		report = ReportJSON
+		report = func(prog string, err error) int {
+			if app.Writer != nil {
+				return reportJSON(app.Writer, prog, err)
+			}
+			return ReportJSON(prog, err)
+		}
 	}
 	if len(args) > 1 {
 		rest, err := ExpandArgs(args[1:], app.Flags, false)

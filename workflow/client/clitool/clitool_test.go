@@ -89,6 +89,9 @@ func TestExpandArgs(t *testing.T) {
 			if err == nil || err.Error() != tc.err {
 				t.Errorf("%q: err %v, want %q", tc.in, err, tc.err)
 			}
+			if IsAmbiguous(err) != strings.Contains(tc.err, "ambiguous") {
+				t.Errorf("%q: IsAmbiguous(%v) = %v", tc.in, err, IsAmbiguous(err))
+			}
 			if lenient, err := ExpandArgs(strings.Fields(tc.in), flags, true); err != nil || strings.Join(lenient, " ") != tc.in {
 				t.Errorf("%q lenient: %q %v", tc.in, lenient, err)
 			}
@@ -109,6 +112,15 @@ func TestURLCredentials(t *testing.T) {
 	} {
 		if u, tok := URLCredentials(tc.in); u != tc.url || tok != tc.tok {
 			t.Errorf("URLCredentials(%q) = %q, %q", tc.in, u, tok)
+		}
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	names := []string{"listen", "root", "addr-file", "h"}
+	for in, want := range map[string]string{"lisen": "listen", "ROOT": "root", "rot": "root", "addrfile": "addr-file", "zzzzzz": "", "j": ""} {
+		if got := Suggest(in, names); got != want {
+			t.Errorf("Suggest(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

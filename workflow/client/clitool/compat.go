@@ -1,6 +1,7 @@
 package clitool
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"sort"
@@ -72,7 +73,7 @@ func ExpandArgs(args []string, flags []cli.Flag, lenient bool) ([]string, error)
 			}
 			return "", fmt.Errorf("unknown option -%s", name)
 		}
-		return "", fmt.Errorf("option -%s is ambiguous: it could be -%s", name, strings.Join(prefix, ", -"))
+		return "", &ambiguousError{fmt.Sprintf("option -%s is ambiguous: it could be -%s", name, strings.Join(prefix, ", -"))}
 	}
 	out := make([]string, 0, len(args))
 	for i := 0; i < len(args); i++ {
@@ -110,6 +111,18 @@ func ExpandArgs(args []string, flags []cli.Flag, lenient bool) ([]string, error)
 	return out, nil
 }
 
+// ambiguousError is an abbreviation that names several options.
+type ambiguousError struct{ msg string }
+
+func (e *ambiguousError) Error() string { return e.msg }
+
+// IsAmbiguous tells whether err (of ExpandArgs) is an ambiguous
+// abbreviation, rather than an unknown option.
+func IsAmbiguous(err error) bool {
+	var a *ambiguousError
+	return errors.As(err, &a)
+}
+
 // URLCredentials splits a server URL written for the original clients,
 // http://USER:TOKEN@host/rboinc_cgi, into the URL without credentials and
 // the token.
@@ -122,6 +135,10 @@ func URLCredentials(raw string) (string, string) {
 	u.User = nil
 	return u.String(), tok
 }
+
+// Suggest is the name among names nearest to name, a mistyped flag or
+// command (any letter case), for a "did you mean"; "" when none is near.
+func Suggest(name string, names []string) string { return closest(strings.ToLower(name), names) }
 
 // closest is the flag name nearest to name (by edit distance, at most a
 // third of its length and at least 2), or "".

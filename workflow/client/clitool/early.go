@@ -1,8 +1,11 @@
 package clitool
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -28,9 +31,12 @@ func Early(app *cli.App, args []string, single bool) (code int, done bool) {
 	if len(args) < 2 {
 		return 0, false
 	}
-	// Written in full only: an abbreviation may be one of a queue's
-	// options, which are not known yet.
 	rest := args[1:]
+	if single {
+		// Abbreviated as the full parse would take them (-vers, -compl);
+		// what is ambiguous or unknown here is left to the full parse.
+		rest, _ = ExpandArgs(rest, app.Flags, true)
+	}
 	for i, a := range rest {
 		if a == "--" {
 			break
@@ -97,11 +103,15 @@ type failureJSON struct {
 }
 
 // ReportJSON is Report for a command run with -json: the failure also goes
-// to stdout as {"error": ..., "exit_code": ...}.
-func ReportJSON(prog string, err error) int {
+// to stdout as {"error": ..., "exit_code": ...}, unless the command's own
+// JSON answer already carries it (WriteJSONResult).
+func ReportJSON(prog string, err error) int { return reportJSON(os.Stdout, prog, err) }
+
+func reportJSON(stdout io.Writer, prog string, err error) int {
 	code := Report(prog, err)
-	if err != nil {
-		enc := json.NewEncoder(os.Stdout)
+	var done *inJSON
+	if err != nil && !errors.As(err, &done) {
+		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		enc.Encode(failureJSON{Error: err.Error(), ExitCode: code})
 	}
@@ -124,4 +134,42 @@ func takesValue(flags []cli.Flag, a string) bool {
 		}
 	}
 	return false
+}
+
+// inJSON marks an error that the command's JSON answer already carries.
+type inJSON struct{ error }
+
+func (e *inJSON) Unwrap() error { return e.error }
+
+// WriteJSONResult writes v, which encodes as a JSON object, as a command's
+// -json answer. When err is not nil (a result with a failure in it: some
+// downloads failed, say), the same object also has the "error" and
+// "exit_code" of a failure, so that stdout holds one JSON document, and
+// the error returned is err, marked for ReportJSON.
+func WriteJSONResult(w io.Writer, v any, err error) error {
+	body, merr := json.Marshal(v)
+	if merr != nil {
+		return errors.Join(err, merr)
+	}
+	if err != nil {
+		tail, _ := json.Marshal(failureJSON{Error: err.Error(), ExitCode: client.ExitCode(err)})
+		if len(body) < 2 || body[0] != '{' {
+			return errors.Join(err, fmt.Errorf("a JSON answer that is not an object: %.40s", body))
+		}
+		if string(body) == "{}" {
+			body = tail
+		} else {
+			body = append(append(body[:len(body)-1:len(body)-1], ','), tail[1:]...)
+		}
+	}
+	var out bytes.Buffer
+	json.Indent(&out, body, "", "  ")
+	out.WriteByte('\n')
+	if _, werr := w.Write(out.Bytes()); werr != nil {
+		return errors.Join(err, werr)
+	}
+	if err != nil {
+		return &inJSON{err}
+	}
+	return nil
 }

@@ -1,0 +1,13 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/rboinc/rboinc/workflow/client/clitool/docstest"
+)
+
+// TestDocs: the manual page and completions of rboinc-retrieve hold every
+// flag, and the shells and man accept them.
+func TestDocs(t *testing.T) {
+	docstest.Check(t, newApp(), true, "-grou", "-group")
+}

@@ -1,0 +1,18 @@
+package main
+
+import (
+	"log/slog"
+	"testing"
+
+	"github.com/rboinc/rboinc/workflow/client/clitool/docstest"
+)
+
+// TestDocs: the manual pages and completions install-docs writes for
+// rboinc-server and rboinc-hook hold every flag and subcommand, and the
+// shells and man accept them.
+func TestDocs(t *testing.T) {
+	a := app(slog.Default())
+	prepare(a)
+	docstest.Check(t, a, false, "ser", "serve")
+	docstest.Check(t, hookDocApp(), false, "--ro", "--root")
+}

@@ -1,0 +1,39 @@
+package boincdb
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/rboinc/rboinc/internal/mariadbtest"
+)
+
+func TestMain(m *testing.M) { mariadbtest.Main(m) }
+
+// engines runs f on a fresh database of each engine, with BOINC's tables.
+func engines(t *testing.T, f func(t *testing.T, db *DB)) {
+	for _, e := range []Engine{SQLite, MySQL} {
+		t.Run(string(e), func(t *testing.T) {
+			f(t, openTest(t, e, true))
+		})
+	}
+}
+
+func openTest(t *testing.T, e Engine, tables bool) *DB {
+	t.Helper()
+	target := Target{Engine: SQLite, DSN: filepath.Join(t.TempDir(), "boinc.db")}
+	if e == MySQL {
+		target = Target{Engine: MySQL, DSN: mariadbtest.NewDB(t)}
+	}
+	db, err := Open(context.Background(), target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if tables {
+		if err := db.CreateTables(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return db
+}

@@ -1,0 +1,133 @@
+package boincdb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// DB is an open BOINC database.
+type DB struct {
+	*sql.DB
+	Engine Engine
+	Target Target
+}
+
+// Open connects to t and makes sure the server answers. Nothing is
+// created: CreateTables does that for the stand-in, a real project has
+// its tables from make_project.
+func Open(ctx context.Context, t Target) (*DB, error) {
+	var (
+		db  *sql.DB
+		err error
+	)
+	switch t.Engine {
+	case SQLite:
+		// Several processes (create_work runs, daemons) share the file:
+		// every write transaction takes the write lock up front and waits.
+		db, err = sql.Open("sqlite", t.DSN+"?_busy_timeout=10000&_journal_mode=WAL&_txlock=immediate")
+	case MySQL:
+		var cfg *mysql.Config
+		if cfg, err = mysql.ParseDSN(t.DSN); err != nil {
+			return nil, fmt.Errorf("BOINC database %s: %w", t, err)
+		}
+		if cfg.Timeout == 0 {
+			cfg.Timeout = 10 * time.Second
+		}
+		cfg.ClientFoundRows = true // as BOINC connects: affected rows are matched rows
+		conn, cerr := mysql.NewConnector(cfg)
+		if err = cerr; err == nil {
+			db = sql.OpenDB(conn)
+			db.SetConnMaxIdleTime(time.Minute)
+		}
+	default:
+		err = fmt.Errorf("unknown database engine %q", t.Engine)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening BOINC database %s: %w", t, err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if err := db.PingContext(pctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("cannot reach BOINC database %s: %w", t, err)
+	}
+	return &DB{DB: db, Engine: t.Engine, Target: t}, nil
+}
+
+// Tx runs fn in one transaction and commits it. A transaction the server
+// gave up on (a deadlock, a lock wait that timed out, SQLite busy) is run
+// again from the start, a few times: fn must be safe to repeat.
+func (d *DB) Tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	var err error
+	for attempt := 0; ; attempt++ {
+		err = d.tx(ctx, fn)
+		if err == nil || !retryable(err) || attempt >= 5 || ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(time.Duration(10*(attempt+1)) * time.Millisecond)
+	}
+}
+
+func (d *DB) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := d.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// retryable reports whether err is the server's "try again".
+func retryable(err error) bool {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Number == 1213 || me.Number == 1205 // deadlock, lock wait timeout
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code()&0xff == sqlite3.SQLITE_BUSY
+	}
+	return false
+}
+
+// IsDuplicate reports whether err is a unique key's refusal.
+func IsDuplicate(err error) bool {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Number == 1062
+	}
+	var se *sqlite.Error
+	return errors.As(err, &se) && (se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY)
+}
+
+// IsTooLong reports whether err is MySQL's strict-mode refusal of an
+// over-long value (SQLite never refuses one).
+func IsTooLong(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == 1406
+}
+
+// inList is "(?,?,...)" for n values; n must be > 0.
+func inList(n int) string {
+	return "(" + strings.TrimSuffix(strings.Repeat("?,", n), ",") + ")"
+}
+
+// anys converts ids to query arguments.
+func anys[T any](ids []T) []any {
+	out := make([]any, len(ids))
+	for i, v := range ids {
+		out[i] = v
+	}
+	return out
+}

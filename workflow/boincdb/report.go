@@ -1,0 +1,183 @@
+package boincdb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/rboinc/rboinc/workflow/wire"
+)
+
+// resultState words a result's server_state and outcome.
+func resultState(serverState, outcome int) string {
+	switch serverState {
+	case ServerUnsent, ServerInactive:
+		return "unsent"
+	case ServerInProgress:
+		return "in progress"
+	}
+	switch outcome {
+	case OutcomeSuccess:
+		return "success"
+	case OutcomeClientError, OutcomeNoReply, OutcomeValidateError, OutcomeClientDetached:
+		return "error"
+	case OutcomeDidntNeed:
+		return "not needed"
+	case OutcomeCouldntSend:
+		return "couldn't send"
+	}
+	return "over"
+}
+
+// Report reads, in batches, what BOINC did with the work units of these
+// names.
+func (d *DB) Report(ctx context.Context, names []string) (wire.BoincCounts, error) {
+	var r wire.BoincCounts
+	var turnSum float64
+	var turnN int
+	for len(names) > 0 {
+		n := min(len(names), 500)
+		batch := names[:n]
+		names = names[n:]
+		rows, err := d.QueryContext(ctx, `SELECT w.id, w.create_time, w.canonical_resultid, w.error_mask, w.assimilate_state,
+			w.priority, coalesce(c.received_time, 0)
+			FROM workunit w LEFT JOIN result c ON c.id = w.canonical_resultid WHERE w.name IN `+inList(n), anys(batch)...)
+		if err != nil {
+			return r, fmt.Errorf("reading work units: %w", err)
+		}
+		var ids []int64
+		for rows.Next() {
+			var id, created, canon, received int64
+			var mask, assim, prio int
+			if err := rows.Scan(&id, &created, &canon, &mask, &assim, &prio, &received); err != nil {
+				rows.Close()
+				return r, err
+			}
+			ids = append(ids, id)
+			r.WorkUnits++
+			if canon != 0 || mask != 0 {
+				r.Decided++
+			}
+			if canon != 0 && received >= created {
+				t := received - created
+				turnSum += float64(t)
+				turnN++
+				r.TurnaroundMax = max(r.TurnaroundMax, t)
+			}
+			if assim != AssimilateDone {
+				if r.PriorityMin == nil || prio < *r.PriorityMin {
+					r.PriorityMin = &prio
+				}
+				if r.PriorityMax == nil || prio > *r.PriorityMax {
+					r.PriorityMax = &prio
+				}
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return r, err
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		rows, err = d.QueryContext(ctx, `SELECT server_state, outcome, count(*) FROM result WHERE workunitid IN `+inList(len(ids))+
+			` GROUP BY server_state, outcome`, anys(ids)...)
+		if err != nil {
+			return r, fmt.Errorf("reading results: %w", err)
+		}
+		for rows.Next() {
+			var st, out, k int
+			if err := rows.Scan(&st, &out, &k); err != nil {
+				rows.Close()
+				return r, err
+			}
+			switch resultState(st, out) {
+			case "unsent":
+				r.Unsent += k
+			case "in progress":
+				r.InProgress += k
+			case "success":
+				r.Success += k
+			case "error":
+				r.Error += k
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return r, err
+		}
+	}
+	if turnN > 0 {
+		r.TurnaroundAvg = turnSum / float64(turnN)
+	}
+	return r, nil
+}
+
+// Results lists the results of work units by name, in id order.
+func (d *DB) Results(ctx context.Context, wuNames []string) (map[string][]wire.BoincResult, error) {
+	out := map[string][]wire.BoincResult{}
+	for len(wuNames) > 0 {
+		n := min(len(wuNames), 500)
+		rows, err := d.QueryContext(ctx, `SELECT w.name, r.name, r.server_state, r.outcome, r.hostid, r.exit_status, r.sent_time,
+			r.received_time, r.elapsed_time FROM result r JOIN workunit w ON w.id = r.workunitid
+			WHERE w.name IN `+inList(n)+` ORDER BY r.id`, anys(wuNames[:n])...)
+		if err != nil {
+			return nil, fmt.Errorf("reading results: %w", err)
+		}
+		for rows.Next() {
+			var wu string
+			var ri wire.BoincResult
+			var st, outcome int
+			if err := rows.Scan(&wu, &ri.Name, &st, &outcome, &ri.HostID, &ri.ExitStatus, &ri.SentTime, &ri.ReceivedTime, &ri.ElapsedTime); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			ri.State = resultState(st, outcome)
+			out[wu] = append(out[wu], ri)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+		wuNames = wuNames[n:]
+	}
+	return out, nil
+}
+
+// FailureDetail says what the failing results of a work unit reported:
+// the last error result's exit status and the last lines of its stderr
+// (BOINC's stderr_out). found is false when there is no error result.
+func (d *DB) FailureDetail(ctx context.Context, wu string) (exitStatus int, stderrTail string, found bool, err error) {
+	var out []byte
+	err = d.QueryRowContext(ctx, `SELECT r.exit_status, r.stderr_out FROM result r JOIN workunit w ON w.id = r.workunitid
+		WHERE w.name = ? AND r.server_state = ? AND r.outcome IN (?, ?, ?) ORDER BY r.id DESC LIMIT 1`,
+		wu, ServerOver, OutcomeClientError, OutcomeNoReply, OutcomeValidateError).Scan(&exitStatus, &out)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, "", false, nil
+	}
+	if err != nil {
+		return 0, "", false, err
+	}
+	return exitStatus, lastLines(string(out), 3, 300), true, nil
+}
+
+// lastLines is the end of a text: its last n non-empty lines, at most max
+// bytes, on one line.
+func lastLines(s string, n, max int) string {
+	var keep []string
+	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			keep = append(keep, l)
+		}
+	}
+	if len(keep) > n {
+		keep = keep[len(keep)-n:]
+	}
+	out := strings.Join(keep, " | ")
+	if len(out) > max {
+		out = "..." + out[len(out)-max:]
+	}
+	return out
+}

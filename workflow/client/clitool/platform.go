@@ -1,5 +1,0 @@
-package clitool
-
-import "runtime"
-
-func goPlatform() string { return runtime.GOOS + "/" + runtime.GOARCH }

@@ -1,0 +1,129 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/rboinc/rboinc/workflow/naming"
+	"github.com/rboinc/rboinc/workflow/store"
+	"github.com/rboinc/rboinc/workflow/wire"
+)
+
+// cancelWUs cancels work units in BOINC as its cancel_jobs does, through
+// BOINC's database; it returns how many it cancelled, or why it could not.
+func (e *Engine) cancelWUs(ctx context.Context, wus []string) (int, error) {
+	if len(wus) == 0 {
+		return 0, nil
+	}
+	bdb, err := e.boincDB(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("cannot cancel the work units in BOINC (its database is not available: %w); they finish and are dropped", err)
+	}
+	ids, err := bdb.WUIDs(ctx, wus)
+	if err != nil {
+		return 0, err
+	}
+	list := make([]int64, 0, len(ids))
+	for _, id := range ids {
+		list = append(list, id)
+	}
+	return bdb.Cancel(ctx, list)
+}
+
+// cancelNote cancels wus and words the outcome for the user.
+func (e *Engine) cancelNote(ctx context.Context, wus []string) string {
+	n, err := e.cancelWUs(ctx, wus)
+	if err != nil {
+		e.Log.Warn("cancelling work units", "err", err)
+		return "; " + err.Error()
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d work unit(s) cancelled in BOINC", n)
+}
+
+// selected checks a chain reference and that it names chains of the user.
+func (e *Engine) selected(ctx context.Context, u store.User, ref wire.ChainRef) error {
+	if err := checkRef(ref.Group, ref.Name, true); err != nil {
+		return err
+	}
+	chains, err := e.DB.Chains(ctx, u.ID, ref.Group, ref.Name)
+	if err != nil {
+		return err
+	}
+	if len(chains) == 0 {
+		return notFound(ref.Group, ref.Name)
+	}
+	return nil
+}
+
+// Abort stops chains and cancels their work units in BOINC: nothing more
+// is computed for them; their outputs so far stay retrievable.
+func (e *Engine) Abort(ctx context.Context, u store.User, ref wire.ChainRef) (wire.CountResponse, error) {
+	if err := e.selected(ctx, u, ref); err != nil {
+		return wire.CountResponse{}, err
+	}
+	chains, wus, err := e.DB.Abort(ctx, u.ID, ref.Group, ref.Name, "")
+	if err != nil {
+		return wire.CountResponse{}, err
+	}
+	note := e.cancelNote(ctx, wus)
+	return wire.CountResponse{Count: len(chains), Message: fmt.Sprintf("aborted %d chain(s)%s", len(chains), note)}, nil
+}
+
+// newWUNamer names a step's new work unit with a fresh tag.
+func newWUNamer(c store.Chain, step int) string {
+	tag := naming.Tag(rand.IntN(10000))
+	for tag == c.Tag {
+		tag = naming.Tag(rand.IntN(10000))
+	}
+	return naming.Format(c.Name, c.User, c.Group, step, c.NSteps, tag)
+}
+
+// Resume sets stopped, failed or aborted chains running again from their
+// last good step.
+func (e *Engine) Resume(ctx context.Context, u store.User, ref wire.ChainRef) (wire.CountResponse, error) {
+	if err := e.selected(ctx, u, ref); err != nil {
+		return wire.CountResponse{}, err
+	}
+	done, refused, err := e.DB.Resume(ctx, u.ID, ref.Group, ref.Name, newWUNamer)
+	if err != nil {
+		return wire.CountResponse{}, err
+	}
+	if err := e.kickCreator(ctx); err != nil {
+		e.Log.Error("creating resumed steps", "err", err)
+	}
+	return wire.CountResponse{Count: len(done), Message: countMessage("resumed", len(done), refused)}, nil
+}
+
+// MaxExtend bounds one -extend.
+const MaxExtend = MaxSteps
+
+// Extend adds k steps to chains, done ones included.
+func (e *Engine) Extend(ctx context.Context, u store.User, req wire.ExtendRequest) (wire.CountResponse, error) {
+	if req.Steps < 1 || req.Steps > MaxExtend {
+		return wire.CountResponse{}, errf(KindBadRequest, "-extend takes a number of steps from 1 to %d, not %d", MaxExtend, req.Steps)
+	}
+	if err := e.selected(ctx, u, req.ChainRef); err != nil {
+		return wire.CountResponse{}, err
+	}
+	done, refused, err := e.DB.Extend(ctx, u.ID, req.Group, req.Name, req.Steps, newWUNamer)
+	if err != nil {
+		return wire.CountResponse{}, err
+	}
+	if err := e.kickCreator(ctx); err != nil {
+		e.Log.Error("creating extended steps", "err", err)
+	}
+	return wire.CountResponse{Count: len(done), Message: countMessage(fmt.Sprintf("extended by %d step(s)", req.Steps), len(done), refused)}, nil
+}
+
+func countMessage(verb string, n int, refused []string) string {
+	msg := fmt.Sprintf("%s %d chain(s)", verb, n)
+	if len(refused) > 0 {
+		msg += "; not: " + strings.Join(refused, "; ")
+	}
+	return msg
+}

@@ -1,0 +1,106 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/rboinc/rboinc/workflow/boinc"
+	"github.com/rboinc/rboinc/workflow/boincdb"
+	"github.com/rboinc/rboinc/workflow/naming"
+	"github.com/rboinc/rboinc/workflow/store"
+)
+
+// Defaults of the chain-life settings of rboinc.json.
+const (
+	defaultMaxStepAttempts = 3
+	defaultRetryBackoff    = 5 * time.Second
+	maxRetryBackoff        = time.Hour
+)
+
+// maxAttempts is how many work units a chain's step may take.
+func (e *Engine) maxAttempts(c store.Chain) int {
+	if c.MaxAttempts > 0 {
+		return c.MaxAttempts
+	}
+	if e.Cfg.MaxStepAttempts > 0 {
+		return e.Cfg.MaxStepAttempts
+	}
+	return defaultMaxStepAttempts
+}
+
+// retryWait is the back-off before a step's next attempt: retry_backoff,
+// doubling per attempt made.
+func (e *Engine) retryWait(attempts int) time.Duration {
+	d := defaultRetryBackoff
+	if e.Cfg.RetryBackoff > 0 {
+		d = time.Duration(e.Cfg.RetryBackoff * float64(time.Second))
+	}
+	for i := 1; i < attempts && d < maxRetryBackoff; i++ {
+		d *= 2
+	}
+	return min(d, maxRetryBackoff)
+}
+
+// failureReason words BOINC's giving up on a work unit: the error mask in
+// words and, from BOINC's database when it can be read, what the failing
+// result reported.
+func (e *Engine) failureReason(ctx context.Context, call boinc.HookCall) string {
+	reason := fmt.Sprintf("work unit %s failed in BOINC (error mask %d: %s)", call.WUName, call.ErrorMask, boincdb.ErrorMaskText(call.ErrorMask))
+	bdb, err := e.boincDB(ctx)
+	if err != nil {
+		return reason
+	}
+	exit, tail, found, err := bdb.FailureDetail(ctx, call.WUName)
+	if err != nil || !found {
+		return reason
+	}
+	reason += fmt.Sprintf("; its last error result exited with status %d", exit)
+	if tail != "" {
+		reason += ", stderr: " + tail
+	}
+	return reason
+}
+
+// stepFailed handles BOINC giving up on a step's work unit: the step is
+// made again from the same inputs, as a new work unit after a back-off,
+// while it has attempts left and the chain runs (and the work unit was not
+// cancelled by rboinc); otherwise the chain fails with the reason.
+func (e *Engine) stepFailed(ctx context.Context, c store.Chain, s store.Step, call boinc.HookCall) error {
+	if s.State == "done" || s.State == "failed" {
+		return nil // a second call for the same work unit
+	}
+	reason := e.failureReason(ctx, call)
+	max := e.maxAttempts(c)
+	if c.State == "running" && s.Attempts < max {
+		wait := e.retryWait(s.Attempts)
+		why := fmt.Sprintf("step %d attempt %d of %d failed: %s; retrying", s.Step, s.Attempts, max, reason)
+		for range 20 {
+			newWU := naming.Format(c.Name, c.User, c.Group, s.Step, c.NSteps, naming.Tag(rand.IntN(10000)))
+			if newWU == call.WUName {
+				continue
+			}
+			ok, err := e.DB.RetryStep(ctx, c, s.Step, call.WUName, newWU, why, time.Now().Add(wait).Unix())
+			if errors.Is(err, store.ErrExists) {
+				continue // the tag was used before: another
+			}
+			if err != nil {
+				return err
+			}
+			if ok {
+				e.Log.Warn("step failed; made again", "chain", c.Name, "group", c.Group, "step", s.Step, "attempt", s.Attempts+1,
+					"of", max, "new_wu", newWU, "in", wait, "reason", reason)
+				e.pendingHint.Store(true)
+			}
+			return nil
+		}
+		return fmt.Errorf("no free work-unit name for step %d of chain %s", s.Step, c.Name)
+	}
+	if c.State == "running" {
+		reason = fmt.Sprintf("%s (attempt %d of %d)", reason, s.Attempts, max)
+	}
+	e.Log.Warn("chain failed", "chain", c.Name, "group", c.Group, "reason", reason)
+	return e.DB.FailChain(ctx, c.ID, s.Step, reason)
+}

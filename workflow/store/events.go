@@ -1,0 +1,97 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// Event types: every transition of a chain, kept for the events feed.
+const (
+	EvStepCreated   = "step_created"   // a step's work unit is in BOINC
+	EvStepDone      = "step_done"      // a step's outputs are in
+	EvStepRetried   = "step_retried"   // BOINC gave up on a step's work unit; it is made again
+	EvChainDone     = "chain_done"     // the last step is done
+	EvChainFailed   = "chain_failed"   // a step failed for good
+	EvChainStopped  = "chain_stopped"  // stopped by its user
+	EvChainResumed  = "chain_resumed"  // continues after a stop, failure or abort
+	EvChainExtended = "chain_extended" // got more steps
+	EvChainAborted  = "chain_aborted"  // stopped, its work in BOINC cancelled
+	EvGroupDone     = "group_done"     // no chain of the group runs any more
+)
+
+// Event is one chain transition.
+type Event struct {
+	ID     int64
+	Time   int64
+	UserID int64
+	Type   string
+	Group  string
+	Name   string // the chain; "" for a group's event
+	Step   int    // -1 when no step applies
+	Reason string
+}
+
+// addEvent records an event in the transaction of the transition.
+func addEvent(ctx context.Context, tx *sql.Tx, c Chain, typ string, step int, reason string) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO events(time, user_id, type, grp, name, step, reason) VALUES (?,?,?,?,?,?,?)`,
+		now(), c.UserID, typ, c.Group, c.Name, step, reason)
+	if err != nil {
+		return fmt.Errorf("recording event %s of chain %s: %w", typ, c.Name, err)
+	}
+	return nil
+}
+
+// groupDoneEvent adds group_done when no chain of c's group runs any more
+// (and none waits to).
+func groupDoneEvent(ctx context.Context, tx *sql.Tx, c Chain) error {
+	var running int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM chains WHERE user_id = ? AND grp = ? AND state = 'running'`,
+		c.UserID, c.Group).Scan(&running); err != nil {
+		return err
+	}
+	if running > 0 {
+		return nil
+	}
+	return addEvent(ctx, tx, Chain{UserID: c.UserID, Group: c.Group}, EvGroupDone, -1, "")
+}
+
+// Events returns a user's events after id, oldest first, at most limit.
+func (d *DB) Events(ctx context.Context, userID, after int64, limit int) ([]Event, error) {
+	rows, err := d.sql.QueryContext(ctx, `SELECT id, time, user_id, type, grp, name, step, reason FROM events
+		WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?`, userID, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Event
+	for rows.Next() {
+		var e Event
+		if err := rows.Scan(&e.ID, &e.Time, &e.UserID, &e.Type, &e.Group, &e.Name, &e.Step, &e.Reason); err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// LastEventID is the newest event's id (0 when there is none).
+func (d *DB) LastEventID(ctx context.Context) (int64, error) {
+	var id sql.NullInt64
+	err := d.sql.QueryRowContext(ctx, `SELECT max(id) FROM events`).Scan(&id)
+	return id.Int64, err
+}
+
+// ForgetEvents removes events older than before (event_retention).
+func (d *DB) ForgetEvents(ctx context.Context, before int64) (int64, error) {
+	var n int64
+	err := d.Tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM events WHERE time < ?`, before)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n, err
+}

@@ -1,0 +1,47 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+)
+
+// SchemaStatus is what a database's schema version means to this rboinc.
+type SchemaStatus struct {
+	Version     int  // the database's (0: made before schema versions, or empty)
+	Known       int  // this rboinc's
+	Unversioned bool // rboinc's tables without a version: the release before schema versions made it
+}
+
+// Current tells whether this rboinc uses the database as it is.
+func (s SchemaStatus) Current() bool { return s.Version == s.Known }
+
+// Behind tells whether opening the database will upgrade it.
+func (s SchemaStatus) Behind() bool { return s.Version < s.Known }
+
+// Inspect reads the schema version of the database at path without
+// changing anything: no upgrade, no file created (doctor reports what
+// opening it would do).
+func Inspect(ctx context.Context, path string) (SchemaStatus, error) {
+	st := SchemaStatus{Known: SchemaVersion()}
+	if _, err := os.Stat(path); err != nil {
+		return st, fmt.Errorf("state database: %w", err)
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(20000)")
+	if err != nil {
+		return st, fmt.Errorf("state database %s: %w", path, err)
+	}
+	defer db.Close()
+	if st.Version, err = userVersion(ctx, db); err != nil {
+		return st, fmt.Errorf("state database %s: %w", path, err)
+	}
+	if st.Version == 0 {
+		var n int
+		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'users'`).Scan(&n); err != nil {
+			return st, fmt.Errorf("state database %s: %w", path, err)
+		}
+		st.Unversioned = n > 0
+	}
+	return st, nil
+}

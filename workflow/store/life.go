@@ -1,0 +1,297 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// StateHeld is a step recorded with its inputs whose work unit is not to
+// be made yet: the next step of a stopped, failed or aborted chain, and the
+// step after a chain's last (for -extend). -resume and -extend release it.
+const StateHeld = "held"
+
+// RetryStep makes a step whose work unit BOINC gave up on wait for a new
+// work unit, newWU, from the same inputs, not before notBefore: the old
+// work unit becomes an earlier attempt (with reason), the step's attempts
+// one more. It reports false when the step had moved on already (a second
+// call for the same work unit).
+func (d *DB) RetryStep(ctx context.Context, c Chain, step int, oldWU, newWU, reason string, notBefore int64) (bool, error) {
+	var retried bool
+	err := d.Tx(ctx, func(tx *sql.Tx) error {
+		retried = false
+		var attempts int
+		err := tx.QueryRowContext(ctx, `SELECT attempts FROM steps WHERE chain_id = ? AND step = ? AND wu_name = ? AND state IN ('queued', 'creating', 'pending')`,
+			c.ID, step, oldWU).Scan(&attempts)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := renameStep(ctx, tx, c.ID, step, oldWU, newWU, attempts, reason); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'pending', attempts = attempts + 1, not_before = ?, created = ?
+			WHERE chain_id = ? AND step = ?`, notBefore, now(), c.ID, step); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE chains SET error = ?, updated = ? WHERE id = ?`, reason, now(), c.ID); err != nil {
+			return err
+		}
+		retried = true
+		return addEvent(ctx, tx, c, EvStepRetried, step, reason)
+	})
+	return retried, err
+}
+
+// renameStep gives a step a new work-unit name, its inputs going along;
+// the old name is kept as an earlier attempt, so that a late call for it
+// is recognised.
+func renameStep(ctx context.Context, tx *sql.Tx, chainID int64, step int, oldWU, newWU string, attempt int, reason string) error {
+	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO step_attempts(wu_name, chain_id, step, attempt, reason, ended) VALUES (?,?,?,?,?,?)`,
+		oldWU, chainID, step, attempt, reason, now()); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE steps SET wu_name = ? WHERE chain_id = ? AND step = ?`, newWU, chainID, step); err != nil {
+		if isUnique(err) {
+			return fmt.Errorf("work unit %s: %w", newWU, ErrExists)
+		}
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE step_inputs SET wu_name = ? WHERE wu_name = ?`, newWU, oldWU)
+	return err
+}
+
+// EarlierAttempt tells whether wu is the work unit of an earlier attempt of
+// a step (BOINC may report it again; it is over for rboinc).
+func (d *DB) EarlierAttempt(ctx context.Context, wu string) (bool, error) {
+	var n int
+	err := d.sql.QueryRowContext(ctx, `SELECT count(*) FROM step_attempts WHERE wu_name = ?`, wu).Scan(&n)
+	return n > 0, err
+}
+
+// Abort stops a user's running or stopped chains of a group (or one) as
+// aborted, with reason, holds their steps waiting for a work unit, and
+// returns the chains and the work units BOINC holds for them (to cancel).
+func (d *DB) Abort(ctx context.Context, userID int64, group, name, reason string) ([]Chain, []string, error) {
+	chains, err := d.setState(ctx, userID, group, name, []string{"running", "stopped"}, "aborted", EvChainAborted, reason)
+	if err != nil || len(chains) == 0 {
+		return chains, nil, err
+	}
+	var wus []string
+	err = d.Tx(ctx, func(tx *sql.Tx) error {
+		wus = nil
+		for _, c := range chains {
+			if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'held' WHERE chain_id = ? AND state = 'pending'`, c.ID); err != nil {
+				return err
+			}
+			ws, err := scanStrings(tx.QueryContext(ctx, `SELECT wu_name FROM steps WHERE chain_id = ? AND state IN ('queued', 'creating')`, c.ID))
+			if err != nil {
+				return err
+			}
+			wus = append(wus, ws...)
+		}
+		return nil
+	})
+	return chains, wus, err
+}
+
+// InFlight lists the work units BOINC holds for a user's chains of a
+// group (or one), for cancelling them (-stop -cancel, -purge).
+func (d *DB) InFlight(ctx context.Context, userID int64, group, name string) ([]string, error) {
+	q := `SELECT s.wu_name FROM steps s JOIN chains c ON c.id = s.chain_id WHERE c.user_id = ? AND c.grp = ? AND c.state != 'purged' AND s.state IN ('queued', 'creating')`
+	args := []any{userID, group}
+	if name != "" {
+		q += ` AND c.name = ?`
+		args = append(args, name)
+	}
+	return scanStrings(d.sql.QueryContext(ctx, q, args...))
+}
+
+// NameWU names the work unit of a step made anew (a retry, a resumed or
+// extended chain): a fresh tag for each, as BOINC names are used once.
+type NameWU func(c Chain, step int) string
+
+// Resume sets a user's stopped, failed or aborted chains of a group (or
+// one) running again from their last good step: that step's work unit is
+// made anew (attempts counted afresh) from the inputs it had. It returns
+// the chains resumed and, for each chain that cannot be, why.
+func (d *DB) Resume(ctx context.Context, userID int64, group, name string, newWU NameWU) ([]Chain, []string, error) {
+	return d.restart(ctx, userID, group, name, []string{"stopped", "failed", "aborted"}, 0, EvChainResumed, newWU)
+}
+
+// Extend adds k steps to a user's chains of a group (or one), done ones
+// included, which continue from their last outputs; the work units made
+// from now on carry the new length in their names.
+func (d *DB) Extend(ctx context.Context, userID int64, group, name string, k int, newWU NameWU) ([]Chain, []string, error) {
+	return d.restart(ctx, userID, group, name, []string{"running", "done", "stopped", "failed", "aborted"}, k, EvChainExtended, newWU)
+}
+
+// restart is Resume (extra 0) and Extend (extra > 0).
+func (d *DB) restart(ctx context.Context, userID int64, group, name string, from []string, extra int, event string, newWU NameWU) ([]Chain, []string, error) {
+	var done []Chain
+	var refused []string
+	err := d.Tx(ctx, func(tx *sql.Tx) error {
+		done, refused = nil, nil
+		cs, err := chainsIn(ctx, tx, userID, group, name, from)
+		if err != nil {
+			return err
+		}
+		for _, c := range cs {
+			why, err := restartOne(ctx, tx, &c, extra, newWU)
+			if err != nil {
+				return err
+			}
+			if why != "" {
+				refused = append(refused, c.Name+": "+why)
+				continue
+			}
+			reason := ""
+			if extra > 0 {
+				reason = fmt.Sprintf("%d more steps, %d in all", extra, c.NSteps)
+			}
+			if err := addEvent(ctx, tx, c, event, c.StepsDone, reason); err != nil {
+				return err
+			}
+			done = append(done, c)
+		}
+		return nil
+	})
+	return done, refused, err
+}
+
+// restartOne sets one chain running again (with extra steps), its next
+// step released or made anew; why says why it cannot be.
+func restartOne(ctx context.Context, tx *sql.Tx, c *Chain, extra int, newWU NameWU) (why string, err error) {
+	nsteps := c.NSteps + extra
+	if nsteps > MaxChainSteps {
+		return fmt.Sprintf("%d steps would be more than %d", nsteps, MaxChainSteps), nil
+	}
+	running, aborted := c.State == "running", c.State == "aborted"
+	k := c.StepsDone // the step to run next
+	if k >= nsteps {
+		return "it has done all its steps: give -extend", nil
+	}
+	var wu, state string
+	var attempts int
+	err = tx.QueryRowContext(ctx, `SELECT wu_name, state, attempts FROM steps WHERE chain_id = ? AND step = ?`, c.ID, k).Scan(&wu, &state, &attempts)
+	if errors.Is(err, sql.ErrNoRows) {
+		if running && k < c.NSteps {
+			state = "none" // the running step records its successor itself
+		} else {
+			return fmt.Sprintf("step %d's inputs are not recorded (a chain of an earlier rboinc)", k), nil
+		}
+	} else if err != nil {
+		return "", err
+	}
+	c.NSteps = nsteps
+	if _, err := tx.ExecContext(ctx, `UPDATE chains SET state = 'running', nsteps = ?, error = '', updated = ? WHERE id = ?`, nsteps, now(), c.ID); err != nil {
+		return "", err
+	}
+	c.State = "running"
+	if aborted && (state == StateQueued || state == "creating") {
+		state = "failed" // its work unit was cancelled: made anew
+	}
+	switch state {
+	case "none", StatePending, StateQueued, "creating":
+		// Running on: the step in BOINC (or about to be) goes on, and its
+		// successor is recorded with the new length when it is done.
+		return "", nil
+	case StateHeld:
+		// Released under a name of the new length.
+		n := newWU(*c, k)
+		if err := renameStep(ctx, tx, c.ID, k, wu, n, 0, "renamed for the chain's new length"); err != nil {
+			return "", err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'pending', attempts = 1, not_before = 0, created = ? WHERE chain_id = ? AND step = ?`, now(), c.ID, k)
+		return "", err
+	case "failed", "done":
+		// A failed step (or an aborted one's cancelled work unit) is made
+		// anew from the same inputs, attempts counted afresh.
+		n := newWU(*c, k)
+		if err := renameStep(ctx, tx, c.ID, k, wu, n, attempts, "made anew on resume"); err != nil {
+			return "", err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'pending', attempts = 1, not_before = 0, created = ?, finished = 0 WHERE chain_id = ? AND step = ?`, now(), c.ID, k)
+		return "", err
+	}
+	return fmt.Sprintf("step %d is %s", k, state), nil
+}
+
+// MaxChainSteps bounds a chain's length (as a submission's).
+const MaxChainSteps = 100000
+
+// Current is a chain's current (or last) step, for its status.
+type Current struct {
+	WU       string
+	State    string
+	Attempts int
+}
+
+// CurrentSteps returns the current step of each of a user's chains (of a
+// group, or one), by chain id: the step after the last done one.
+func (d *DB) CurrentSteps(ctx context.Context, userID int64, group, name string) (map[int64]Current, error) {
+	q := `SELECT c.id, s.wu_name, s.state, s.attempts FROM chains c JOIN steps s ON s.chain_id = c.id
+		AND s.step = CASE WHEN c.steps_done >= c.nsteps THEN c.nsteps - 1 ELSE c.steps_done END
+		WHERE c.user_id = ? AND c.state != 'purged'`
+	args := []any{userID}
+	if group != "" {
+		q += ` AND c.grp = ?`
+		args = append(args, group)
+	}
+	if name != "" {
+		q += ` AND c.name = ?`
+		args = append(args, name)
+	}
+	rows, err := d.sql.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[int64]Current{}
+	for rows.Next() {
+		var id int64
+		var cur Current
+		if err := rows.Scan(&id, &cur.WU, &cur.State, &cur.Attempts); err != nil {
+			return nil, err
+		}
+		out[id] = cur
+	}
+	return out, rows.Err()
+}
+
+// GroupLeads returns, for each (user, group) of the chains given, the
+// most steps a running chain of the group has done.
+func (d *DB) GroupLeads(ctx context.Context, chains []Chain) (map[[2]string]int, error) {
+	out := map[[2]string]int{}
+	for _, c := range chains {
+		key := [2]string{fmt.Sprint(c.UserID), c.Group}
+		if _, ok := out[key]; ok {
+			continue
+		}
+		var lead sql.NullInt64
+		if err := d.sql.QueryRowContext(ctx, `SELECT max(steps_done) FROM chains WHERE user_id = ? AND grp = ? AND state = 'running'`,
+			c.UserID, c.Group).Scan(&lead); err != nil {
+			return nil, err
+		}
+		out[key] = int(lead.Int64)
+	}
+	return out, nil
+}
+
+// LateSteps returns the work units BOINC has held since before cutoff for
+// steps of running chains not given a replica yet, at most limit.
+func (d *DB) LateSteps(ctx context.Context, cutoff int64, limit int) ([]string, error) {
+	return scanStrings(d.sql.QueryContext(ctx, `SELECT s.wu_name FROM steps s JOIN chains c ON c.id = s.chain_id
+		WHERE s.state = 'queued' AND s.created < ? AND s.late = 0 AND c.state = 'running' ORDER BY s.created LIMIT ?`, cutoff, limit))
+}
+
+// MarkLate records that a step's work unit got its extra replica.
+func (d *DB) MarkLate(ctx context.Context, wu string) error {
+	return d.Tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE steps SET late = 1 WHERE wu_name = ?`, wu)
+		return err
+	})
+}
