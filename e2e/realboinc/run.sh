@@ -650,7 +650,7 @@ wait_chains() {
 		sleep 5
 	done
 	TIMES[all_chains]=$(($(date +%s) - SUBMIT_T))s
-	log "all $CHAINS chains done in ${TIMES[all_chains]} (first step after ${TIMES[first_step]}, first chain after ${TIMES[first_chain]})"
+	log "all chains settled ($CHAINS done, $FAIL_CHAINS failed) in ${TIMES[all_chains]} (first step after ${TIMES[first_step]}, first chain after ${TIMES[first_chain]})"
 }
 
 # check_daemons reports (once per death) a BOINC daemon of the project that
@@ -800,4 +800,4 @@ wait_chains
 retrieve_and_check
 [ "$DAEMON_DEATHS" = 0 ] || log "note: $DAEMON_DEATHS BOINC daemon exit(s) seen while waiting (see the warnings above)"
 [ "$DOCTOR_PROBLEMS" = 0 ] || log "note: rboinc-server doctor reported problems (see above)"
-log "PASS (ASSIMILATOR=$ASSIMILATOR): build ${TIMES[build]}, first step ${TIMES[first_step]}, first chain ${TIMES[first_chain]}, all chains ${TIMES[all_chains]}, total $(($(date +%s) - T0))s"
+log "PASS (ASSIMILATOR=$ASSIMILATOR): build ${TIMES[build]}, first step ${TIMES[first_step]}, first chain ${TIMES[first_chain]}, all chains settled ${TIMES[all_chains]}, total $(($(date +%s) - T0))s"
