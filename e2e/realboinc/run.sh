@@ -16,7 +16,8 @@ set -euo pipefail
 BOINC_SRC=${BOINC_SRC:-}
 ASSIMILATOR=${ASSIMILATOR:-hook}         # hook: script_assimilator + rboinc_hook; native: rboinc's own daemon
 WORK=${WORK:-/tmp/rboinc-realboinc}     # build cache, run state and logs
-REPO=${REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd) # this directory: the application's source
+REPO=${REPO:-$(cd "$HERE/../.." && pwd)}          # the rboinc to build and test
 PROJECT_NAME=${PROJECT_NAME:-rbtest}
 PROJECT_USER=${PROJECT_USER:-boincadm}  # owns the project, runs Apache, the daemons, MariaDB, rboinc
 APP_NAME=${APP_NAME:-rbstep}            # the BOINC application
@@ -225,7 +226,7 @@ build_boinc() {
 	chmod -R a+rX "$BUILD"
 	# The application: one chain step (app/rbstep.cpp) against BOINC's API.
 	mkdir -p "$RUN/app"
-	g++ -O2 -o "$RUN/app/$APP_NAME" "$REPO/e2e/realboinc/app/rbstep.cpp" \
+	g++ -O2 -o "$RUN/app/$APP_NAME" "$HERE/app/rbstep.cpp" \
 		-I"$BUILD" -I"$BUILD/api" -I"$BUILD/lib" "$BUILD/api/libboinc_api.a" "$BUILD/lib/libboinc.a" -pthread \
 		>"$LOGS/app-build.log" 2>&1 || fail "building the application (see $LOGS/app-build.log)"
 }
@@ -430,20 +431,22 @@ start_apache() {
 }
 
 # ------------------------------------------------------------ 4. rboinc
-install_rboinc() {
-	stage "4. rboinc: build, init (ASSIMILATOR=$ASSIMILATOR)"
+build_rboinc() {
+	stage "2. rboinc: go build ./cmd/... in $REPO"
 	mkdir -p "$RUN/bin"
 	(cd "$REPO" && "$GO" build -o "$RUN/bin/" ./cmd/...) >"$LOGS/go-build.log" 2>&1 || fail "go build (see $LOGS/go-build.log)"
 	chmod -R a+rX "$RUN/bin"
-	local initargs=(--root "$RROOT" --boinc-project "$PROJECT_DIR" --url "http://127.0.0.1:$RBOINC_PORT")
-	if [ "$ASSIMILATOR" = native ]; then
-		if ! "$RUN/bin/rboinc-server" assimilator --help >"$LOGS/assimilator-help.log" 2>&1; then
-			log "SKIP: ASSIMILATOR=native, but this rboinc has no \`rboinc-server assimilator\` command:"
-			sed 's/^/    /' "$LOGS/assimilator-help.log"
-			exit 77
-		fi
-		initargs+=(--assimilator native)
+	if [ "$ASSIMILATOR" = native ] && ! "$RUN/bin/rboinc-server" assimilator --help >"$LOGS/assimilator-help.log" 2>&1; then
+		log "SKIP: ASSIMILATOR=native, but this rboinc has no \`rboinc-server assimilator\` command:"
+		indent <"$LOGS/assimilator-help.log"
+		exit 77
 	fi
+}
+
+install_rboinc() {
+	stage "4. rboinc: init (ASSIMILATOR=$ASSIMILATOR)"
+	local initargs=(--root "$RROOT" --boinc-project "$PROJECT_DIR" --url "http://127.0.0.1:$RBOINC_PORT")
+	[ "$ASSIMILATOR" = native ] && initargs+=(--assimilator native)
 	mkdir -p "$RROOT"
 	chown "$PROJECT_USER:" "$RROOT"
 	(cd "$RUN" && as_owner "$RUN/bin/rboinc-server" init "${initargs[@]}") >"$LOGS/rboinc-init.log" 2>&1 ||
@@ -787,6 +790,7 @@ log "rboinc real-BOINC run: BOINC_SRC=$BOINC_SRC ASSIMILATOR=$ASSIMILATOR WORK=$
 install_packages
 chown -R "$PROJECT_USER:" "$RUN"
 build_boinc
+build_rboinc
 start_db
 make_project
 start_apache
