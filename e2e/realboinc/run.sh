@@ -1,0 +1,807 @@
+#!/usr/bin/env bash
+# rboinc against a real BOINC server: builds BOINC's server programs from
+# BOINC_SRC, makes a project with its own MariaDB and Apache on loopback,
+# installs rboinc on it, attaches Debian's boinc-client as the volunteer,
+# submits chains with rboinc-submit and checks what rboinc-retrieve brings
+# back. Not run by CI; needs root on Debian. See README.md in this directory.
+#
+#   BOINC_SRC=/path/to/boinc [ASSIMILATOR=hook|native] e2e/realboinc/run.sh
+#
+# Exit status: 0 the chains came back right; 1 they did not (or a stage
+# failed); 2 bad usage; 77 skipped (ASSIMILATOR=native without the
+# `rboinc-server assimilator` command).
+set -euo pipefail
+
+# ---------------------------------------------------------------- settings
+BOINC_SRC=${BOINC_SRC:-}
+ASSIMILATOR=${ASSIMILATOR:-hook}         # hook: script_assimilator + rboinc_hook; native: rboinc's own daemon
+WORK=${WORK:-/tmp/rboinc-realboinc}     # build cache, run state and logs
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd) # this directory: the application's source
+REPO=${REPO:-$(cd "$HERE/../.." && pwd)}          # the rboinc to build and test
+PROJECT_NAME=${PROJECT_NAME:-rbtest}
+PROJECT_USER=${PROJECT_USER:-boincadm}  # owns the project, runs Apache, the daemons, MariaDB, rboinc
+APP_NAME=${APP_NAME:-rbstep}            # the BOINC application
+QUEUE=${QUEUE:-rbstep}                  # the rboinc queue (templates rboinc_<QUEUE>_wu/_result)
+HTTP_PORT=${HTTP_PORT:-8088}            # Apache (the BOINC project)
+DB_PORT=${DB_PORT:-3307}                # MariaDB
+RBOINC_PORT=${RBOINC_PORT:-8089}        # rboinc-server serve
+GUI_RPC_PORT=${GUI_RPC_PORT:-31426}     # the volunteer's boinc client
+CHAINS=${CHAINS:-3}                     # chains that must come back done
+STEPS=${STEPS:-3}
+FAIL_CHAINS=${FAIL_CHAINS:-1}           # more chains whose step 2 fails in the application: they must end "failed"
+MAX_ERROR_RESULTS=${MAX_ERROR_RESULTS:-2} # rboinc.json max_error_results (BOINC tries a failing step this often)
+FOREIGN_WUS=${FOREIGN_WUS:-1}           # work units of the same application made without rboinc: it must leave them alone
+TIMEOUT=${TIMEOUT:-1500}                # seconds to wait for the chains
+CRON_EVERY=${CRON_EVERY:-60}            # run `bin/start --cron` this often while waiting (0: never)
+JOBS=${JOBS:-$(nproc)}
+SKIP_APT=${SKIP_APT:-0}
+
+usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; }
+case "${1:-}" in -h | --help) usage; exit 0 ;; esac
+[ -n "$BOINC_SRC" ] || { echo "run.sh: set BOINC_SRC to a checkout of github.com/BOINC/boinc" >&2; usage >&2; exit 2; }
+[ -f "$BOINC_SRC/_autosetup" ] || { echo "run.sh: $BOINC_SRC is not a BOINC source tree (no _autosetup)" >&2; exit 2; }
+case "$ASSIMILATOR" in hook | native) ;; *) echo "run.sh: ASSIMILATOR must be hook or native, not $ASSIMILATOR" >&2; exit 2 ;; esac
+[ "$(id -u)" = 0 ] || { echo "run.sh: run as root (apt, a project user, services on loopback)" >&2; exit 2; }
+BOINC_SRC=$(cd "$BOINC_SRC" && pwd)
+# BOINC's Python tools (make_project, bin/start) run `python` from PATH and
+# need Debian's (python-is-python3, with MySQLdb), not a pyenv or venv one.
+GO=${GO:-$(command -v go || true)}
+PATH=/usr/sbin:/usr/bin:/sbin:/bin
+export PATH
+
+BUILD=$WORK/boinc-build          # cached between runs
+RUN=$WORK/run                    # made afresh by every run, left for inspection
+LOGS=$RUN/logs
+PROJECT_DIR=$RUN/projects/$PROJECT_NAME
+RROOT=$RUN/rboinc                # rboinc's server root
+CLIENT_DIR=$RUN/client
+SCI=$RUN/scientist
+URL_BASE=http://127.0.0.1:$HTTP_PORT/
+MASTER_URL=${URL_BASE}$PROJECT_NAME/
+GROUP=g1
+SCI_USER=scientist
+
+T0=$(date +%s)
+declare -A TIMES=()
+PIDS_DB="" PID_APACHE="" PID_SERVE="" PID_CLIENT="" GUI_RPC_PASS="" SCI_TOKEN="" DB_USER="" DB_PASS=""
+
+log() { printf '[%s +%4ss] %s\n' "$(date +%H:%M:%S)" "$(($(date +%s) - T0))" "$*"; }
+stage() { log "== $*"; }
+fail() {
+	log "FAILED: $*"
+	diagnostics || true
+	log "FAILED: $* (work dir left in $RUN; see $LOGS)"
+	exit 1
+}
+indent() { sed 's/^/    | /'; }
+as_owner() { runuser -u "$PROJECT_USER" -- "$@"; }
+# secret prints a throwaway random hex string.
+secret() { od -An -N"${1:-12}" -tx1 /dev/urandom | tr -d ' \n'; }
+
+# sql runs a query on the project's database (tab-separated, with headers).
+sql() { mariadb --no-defaults -S "$RUN/db/mysqld.sock" -uroot "$PROJECT_NAME" -e "$1"; }
+
+# ------------------------------------------------------------- cleanup
+cleanup() {
+	local rc=$?
+	set +e
+	trap - EXIT
+	trap '' INT TERM HUP
+	exec 3>>"$LOGS/cleanup.trace"
+	BASH_XTRACEFD=3
+	set -x
+	log "cleaning up (exit status $rc)"
+	if [ -n "$PID_CLIENT" ]; then
+		client --quit >/dev/null 2>&1
+		stop_pid "$PID_CLIENT" boinc-client
+	fi
+	[ -n "$PID_SERVE" ] && stop_pid "$PID_SERVE" "rboinc-server serve"
+	if [ -x "$PROJECT_DIR/bin/stop" ]; then
+		(cd "$PROJECT_DIR" && as_owner bin/stop) >>"$LOGS/bin-stop.log" 2>&1
+		local f
+		for f in "$PROJECT_DIR"/pid_*/*.pid; do
+			[ -f "$f" ] && stop_pid "$(cat "$f")" "BOINC daemon $(basename "$f" .pid)"
+		done
+	fi
+	[ -n "$PID_APACHE" ] && stop_pid "$PID_APACHE" apache2
+	[ -n "$PIDS_DB" ] && stop_pid "$PIDS_DB" mariadbd
+	log "work dir left for inspection: $RUN (logs in $LOGS)"
+	exit "$rc"
+}
+
+# stop_pid sends TERM to one process we started, waits up to 20 s, then KILLs it.
+stop_pid() {
+	local pid=$1 what=$2
+	kill -0 "$pid" 2>/dev/null || return 0
+	kill "$pid" 2>/dev/null
+	for _ in $(seq 40); do
+		kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }
+		sleep 0.5
+	done
+	log "$what (pid $pid) ignored TERM; killing it"
+	kill -9 "$pid" 2>/dev/null
+}
+
+# ---------------------------------------------------------- diagnostics
+diagnostics() {
+	set +e
+	log "---- diagnostics"
+	if [ -S "$RUN/db/mysqld.sock" ]; then
+		echo "-- workunits"
+		sql "select id, name, batch, canonical_resultid, error_mask, assimilate_state, file_delete_state, need_validate, from_unixtime(transition_time) as transition from workunit order by id" 2>&1
+		echo "-- results"
+		sql "select id, name, workunitid, server_state, outcome, client_state, validate_state, file_delete_state, exit_status, hostid from result order by id" 2>&1
+	fi
+	if [ -n "$PID_SERVE" ] && [ -x "$RUN/bin/rboinc-retrieve" ]; then
+		echo "-- rboinc-retrieve -status"
+		sci rboinc-retrieve -group "$GROUP" -status 2>&1
+	fi
+	if [ -d "$RROOT" ]; then
+		echo "-- rboinc-server doctor"
+		as_owner "$RUN/bin/rboinc-server" doctor --root "$RROOT" 2>&1
+		echo "-- spool"
+		ls -la "$RROOT/spool" 2>&1
+		[ -f "$RROOT/spool/.last-failure" ] && cat "$RROOT/spool/.last-failure"
+	fi
+	if [ -d "$PROJECT_DIR" ]; then
+		local f
+		for f in "$PROJECT_DIR"/log_*/*.log; do
+			[ -f "$f" ] || continue
+			echo "-- tail $f"
+			tail -n 25 "$f"
+		done
+	fi
+	if [ -n "$PID_CLIENT" ]; then
+		echo "-- client tasks"
+		client --get_tasks 2>&1 | head -n 80
+		echo "-- client messages"
+		client --get_messages 2>&1 | tail -n 40
+	fi
+	for f in "$LOGS/serve.log" "$LOGS/apache-error.log"; do
+		[ -f "$f" ] && { echo "-- tail $f"; tail -n 25 "$f"; }
+	done
+	log "---- end of diagnostics"
+}
+
+# client runs boinccmd against the volunteer's client.
+client() { (cd "$CLIENT_DIR" && boinccmd --host "127.0.0.1:$GUI_RPC_PORT" --passwd "$GUI_RPC_PASS" "$@"); }
+
+# sci runs an rboinc client command as the scientist.
+sci() { (cd "$SCI" && env RBOINC_URL="http://127.0.0.1:$RBOINC_PORT/rboinc_cgi" RBOINC_TOKEN="$SCI_TOKEN" PATH="$RUN/bin:$PATH" "$@"); }
+
+# ---------------------------------------------------------- 1. packages
+install_packages() {
+	stage "1. packages"
+	local pkgs=(autoconf automake libtool pkg-config make g++ m4 nlohmann-json3-dev
+		libmariadb-dev libmariadb-dev-compat libssl-dev libcurl4-openssl-dev zlib1g-dev libzip-dev
+		python3 python-is-python3 python3-mysqldb mariadb-server mariadb-client
+		apache2 php-cli php-mysql php-xml libapache2-mod-php
+		boinc-client curl procps util-linux)
+	local missing=() p
+	for p in "${pkgs[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+	done
+	if [ "${#missing[@]}" -eq 0 ]; then
+		log "all packages present"
+	elif [ "$SKIP_APT" = 1 ]; then
+		fail "missing packages and SKIP_APT=1: ${missing[*]}"
+	else
+		log "installing: ${missing[*]}"
+		apt-get update >>"$LOGS/apt.log" 2>&1 || fail "apt-get update (see $LOGS/apt.log)"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}" >>"$LOGS/apt.log" 2>&1 ||
+			fail "apt-get install (see $LOGS/apt.log)"
+	fi
+	[ -n "$GO" ] || fail "go is not on PATH (rboinc needs Go 1.26; or set GO)"
+	id "$PROJECT_USER" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$PROJECT_USER"
+}
+
+# ------------------------------------------------------------- 2. build
+build_boinc() {
+	stage "2. BOINC server build (cached in $BUILD)"
+	local rev t
+	rev=$(git -C "$BOINC_SRC" rev-parse HEAD 2>/dev/null || echo "tree:$BOINC_SRC")
+	if [ -f "$BUILD/.rboinc-built" ] && [ "$(cat "$BUILD/.rboinc-built")" = "$rev" ]; then
+		log "cached build of $rev"
+		TIMES[build]=cached
+	else
+		t=$(date +%s)
+		rm -rf "$BUILD"
+		mkdir -p "$BUILD"
+		(cd "$BOINC_SRC" && tar --exclude=.git -cf - .) | tar -x -C "$BUILD"
+		log "building $rev (log: $WORK/boinc-build.log)"
+		(cd "$BUILD" && ./_autosetup && ./configure --disable-client --disable-manager) >"$WORK/boinc-build.log" 2>&1 ||
+			{ tail -n 30 "$WORK/boinc-build.log"; fail "configuring BOINC (see $WORK/boinc-build.log)"; }
+		# lib/Makefile links parse_test against ../lib/.libs/libboinc.a without
+		# depending on it, so a parallel make can fail once on that race: a
+		# second make finishes the build.
+		if ! (cd "$BUILD" && make -j"$JOBS") >>"$WORK/boinc-build.log" 2>&1; then
+			log "make -j$JOBS failed ($(grep -m1 -E 'cannot find|error:' "$WORK/boinc-build.log" || true)); running make again"
+			(cd "$BUILD" && make -j"$JOBS") >>"$WORK/boinc-build.log" 2>&1 ||
+				{ tail -n 30 "$WORK/boinc-build.log"; fail "building BOINC (see $WORK/boinc-build.log)"; }
+		fi
+		echo "$rev" >"$BUILD/.rboinc-built"
+		TIMES[build]=$(($(date +%s) - t))s
+		log "built in ${TIMES[build]}"
+	fi
+	chmod -R a+rX "$BUILD"
+	# The application: one chain step (app/rbstep.cpp) against BOINC's API.
+	mkdir -p "$RUN/app"
+	g++ -O2 -o "$RUN/app/$APP_NAME" "$HERE/app/rbstep.cpp" \
+		-I"$BUILD" -I"$BUILD/api" -I"$BUILD/lib" "$BUILD/api/libboinc_api.a" "$BUILD/lib/libboinc.a" -pthread \
+		>"$LOGS/app-build.log" 2>&1 || fail "building the application (see $LOGS/app-build.log)"
+}
+
+# ------------------------------------------------------------ 3a. database
+start_db() {
+	stage "3. MariaDB on 127.0.0.1:$DB_PORT (datadir $RUN/db/data)"
+	mkdir -p "$RUN/db/data"
+	chown -R "$PROJECT_USER:" "$RUN/db"
+	mariadb-install-db --no-defaults --user="$PROJECT_USER" --datadir="$RUN/db/data" \
+		--auth-root-authentication-method=socket --skip-test-db >"$LOGS/mariadb-install.log" 2>&1 ||
+		fail "mariadb-install-db (see $LOGS/mariadb-install.log)"
+	setsid mariadbd --no-defaults --user="$PROJECT_USER" --datadir="$RUN/db/data" \
+		--socket="$RUN/db/mysqld.sock" --pid-file="$RUN/db/mysqld.pid" \
+		--port="$DB_PORT" --bind-address=127.0.0.1 --skip-name-resolve \
+		--log-error="$LOGS/mariadb.err" >"$LOGS/mariadb.out" 2>&1 &
+	PIDS_DB=$!
+	echo "$PIDS_DB" >"$RUN/pids/mariadbd"
+		for _ in $(seq 60); do
+		mariadb-admin --no-defaults -S "$RUN/db/mysqld.sock" -uroot ping >/dev/null 2>&1 && break
+		kill -0 "$PIDS_DB" 2>/dev/null || fail "mariadbd exited (see $LOGS/mariadb.err)"
+		sleep 0.5
+	done
+	mariadb-admin --no-defaults -S "$RUN/db/mysqld.sock" -uroot ping >/dev/null 2>&1 || fail "mariadbd did not answer in 30 s"
+	DB_USER=$PROJECT_USER
+	DB_PASS=$(secret 12)
+	mariadb --no-defaults -S "$RUN/db/mysqld.sock" -uroot -e "
+		CREATE USER '$DB_USER'@'127.0.0.1' IDENTIFIED BY '$DB_PASS';
+		GRANT ALL PRIVILEGES ON *.* TO '$DB_USER'@'127.0.0.1' WITH GRANT OPTION;" ||
+		fail "creating the database user"
+	log "mariadbd pid $PIDS_DB, user $DB_USER"
+}
+
+# -------------------------------------------------------- 3b. the project
+# config_edit edits the project's config.xml: `config_edit set TAG VALUE`
+# sets <config><TAG>; `config_edit daemon XML` adds a <daemon> element.
+config_edit() {
+	python3 - "$PROJECT_DIR/config.xml" "$@" <<'PY'
+import re, sys
+path, op, *args = sys.argv[1:]
+text = open(path).read()
+if op == "set":
+    tag, value = args
+    new = "<%s>%s</%s>" % (tag, value, tag)
+    pat = re.compile(r"<%s>.*?</%s>|<%s/>" % (tag, tag, tag), re.S)
+    m = pat.search(text)
+    text = text[:m.start()] + new + text[m.end():] if m else text.replace("<config>", "<config>\n    " + new, 1)
+elif op == "daemon":
+    if args[0] not in text:
+        text = text.replace("</daemons>", "    " + args[0] + "\n    </daemons>", 1)
+else:
+    sys.exit("config_edit: unknown operation " + op)
+open(path + ".new", "w").write(text)
+PY
+	mv "$PROJECT_DIR/config.xml.new" "$PROJECT_DIR/config.xml"
+	chown "$PROJECT_USER:" "$PROJECT_DIR/config.xml"
+}
+
+make_project() {
+	stage "3. make_project $PROJECT_NAME at $PROJECT_DIR (url_base $URL_BASE)"
+	mkdir -p "$RUN/projects"
+	chown "$PROJECT_USER:" "$RUN/projects"
+	(cd "$BUILD/tools" && as_owner ./make_project --srcdir "$BUILD" --url_base "$URL_BASE" \
+		--db_host "127.0.0.1:$DB_PORT" --db_user "$DB_USER" --db_passwd "$DB_PASS" \
+		--project_root "$PROJECT_DIR" --no_query --delete_prev_inst --drop_db_first \
+		"$PROJECT_NAME" "rboinc real-BOINC test") >"$LOGS/make_project.log" 2>&1 ||
+		fail "make_project (see $LOGS/make_project.log)"
+	tail -n 3 "$LOGS/make_project.log"
+	HOST_SHORT=$(python3 -c 'import socket; print(socket.gethostname().split(".")[0])')
+	config_edit set host "$HOST_SHORT"
+	config_edit daemon "<daemon><cmd>sample_trivial_validator -d 3 --app $APP_NAME</cmd></daemon>"
+
+	# The application and its version.
+	python3 - "$PROJECT_DIR/project.xml" "$APP_NAME" <<'PY'
+import sys
+path, app = sys.argv[1:]
+text = open(path).read()
+if "<name>%s</name>" % app not in text:
+    text = text.replace("</boinc>", "    <app>\n        <name>%s</name>\n        <user_friendly_name>rboinc chain step</user_friendly_name>\n    </app>\n</boinc>" % app, 1)
+open(path, "w").write(text)
+PY
+	(cd "$PROJECT_DIR" && as_owner bin/xadd) >"$LOGS/xadd.log" 2>&1 || fail "bin/xadd (see $LOGS/xadd.log)"
+	local platform=x86_64-pc-linux-gnu vdir
+	vdir=$PROJECT_DIR/apps/$APP_NAME/1.0/$platform
+	mkdir -p "$vdir"
+	cp "$RUN/app/$APP_NAME" "$vdir/${APP_NAME}_1.0_$platform"
+	chown -R "$PROJECT_USER:" "$PROJECT_DIR/apps"
+	(cd "$PROJECT_DIR" && as_owner bin/update_versions --noconfirm) >"$LOGS/update_versions.log" 2>&1 ||
+		fail "bin/update_versions (see $LOGS/update_versions.log)"
+	grep -i "added\|error" "$LOGS/update_versions.log" | head -n 3
+
+	# The rboinc queue: annotated templates (rboinc strips the annotations
+	# before create_work sees them).
+	cat >"$PROJECT_DIR/templates/rboinc_${QUEUE}_wu" <<EOF
+<rboinc application="$APP_NAME" description="One step of a test chain: appends a line to the state"/>
+<file_info>
+    <number>0</number>
+</file_info>
+<file_info>
+    <number>1</number>
+</file_info>
+<workunit>
+    <file_ref>
+        <file_number>0</file_number>
+        <open_name>in</open_name>
+        <copy_file/>
+        <rboinc parameter_name="state_file" parameter_description="The chain's state: lines of text"/>
+    </file_ref>
+    <file_ref>
+        <file_number>1</file_number>
+        <open_name>conf</open_name>
+        <rboinc parameter_name="conf_file" parameter_description="One line, copied into each step line" optional="true"/>
+    </file_ref>
+    <rsc_fpops_est>1e9</rsc_fpops_est>
+    <rsc_fpops_bound>1e12</rsc_fpops_bound>
+    <rsc_memory_bound>1e8</rsc_memory_bound>
+    <rsc_disk_bound>1e8</rsc_disk_bound>
+    <delay_bound>3600</delay_bound>
+</workunit>
+EOF
+	cat >"$PROJECT_DIR/templates/rboinc_${QUEUE}_result" <<'EOF'
+<file_info>
+    <name><OUTFILE_0/></name>
+    <generated_locally/>
+    <upload_when_present/>
+    <max_nbytes>1000000</max_nbytes>
+    <url><UPLOAD_URL/></url>
+    <rboinc aliases=".state" chain="0"/>
+</file_info>
+<file_info>
+    <name><OUTFILE_1/></name>
+    <generated_locally/>
+    <upload_when_present/>
+    <max_nbytes>1000000</max_nbytes>
+    <url><UPLOAD_URL/></url>
+    <rboinc aliases=".log"/>
+</file_info>
+<result>
+    <file_ref>
+        <file_name><OUTFILE_0/></file_name>
+        <open_name>out</open_name>
+        <copy_file/>
+    </file_ref>
+    <file_ref>
+        <file_name><OUTFILE_1/></file_name>
+        <open_name>log</open_name>
+    </file_ref>
+</result>
+EOF
+	chown "$PROJECT_USER:" "$PROJECT_DIR"/templates/rboinc_*
+}
+
+# --------------------------------------------------------- 3c. Apache
+start_apache() {
+	stage "3. Apache on 127.0.0.1:$HTTP_PORT"
+	local conf=$RUN/apache/httpd.conf php_so m
+	mkdir -p "$RUN/apache"
+	php_so=$(find /usr/lib/apache2/modules -name 'libphp*.so' | head -n 1)
+	[ -n "$php_so" ] || fail "no PHP module for Apache (libapache2-mod-php)"
+	{
+		echo "ServerRoot /etc/apache2"
+		echo "ServerName 127.0.0.1"
+		echo "Listen 127.0.0.1:$HTTP_PORT"
+		echo "PidFile $RUN/apache/httpd.pid"
+		echo "Mutex file:$RUN/apache default"
+		echo "User $PROJECT_USER"
+		echo "Group $(id -gn "$PROJECT_USER")"
+		for m in mpm_prefork authz_core authz_host access_compat authn_core auth_basic authz_user \
+			mime dir alias cgi env headers rewrite setenvif; do
+			echo "LoadModule ${m}_module /usr/lib/apache2/modules/mod_$m.so"
+		done
+		echo "LoadModule php_module $php_so"
+		echo "TypesConfig /etc/mime.types"
+		echo "DirectoryIndex index.php index.html"
+		echo "ErrorLog $LOGS/apache-error.log"
+		echo "LogLevel info"
+		echo "LogFormat \"%h %t \\\"%r\\\" %>s %b %D\" short"
+		echo "CustomLog $LOGS/apache-access.log short"
+		echo "<FilesMatch \"\\.php\$\">"
+		echo "    SetHandler application/x-httpd-php"
+		echo "</FilesMatch>"
+		echo "<Directory />"
+		echo "    AllowOverride None"
+		echo "    Require all denied"
+		echo "</Directory>"
+		echo "Include $PROJECT_DIR/$PROJECT_NAME.httpd.conf"
+	} >"$conf"
+	apache2 -f "$conf" -t >"$LOGS/apache-configtest.log" 2>&1 || { cat "$LOGS/apache-configtest.log"; fail "Apache's configuration"; }
+	# Its own session: Apache stopping kills its whole process group, which
+	# would otherwise be this script's.
+	setsid apache2 -f "$conf" -DFOREGROUND >>"$LOGS/apache.out" 2>&1 &
+	PID_APACHE=$!
+	echo "$PID_APACHE" >"$RUN/pids/apache2"
+		for _ in $(seq 40); do
+		curl -fsS -o /dev/null "$MASTER_URL" 2>/dev/null && break
+		kill -0 "$PID_APACHE" 2>/dev/null || fail "apache2 exited (see $LOGS/apache-error.log)"
+		sleep 0.5
+	done
+	curl -fsS "$MASTER_URL" >"$LOGS/master-page.html" 2>&1 || fail "GET $MASTER_URL failed (see $LOGS/apache-error.log)"
+	grep -q 'boinc_scheduler' "$LOGS/master-page.html" || fail "the master page names no scheduler (see $LOGS/master-page.html)"
+	log "apache2 pid $PID_APACHE; master page names $(grep -o 'href="[^"]*cgi"' "$LOGS/master-page.html" | head -n 1)"
+}
+
+# ------------------------------------------------------------ 4. rboinc
+build_rboinc() {
+	stage "2. rboinc: go build ./cmd/... in $REPO"
+	mkdir -p "$RUN/bin"
+	(cd "$REPO" && "$GO" build -o "$RUN/bin/" ./cmd/...) >"$LOGS/go-build.log" 2>&1 || fail "go build (see $LOGS/go-build.log)"
+	chmod -R a+rX "$RUN/bin"
+	if [ "$ASSIMILATOR" = native ] && ! "$RUN/bin/rboinc-server" assimilator --help >"$LOGS/assimilator-help.log" 2>&1; then
+		log "SKIP: ASSIMILATOR=native, but this rboinc has no \`rboinc-server assimilator\` command:"
+		indent <"$LOGS/assimilator-help.log"
+		exit 77
+	fi
+}
+
+install_rboinc() {
+	stage "4. rboinc: init (ASSIMILATOR=$ASSIMILATOR)"
+	local initargs=(--root "$RROOT" --boinc-project "$PROJECT_DIR" --url "http://127.0.0.1:$RBOINC_PORT")
+	[ "$ASSIMILATOR" = native ] && initargs+=(--assimilator native)
+	mkdir -p "$RROOT"
+	chown "$PROJECT_USER:" "$RROOT"
+	(cd "$RUN" && as_owner "$RUN/bin/rboinc-server" init "${initargs[@]}") >"$LOGS/rboinc-init.log" 2>&1 ||
+		{ cat "$LOGS/rboinc-init.log"; fail "rboinc-server init"; }
+	indent <"$LOGS/rboinc-init.log"
+	local lines
+	lines=$(grep -o '<daemon>.*</daemon>' "$LOGS/rboinc-init.log" || true)
+	[ -n "$lines" ] || fail "rboinc-server init printed no <daemon> line"
+	while IFS= read -r l; do
+		log "adding to config.xml: $l"
+		config_edit daemon "$l"
+	done <<<"$lines"
+	# Fewer tries of a failing step than rboinc's default, to keep the run short.
+	python3 - "$RROOT/rboinc.json" "$MAX_ERROR_RESULTS" <<'PY'
+import json, sys
+path, n = sys.argv[1], int(sys.argv[2])
+cfg = json.load(open(path))
+cfg["max_error_results"] = n
+cfg["max_total_results"] = max(cfg.get("max_total_results", 0), n + 1)
+open(path, "w").write(json.dumps(cfg, indent=2) + "\n")
+PY
+	# The optional input's server default, shared by every chain that gives none.
+	mkdir -p "$RROOT/etc/$QUEUE"
+	echo "default-param" >"$RROOT/etc/$QUEUE/default_conf_file"
+	chown -R "$PROJECT_USER:" "$RROOT/etc"
+}
+
+start_project() {
+	stage "4. bin/start"
+	(cd "$PROJECT_DIR" && as_owner bin/start) >"$LOGS/bin-start.log" 2>&1 || { cat "$LOGS/bin-start.log"; fail "bin/start"; }
+	sleep 3
+	(cd "$PROJECT_DIR" && as_owner bin/status) >"$LOGS/bin-status.log" 2>&1 || true
+	indent <"$LOGS/bin-status.log"
+}
+
+start_serve() {
+	stage "4. rboinc-server serve on 127.0.0.1:$RBOINC_PORT"
+	(cd "$RUN" && exec setsid runuser -u "$PROJECT_USER" -- "$RUN/bin/rboinc-server" serve --root "$RROOT" \
+		--listen "127.0.0.1:$RBOINC_PORT" --addr-file "$RUN/serve.addr") >"$LOGS/serve.log" 2>&1 &
+	PID_SERVE=$!
+	echo "$PID_SERVE" >"$RUN/pids/serve"
+		for _ in $(seq 100); do
+		[ -s "$RUN/serve.addr" ] && break
+		kill -0 "$PID_SERVE" 2>/dev/null || fail "rboinc-server serve exited (see $LOGS/serve.log)"
+		sleep 0.1
+	done
+	[ -s "$RUN/serve.addr" ] || fail "rboinc-server serve did not start (see $LOGS/serve.log)"
+	SCI_TOKEN=$(cd "$RUN" && as_owner "$RUN/bin/rboinc-server" user add --root "$RROOT" "$SCI_USER")
+	log "serve pid $PID_SERVE; user $SCI_USER added"
+}
+
+# ---------------------------------------------------------- 4b. volunteer
+start_client() {
+	stage "4. the volunteer: boinc-client in $CLIENT_DIR, GUI RPC port $GUI_RPC_PORT"
+	mkdir -p "$CLIENT_DIR"
+	GUI_RPC_PASS=$(secret 8)
+	printf '%s\n' "$GUI_RPC_PASS" >"$CLIENT_DIR/gui_rpc_auth.cfg"
+	cat >"$CLIENT_DIR/cc_config.xml" <<'EOF'
+<cc_config>
+    <log_flags>
+        <task>1</task>
+        <file_xfer>1</file_xfer>
+        <sched_ops>1</sched_ops>
+        <sched_op_debug>1</sched_op_debug>
+    </log_flags>
+    <options>
+        <report_results_immediately>1</report_results_immediately>
+    </options>
+</cc_config>
+EOF
+	cat >"$CLIENT_DIR/global_prefs_override.xml" <<'EOF'
+<global_preferences>
+    <run_if_user_active>1</run_if_user_active>
+    <run_gpu_if_user_active>1</run_gpu_if_user_active>
+    <idle_time_to_run>0</idle_time_to_run>
+    <suspend_cpu_usage>0</suspend_cpu_usage>
+    <cpu_usage_limit>100</cpu_usage_limit>
+    <max_ncpus_pct>100</max_ncpus_pct>
+    <work_buf_min_days>0.01</work_buf_min_days>
+    <work_buf_additional_days>0.01</work_buf_additional_days>
+    <disk_max_used_pct>90</disk_max_used_pct>
+    <disk_min_free_gb>0.1</disk_min_free_gb>
+</global_preferences>
+EOF
+	chown -R "$PROJECT_USER:" "$CLIENT_DIR"
+	(cd "$CLIENT_DIR" && exec setsid runuser -u "$PROJECT_USER" -- boinc --dir "$CLIENT_DIR" --gui_rpc_port "$GUI_RPC_PORT" \
+		--allow_multiple_clients --skip_cpu_benchmarks --no_info_fetch --no_gpus --no_priority_change \
+		--sched_retry_delay_min 5 --sched_retry_delay_max 30 --pers_retry_delay_min 5 --pers_retry_delay_max 30) \
+		>"$LOGS/client.log" 2>&1 &
+	PID_CLIENT=$!
+	echo "$PID_CLIENT" >"$RUN/pids/client"
+	local out key
+	for _ in $(seq 60); do
+		client --get_state >/dev/null 2>&1 && break
+		kill -0 "$PID_CLIENT" 2>/dev/null || fail "the boinc client exited (see $LOGS/client.log)"
+		sleep 0.5
+	done
+	out=$(client --create_account "$MASTER_URL" volunteer@example.invalid "$(secret 8)" volunteer 2>&1) ||
+		fail "boinccmd --create_account: $out"
+	indent <<<"$out"
+	key=$(echo "$out" | sed -n 's/^account key: *//p')
+	[ -n "$key" ] || fail "no account key from --create_account"
+	client --project_attach "$MASTER_URL" "$key" || fail "boinccmd --project_attach"
+	log "client pid $PID_CLIENT attached to $MASTER_URL"
+}
+
+# ------------------------------------------------------------- 5. chains
+# foreign_work makes work units of the application with plain create_work,
+# as a project does for work of its own: rboinc's assimilator must let them
+# pass (the hook ignores them) and keep advancing the chains.
+foreign_work() {
+	[ "$FOREIGN_WUS" -gt 0 ] || return 0
+	stage "5. $FOREIGN_WUS work unit(s) of $APP_NAME made without rboinc"
+	cat >"$PROJECT_DIR/templates/${APP_NAME}_foreign_in" <<'EOF'
+<file_info>
+    <number>0</number>
+</file_info>
+<workunit>
+    <file_ref>
+        <file_number>0</file_number>
+        <open_name>in</open_name>
+        <copy_file/>
+    </file_ref>
+    <rsc_fpops_est>1e9</rsc_fpops_est>
+    <delay_bound>3600</delay_bound>
+</workunit>
+EOF
+	sed 's/<rboinc [^>]*\/>//' "$PROJECT_DIR/templates/rboinc_${QUEUE}_result" >"$PROJECT_DIR/templates/${APP_NAME}_foreign_out"
+	chown "$PROJECT_USER:" "$PROJECT_DIR/templates/${APP_NAME}_foreign_"*
+	local i path
+	for i in $(seq "$FOREIGN_WUS"); do
+		path=$(cd "$PROJECT_DIR" && as_owner bin/dir_hier_path "foreign_in_$i") || fail "bin/dir_hier_path"
+		echo "foreign $i" >"$path"
+		chown "$PROJECT_USER:" "$path"
+		(cd "$PROJECT_DIR" && as_owner bin/create_work --appname "$APP_NAME" --wu_name "foreign_$i" \
+			--wu_template "templates/${APP_NAME}_foreign_in" --result_template "templates/${APP_NAME}_foreign_out" \
+			"foreign_in_$i") 2>&1 | indent
+		[ "${PIPESTATUS[0]}" = 0 ] || fail "bin/create_work of foreign_$i"
+	done
+}
+
+submit() {
+	stage "5. submit $CHAINS chains x $STEPS steps, and $FAIL_CHAINS failing at step 2 (queue $QUEUE, group $GROUP)"
+	mkdir -p "$SCI/in"
+	: >"$SCI/in/jobs.txt"
+	local c name
+	for c in $(seq "$CHAINS"); do
+		name=chain$c
+		echo "chain $name" >"$SCI/in/$name.state"
+		if [ $((c % 2)) -eq 0 ]; then # every other chain brings its own parameter
+			echo "param-$name" >"$SCI/in/$name.conf"
+			echo "$name -state_file $name.state -conf_file $name.conf" >>"$SCI/in/jobs.txt"
+		else
+			echo "$name -state_file $name.state" >>"$SCI/in/jobs.txt"
+		fi
+	done
+	for c in $(seq "$FAIL_CHAINS"); do
+		name=failchain$c
+		printf 'chain %s\nfail-at 2\n' "$name" >"$SCI/in/$name.state"
+		echo "$name -state_file $name.state" >>"$SCI/in/jobs.txt"
+	done
+	sci rboinc-submit -app_name "$QUEUE" -help_parameters 2>&1 | indent
+	SUBMIT_T=$(date +%s)
+	sci rboinc-submit -app_name "$QUEUE" -group "$GROUP" -num_steps "$STEPS" -jobs in/jobs.txt 2>&1 |
+		tee "$LOGS/submit.log" | indent
+	[ "${PIPESTATUS[0]}" = 0 ] || fail "rboinc-submit"
+}
+
+wait_chains() {
+	stage "5. waiting for the chains (timeout ${TIMEOUT}s)"
+	local deadline=$(($(date +%s) + TIMEOUT)) last="" st now ndone nfailed nbad last_poke=0 last_cron first_done=""
+	last_cron=$(date +%s)
+	while :; do
+		now=$(date +%s)
+		st=$(sci rboinc-retrieve -group "$GROUP" -status 2>&1) || true
+		if [ "$st" != "$last" ]; then
+			log "status:"
+			indent <<<"$st"
+			last=$st
+		fi
+		ndone=$(echo "$st" | awk -F'\t' '$1 ~ /^chain/ && $3 == "done"' | wc -l)
+		nfailed=$(echo "$st" | awk -F'\t' '$1 ~ /^failchain/ && $3 == "failed"' | wc -l)
+		nbad=$(echo "$st" | awk -F'\t' '($1 ~ /^chain/ && $3 ~ /fail|stop|attention/) || ($1 ~ /^failchain/ && $3 == "done") || $5 ~ /attention/' | wc -l)
+		if [ -z "${TIMES[first_step]:-}" ] && echo "$st" | awk -F'\t' '$2 > 0 {f = 1} END {exit !f}'; then
+			TIMES[first_step]=$((now - SUBMIT_T))s
+		fi
+		if [ -z "$first_done" ] && [ "$ndone" -gt 0 ]; then
+			first_done=$((now - SUBMIT_T))
+			TIMES[first_chain]=${first_done}s
+		fi
+		[ "$ndone" -eq "$CHAINS" ] && [ "$nfailed" -eq "$FAIL_CHAINS" ] && break
+		[ "$nbad" -gt 0 ] && fail "a chain ended wrong (see the status above)"
+		[ "$now" -ge "$deadline" ] && fail "timeout: the chains were not done after ${TIMEOUT}s"
+		check_daemons
+		# The client backs off when told "no work"; nudge it as a volunteer would.
+		if [ $((now - last_poke)) -ge 20 ]; then
+			client --project "$MASTER_URL" update >/dev/null 2>&1 || true
+			last_poke=$now
+		fi
+		if [ "$CRON_EVERY" -gt 0 ] && [ $((now - last_cron)) -ge "$CRON_EVERY" ]; then
+			(cd "$PROJECT_DIR" && as_owner bin/start --cron) >>"$LOGS/bin-start-cron.log" 2>&1 || true
+			last_cron=$now
+		fi
+		sleep 5
+	done
+	TIMES[all_chains]=$(($(date +%s) - SUBMIT_T))s
+	log "all chains settled ($CHAINS done, $FAIL_CHAINS failed) in ${TIMES[all_chains]} (first step after ${TIMES[first_step]}, first chain after ${TIMES[first_chain]})"
+}
+
+# check_daemons reports (once per death) a BOINC daemon of the project that
+# is no longer running: a failing hook makes script_assimilator exit.
+declare -A DEAD_SEEN=()
+DAEMON_DEATHS=0
+DOCTOR_PROBLEMS=0
+check_daemons() {
+	local f pid name
+	for f in "$PROJECT_DIR"/pid_*/*.pid; do
+		[ -f "$f" ] || continue
+		pid=$(cat "$f" 2>/dev/null) || continue
+		name=$(basename "$f" .pid)
+		if ! kill -0 "$pid" 2>/dev/null && [ -z "${DEAD_SEEN[$name:$pid]:-}" ]; then
+			DEAD_SEEN[$name:$pid]=1
+			DAEMON_DEATHS=$((DAEMON_DEATHS + 1))
+			log "WARNING: BOINC daemon $name (pid $pid) is not running; its log ends:"
+			tail -n 15 "$PROJECT_DIR"/log_*/"$name".log 2>/dev/null | indent
+		fi
+	done
+}
+
+retrieve_and_check() {
+	stage "6. retrieve and check"
+	mkdir -p "$SCI/results"
+	sci rboinc-retrieve -group "$GROUP" -into results 2>&1 | tee "$LOGS/retrieve.log" | indent
+	[ "${PIPESTATUS[0]}" = 0 ] || fail "rboinc-retrieve"
+	find "$SCI/results" -maxdepth 1 -type f -printf '%f %s\n' | sort | indent
+	local c s name param f want bad=0 n
+	for c in $(seq "$CHAINS"); do
+		name=chain$c
+		param=default-param
+		[ $((c % 2)) -eq 0 ] && param=param-$name
+		want="chain $name"
+		for s in $(seq 0 $((STEPS - 1))); do
+			want=$(printf '%s\nstep %d %s' "$want" $((s + 1)) "$param")
+			n=$(find "$SCI/results" -maxdepth 1 -regextype posix-extended \
+				-iregex ".*/$name-${SCI_USER}_$GROUP-$s-$STEPS-RND[0-9]+_0\.state" | wc -l)
+			f=$(find "$SCI/results" -maxdepth 1 -regextype posix-extended \
+				-iregex ".*/$name-${SCI_USER}_$GROUP-$s-$STEPS-RND[0-9]+_0\.state" | head -n 1)
+			if [ "$n" != 1 ]; then
+				log "MISSING: $name step $s: $n state files"
+				bad=$((bad + 1))
+				continue
+			fi
+			if [ "$(cat "$f")" != "$want" ]; then
+				log "WRONG: $f holds:"
+				indent <"$f"
+				log "  expected:"
+				indent <<<"$want"
+				bad=$((bad + 1))
+			fi
+			if ! grep -qx "rbstep: wrote step $((s + 1))" "${f%_0.state}_1.log" 2>/dev/null; then
+				log "MISSING or WRONG: ${f%_0.state}_1.log"
+				bad=$((bad + 1))
+			fi
+		done
+	done
+	# The failing chains: step 0 came back, step 1 failed in BOINC, nothing after.
+	for c in $(seq "$FAIL_CHAINS"); do
+		name=failchain$c
+		want=$(printf 'chain %s\nfail-at 2\nstep 1 default-param' "$name")
+		f=$(find "$SCI/results" -maxdepth 1 -regextype posix-extended \
+			-iregex ".*/$name-${SCI_USER}_$GROUP-0-$STEPS-RND[0-9]+_0\.state" | head -n 1)
+		if [ -z "$f" ] || [ "$(cat "$f")" != "$want" ]; then
+			log "MISSING or WRONG: $name step 0 (${f:-no file})"
+			bad=$((bad + 1))
+		fi
+		n=$(find "$SCI/results" -maxdepth 1 -name "$name-*" | wc -l)
+		[ "$n" = 2 ] || { log "WRONG: $n files of $name, want 2 (step 0's state and log)"; bad=$((bad + 1)); }
+	done
+	local st
+	st=$(sci rboinc-retrieve -group "$GROUP" -status 2>&1)
+	indent <<<"$st"
+	n=$(echo "$st" | awk -F'\t' -v steps="$STEPS" '$1 ~ /^chain/ && $2 == steps && $3 == "done" && $4 == steps' | wc -l)
+	[ "$n" = "$CHAINS" ] || { log "WRONG: $n of $CHAINS chains report $STEPS/$STEPS done"; bad=$((bad + 1)); }
+	n=$(echo "$st" | awk -F'\t' -v steps="$STEPS" '$1 ~ /^failchain/ && $2 == 1 && $3 == "failed" && $4 == steps && $5 ~ /error mask/' | wc -l)
+	[ "$n" = "$FAIL_CHAINS" ] || { log "WRONG: $n of $FAIL_CHAINS failing chains report 1/$STEPS failed with BOINC's error mask"; bad=$((bad + 1)); }
+	if [ "$FOREIGN_WUS" -gt 0 ]; then
+		n=$(sql "select count(*) from workunit where name like 'foreign\_%' and assimilate_state = 2" 2>&1 | tail -n 1)
+		[ "$n" = "$FOREIGN_WUS" ] || { log "WRONG: $n of $FOREIGN_WUS foreign work units assimilated"; bad=$((bad + 1)); }
+	fi
+	if compgen -G "$RROOT/spool/.unplaced-*" >/dev/null || compgen -G "$RROOT/spool/.bad-*" >/dev/null; then
+		log "WRONG: hook calls set aside in $RROOT/spool:"
+		find "$RROOT/spool" -maxdepth 1 -printf "%M %u %s %f\n" | indent
+		bad=$((bad + 1))
+	fi
+	log "BOINC's work units and results at the end:"
+	sql "select id, name, canonical_resultid, error_mask, assimilate_state from workunit order by id" 2>&1 | indent
+	sql "select id, name, server_state, outcome, client_state, validate_state, exit_status from result order by id" 2>&1 | indent
+	log "rboinc-server doctor --url (a real upload through the running server):"
+	if ! (cd "$RUN" && as_owner "$RUN/bin/rboinc-server" doctor --root "$RROOT" --url "http://127.0.0.1:$RBOINC_PORT/rboinc_cgi") >"$LOGS/doctor.log" 2>&1; then
+		indent <"$LOGS/doctor.log"
+		log "WARNING: rboinc-server doctor reported problems (above)"
+		DOCTOR_PROBLEMS=1
+	else
+		grep -v '^ok:' "$LOGS/doctor.log" | indent
+	fi
+	[ "$bad" = 0 ] || fail "$bad problems in the retrieved results"
+	log "every step's output arrived and is right; all $CHAINS chains are done"
+}
+
+# -------------------------------------------------------------- main
+mkdir -p "$WORK"
+# stop_stale stops what a previous run that could not clean up (killed with
+# SIGKILL, machine trouble) left running: only processes recorded in its
+# pid files whose command line or working directory is in that run's
+# directory, so never anything of someone else's.
+stop_stale() {
+	local f pid
+	for f in "$RUN"/pids/* "$RUN"/projects/*/pid_*/*.pid; do
+		[ -f "$f" ] || continue
+		pid=$(cat "$f" 2>/dev/null) || continue
+		case "$pid" in '' | *[!0-9]*) continue ;; esac
+		[ -d "/proc/$pid" ] || continue
+		if tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "$RUN" ||
+			readlink "/proc/$pid/cwd" 2>/dev/null | grep -q "^$RUN/"; then
+			echo "run.sh: stopping process $pid left by the previous run ($(basename "$f"))"
+			stop_pid "$pid" "process $pid of the previous run"
+		fi
+	done
+	return 0
+}
+if [ -d "$RUN" ]; then
+	stop_stale
+	rm -rf "$RUN"
+fi
+mkdir -p "$LOGS" "$RUN/pids"
+exec > >(tee -a "$LOGS/run.log") 2>&1
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+log "rboinc real-BOINC run: BOINC_SRC=$BOINC_SRC ASSIMILATOR=$ASSIMILATOR WORK=$WORK REPO=$REPO"
+
+install_packages
+chown -R "$PROJECT_USER:" "$RUN"
+build_boinc
+build_rboinc
+start_db
+make_project
+start_apache
+install_rboinc
+start_project
+start_serve
+start_client
+foreign_work
+submit
+wait_chains
+retrieve_and_check
+[ "$DAEMON_DEATHS" = 0 ] || log "note: $DAEMON_DEATHS BOINC daemon exit(s) seen while waiting (see the warnings above)"
+[ "$DOCTOR_PROBLEMS" = 0 ] || log "note: rboinc-server doctor reported problems (see above)"
+log "PASS (ASSIMILATOR=$ASSIMILATOR): build ${TIMES[build]}, first step ${TIMES[first_step]}, first chain ${TIMES[first_chain]}, all chains settled ${TIMES[all_chains]}, total $(($(date +%s) - T0))s"
