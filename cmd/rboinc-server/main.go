@@ -53,7 +53,7 @@ func main() {
 			defer f.Close()
 		}
 	}
-	code := runContext(ctx, a, os.Args)
+	code := runContext(ctx, a, flagsFirst(a, os.Args))
 	pprof.StopCPUProfile()
 	stop()
 	os.Exit(code)
@@ -183,6 +183,7 @@ func app(log *slog.Logger) *cli.App {
 					userStateCommand(true),
 					userStateCommand(false),
 					rotateCommand(),
+					notifyCommand(),
 				},
 			},
 			{
