@@ -38,6 +38,9 @@ func main() {
 	if len(os.Args) > 2 && os.Args[1] == "standin" && os.Args[2] == "create_work" {
 		os.Exit(standin.CreateWorkMain(os.Args[3:], os.Stdin, os.Stdout, os.Stderr))
 	}
+	if len(os.Args) > 2 && os.Args[1] == "standin" && os.Args[2] == "cancel_jobs" {
+		os.Exit(standin.CancelJobsMain(os.Args[3:], os.Stdout, os.Stderr))
+	}
 	if len(os.Args) > 1 && os.Args[1] == "process" {
 		os.Exit(runHook(os.Args[2:], log))
 	}
