@@ -9,6 +9,8 @@ package standinserver
 
 import (
 	"context"
+	"encoding/json"
+	"maps"
 	"errors"
 	"fmt"
 	"io"
@@ -18,11 +20,13 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rboinc/rboinc/internal/boinctest"
 	"github.com/rboinc/rboinc/workflow/engine"
 	"github.com/rboinc/rboinc/workflow/server"
 	"github.com/rboinc/rboinc/workflow/setup"
+	"github.com/rboinc/rboinc/workflow/standin"
 )
 
 // Options say what kind of server to start.
@@ -30,6 +34,9 @@ type Options struct {
 	// NoCompute leaves the stand-in's volunteer loop off: nothing
 	// computes work units; Finish plays BOINC instead.
 	NoCompute bool
+	// Settings are set in the root's rboinc.json before the server starts
+	// (e.g. "max_error_results": 1).
+	Settings map[string]any
 }
 
 // Server is one running server.
@@ -94,11 +101,26 @@ func moduleRoot() (string, error) {
 // Start runs a server until the test ends.
 func Start(tb testing.TB, o Options) *Server {
 	tb.Helper()
-	s, stop, err := StartDir(tb.TempDir(), o)
+	// Not tb.TempDir: parts of the server that stop on their own time
+	// (the creator) may still write just after stop.
+	dir, err := os.MkdirTemp("", "rboinc-standinserver-root")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(stop)
+	s, stop, err := StartDir(dir, o)
+	if err != nil {
+		os.RemoveAll(dir)
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		stop()
+		for range 50 {
+			if os.RemoveAll(dir) == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
 	return s
 }
 
@@ -114,6 +136,9 @@ func StartDir(dir string, o Options) (*Server, func(), error) {
 	if _, err := setup.Init(ctx, setup.Options{Root: root, Exe: filepath.Join(bin, "rboinc-server"), URLBase: "http://127.0.0.1:1"}); err != nil {
 		return nil, nil, err
 	}
+	if err := applySettings(root, o.Settings); err != nil {
+		return nil, nil, err
+	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if os.Getenv("RBOINC_TEST_SERVER_LOG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -122,27 +147,62 @@ func StartDir(dir string, o Options) (*Server, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if o.NoCompute {
-		e.Cfg.Simulated = false
-	}
+	// The volunteer loop runs here rather than in Serve, so that stop
+	// can wait for it.
+	e.Cfg.Simulated = false
 	sctx, cancel := context.WithCancel(ctx)
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() { done <- server.Serve(sctx, e, "127.0.0.1:0", log, func(addr string) { ready <- addr }) }()
+	computed := make(chan struct{})
+	if o.NoCompute {
+		close(computed)
+	} else {
+		v := &standin.Volunteer{ProjectDir: e.Proj.Dir, Logger: log, Poll: 50 * time.Millisecond}
+		go func() {
+			defer close(computed)
+			if err := v.Run(sctx); err != nil {
+				log.Error("the stand-in's volunteer", "err", err)
+			}
+		}()
+	}
 	var addr string
 	select {
 	case addr = <-ready:
 	case err := <-done:
 		cancel()
+		<-computed
 		e.Close()
 		return nil, nil, fmt.Errorf("the server did not start: %w", err)
 	}
 	stop := func() {
 		cancel()
 		<-done
+		<-computed
 		e.Close()
 	}
 	return &Server{URL: "http://" + addr + server.Base, Root: root, E: e}, stop, nil
+}
+
+// applySettings sets keys of the root's rboinc.json.
+func applySettings(root string, set map[string]any) error {
+	if len(set) == 0 {
+		return nil
+	}
+	path := filepath.Join(root, engine.ConfigFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	cfg := map[string]any{}
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		return err
+	}
+	maps.Copy(cfg, set)
+	if b, err = json.MarshalIndent(cfg, "", "  "); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
 }
 
 // AddUser makes a user and returns its token.
