@@ -10,11 +10,11 @@ package standinserver
 import (
 	"context"
 	"encoding/json"
-	"maps"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
