@@ -13,6 +13,7 @@ import (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	exampleStop()
 	standinserver.RemoveBuilt()
 	os.Exit(code)
 }
