@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -47,7 +48,11 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		// recognises.
 		var wus []*master.WU
 		for ; p.Submitted < min(c.inflight, c.target); p.Submitted++ {
-			wus = append(wus, m.NewWU("langevin", name(p.Submitted), map[string]string{"coor_file": c.coor, "vel_file": c.vel}))
+			conf, err := seedFile(c.dir, p.Submitted)
+			if err != nil {
+				return err
+			}
+			wus = append(wus, m.NewWU("langevin", name(p.Submitted), map[string]string{"coor_file": c.coor, "vel_file": c.vel, "conf_file": conf}))
 		}
 		if err := m.Submit(ctx, wus...); err != nil {
 			return err
@@ -74,6 +79,21 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "done: %d work units came back, all failed\n", len(p.Back))
 	}
 	return nil
+}
+
+// seedFile writes the n-th work unit's run configuration: its own random
+// seed, so that work units starting from the same point explore
+// differently. The same n gives the same file, so that a submission
+// repeated after a crash is the same submission.
+func seedFile(dir string, n int) (string, error) {
+	p := filepath.Join(dir, "conf", name(n)+".conf")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(p, []byte(fmt.Sprintf("seed %d\n", n+1)), 0o644); err != nil {
+		return "", fmt.Errorf("writing a work unit's configuration: %w", err)
+	}
+	return p, nil
 }
 
 // name is the n-th work unit's name: the same on a second try, so that a
@@ -104,9 +124,13 @@ func (p *progress) handle(ctx context.Context, m *master.Master, c config, e *ma
 		p.Best = len(p.Back) - 1
 	}
 	if p.Submitted < c.target {
-		in := map[string]string{"coor_file": c.coor, "vel_file": c.vel}
+		conf, err := seedFile(c.dir, p.Submitted)
+		if err != nil {
+			return err
+		}
+		in := map[string]string{"coor_file": c.coor, "vel_file": c.vel, "conf_file": conf}
 		if p.Best >= 0 {
-			in = map[string]string{"coor_file": p.Back[p.Best].Coor, "vel_file": p.Back[p.Best].Vel}
+			in["coor_file"], in["vel_file"] = p.Back[p.Best].Coor, p.Back[p.Best].Vel
 		}
 		if err := m.Submit(ctx, m.NewWU("langevin", name(p.Submitted), in)); err != nil {
 			return err

@@ -93,9 +93,18 @@ func TestRunsToTarget(t *testing.T) {
 	if st.Data.Submitted != 12 {
 		t.Errorf("submitted %d, want 12", st.Data.Submitted)
 	}
-	// The later work units started from results: their inputs are
-	// outputs of earlier ones (the server has the chains; their first
-	// work unit's inputs are not in the listing, so check the counts).
+	// The best is the lowest of all, and the work units did not all
+	// compute the same (each has its own seed).
+	energies := map[float64]bool{}
+	for _, r := range st.Data.Back {
+		energies[r.Energy] = true
+		if r.Energy < st.Data.Back[st.Data.Best].Energy {
+			t.Errorf("%s's energy %f is below the best's", r.Name, r.Energy)
+		}
+	}
+	if len(energies) < 6 {
+		t.Errorf("only %d distinct energies in 12 work units", len(energies))
+	}
 	m, err := master.Connect(ctx, s.URL, tok, master.Options{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
