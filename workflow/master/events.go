@@ -125,8 +125,12 @@ type File struct {
 	server string // its name on the server, to acknowledge
 }
 
-// Output is the path of output k, or "" when the step has none.
+// Output is the path of output k, or "" when the step has none (or r is
+// nil: the event is no result).
 func (r *Result) Output(k int) string {
+	if r == nil {
+		return ""
+	}
 	for _, f := range r.Files {
 		if f.Index == k {
 			return f.Path
@@ -138,6 +142,9 @@ func (r *Result) Output(k int) string {
 // Alias is the path of the output whose name ends in suffix (an alias
 // of the result template, such as ".coor"), or "".
 func (r *Result) Alias(suffix string) string {
+	if r == nil {
+		return ""
+	}
 	for _, f := range r.Files {
 		if strings.HasSuffix(f.Name, suffix) {
 			return f.Path
