@@ -19,15 +19,22 @@
 // carries the server's reason in words. Other changes (suspended, resumed,
 // cancelled, finished, retried) arrive as State events.
 //
-// Acknowledgement is durable: after a handler returns nil, the event's id
-// is written to the master's state file (a temporary file renamed into
-// place), together with the master's own data (SetData) if it keeps any.
-// A master restarted after a crash continues after the last acknowledged
-// event: an acknowledged event is never delivered again, an event whose
-// handler ran but which was not acknowledged yet is delivered again. Keep
-// what the handler decides in SetData to make its effect and the
-// acknowledgement one atomic write. The server's copies of result files
-// are dropped only after the events that carried them are acknowledged.
+// Acknowledgement is durable: an event whose handler returned nil is
+// acknowledged, and Process writes its acknowledgements to the master's
+// state file (a temporary file renamed into place) every 100 events or
+// 100 ms and at the end of each batch, that last write synced; Ack writes
+// at once. The master's own data (SetData) is written with them. A master
+// restarted after a crash continues after the last acknowledgement
+// written: an acknowledged event is never delivered again; an event whose
+// handler ran but whose acknowledgement was not written yet is delivered
+// again. Keep what the handler decides in SetData: its effect and the
+// acknowledgement are then one atomic write, and a crash replays the
+// events since from the state they left. The server's copies of result
+// files are dropped only after the events that carried them are
+// acknowledged.
+//
+// A Master is for one goroutine: events are handled one at a time, in
+// order.
 //
 // # From the DC-API
 //

@@ -39,6 +39,7 @@ type Master struct {
 	st    state
 	queue []*Event // fetched, not yet handed out by Wait
 	next  int64    // the events after this id are to be fetched
+	dirty bool     // acknowledgements not written yet
 }
 
 // Connect opens a master on the server at url (e.g.

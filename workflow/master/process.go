@@ -2,6 +2,7 @@ package master
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -9,7 +10,8 @@ import (
 // Process waits up to timeout for events (0: only those already there),
 // calls handler for each, in order, and acknowledges each whose handler
 // returned nil: the next Process, also in a restarted master, starts
-// after it. It returns how many events it handled. When handler fails,
+// after it (see the package documentation for when the acknowledgements
+// are written). It returns how many events it handled. When handler fails,
 // Process stops and returns its error; that event and those after it are
 // delivered again by the next call. (DC_processMasterEvents)
 func (m *Master) Process(ctx context.Context, timeout time.Duration, handler func(*Event) error) (int, error) {
@@ -21,21 +23,28 @@ func (m *Master) Process(ctx context.Context, timeout time.Duration, handler fun
 	m.queue = nil
 	m.mu.Unlock()
 	n := 0
+	lastSave := time.Now()
 	for i, e := range evs {
 		if err := ctx.Err(); err != nil {
 			m.rewind()
-			return n, err
+			return n, m.flush(err)
 		}
 		if err := handler(e); err != nil {
 			m.rewind()
-			return n, fmt.Errorf("the handler of event %s: %w", e, err)
+			return n, m.flush(fmt.Errorf("the handler of event %s: %w", e, err))
 		}
-		// Each acknowledgement is written at once (a crash of the master
-		// delivers nothing handled twice); the last of the batch also
-		// survives a crash of the machine.
-		if err := m.ack(e, i == len(evs)-1); err != nil {
+		// Acknowledgements are written every saveEvery events or
+		// saveAfter, and at the end of the batch durably: a crash of the
+		// master delivers again at most the events since the last write,
+		// and what SetData keeps is always that of the id written.
+		final := i == len(evs)-1
+		write := final || (i+1)%saveEvery == 0 || time.Since(lastSave) > saveAfter
+		if err := m.ack(e, write, final); err != nil {
 			m.rewind()
 			return n, err
+		}
+		if write {
+			lastSave = time.Now()
 		}
 		n++
 	}
@@ -64,7 +73,7 @@ func (m *Master) Wait(ctx context.Context, timeout time.Duration) (*Event, error
 
 // Ack acknowledges e and every event before it, durably.
 func (m *Master) Ack(ctx context.Context, e *Event) error {
-	if err := m.ack(e, true); err != nil {
+	if err := m.ack(e, true, true); err != nil {
 		return err
 	}
 	return m.dropServerCopies(ctx)
@@ -90,12 +99,36 @@ func (m *Master) rewind() {
 	m.next = m.st.LastID
 }
 
-// ack records e as handled in the state file, with the result files the
-// server may now drop.
-func (m *Master) ack(e *Event, durable bool) error {
+// How often Process writes its acknowledgements within a batch.
+const (
+	saveEvery = 100
+	saveAfter = 100 * time.Millisecond
+)
+
+// flush writes the acknowledgements made so far (after a handler failed
+// or the context ended), returning err.
+func (m *Master) flush(err error) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.dirty {
+		if serr := m.save(true); serr != nil {
+			return errors.Join(err, serr)
+		}
+		m.dirty = false
+	}
+	return err
+}
+
+// ack records e as handled, with the result files the server may now
+// drop; with write, it writes the state file (durable: to stable storage).
+func (m *Master) ack(e *Event, write, durable bool) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if e.ID <= m.st.LastID {
+		if write && m.dirty {
+			m.dirty = false
+			return m.save(durable)
+		}
 		return nil
 	}
 	m.st.LastID = e.ID
@@ -107,5 +140,10 @@ func (m *Master) ack(e *Event, durable bool) error {
 			m.st.Unacked[e.Tag] = append(m.st.Unacked[e.Tag], f.server)
 		}
 	}
+	if !write {
+		m.dirty = true
+		return nil
+	}
+	m.dirty = false
 	return m.save(durable)
 }

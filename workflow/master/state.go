@@ -89,6 +89,7 @@ func (m *Master) save(durable bool) error {
 		os.Remove(tmp)
 		return fmt.Errorf("writing the master's state file %s: %w", m.path, werr)
 	}
+	m.dirty = false
 	return nil
 }
 
