@@ -3,6 +3,8 @@ package master_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -111,4 +113,74 @@ func BenchmarkMasterInFlight(b *testing.B) {
 	b.ReportMetric(float64(results)/tFeed.Seconds(), "feed-results/s")
 	b.ReportMetric(float64(3*results)/tRetrieve.Seconds(), "retrieve-files/s")
 	b.ReportMetric(tMaster.Seconds()/tRetrieve.Seconds(), "master/retrieve")
+}
+
+// BenchmarkMasterSteady: the master keeps 1,000 work units in flight:
+// each round BOINC's part (untimed) finishes every work unit in flight,
+// then the master takes the results (timed, as above) and submits as many
+// new work units in one request (timed too), until 3,000 results.
+func BenchmarkMasterSteady(b *testing.B) {
+	inflight, total := 1000, 3000
+	if testing.Short() {
+		inflight, total = 100, 300
+	}
+	s := standinserver.Start(b, standinserver.Options{NoCompute: true})
+	tok, err := s.AddUser("bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if os.Getenv("RBOINC_BENCH_DEBUG") != "" {
+		slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	}
+	ctx := context.Background()
+	var tMaster, tSubmit time.Duration
+	results := 0
+	for round := 0; round < b.N; round++ {
+		dir := b.TempDir()
+		m, err := master.Connect(ctx, s.URL, tok, master.Options{Tag: fmt.Sprint("s", round), Dir: filepath.Join(dir, "results"), StateFile: filepath.Join(dir, "state")})
+		if err != nil {
+			b.Fatal(err)
+		}
+		next := 0
+		submit := func(k int) {
+			t0 := time.Now()
+			wus := make([]*master.WU, k)
+			for i := range wus {
+				wus[i] = m.NewWU("langevin", fmt.Sprintf("w%06d", next), inputs())
+				next++
+			}
+			if err := m.Submit(ctx, wus...); err != nil {
+				b.Fatal(err)
+			}
+			tSubmit += time.Since(t0)
+		}
+		submit(inflight)
+		got := 0
+		for got < total {
+			if _, err := s.Finish(ctx); err != nil {
+				b.Fatal(err)
+			}
+			t0 := time.Now()
+			back := 0
+			for back < min(inflight, next-got) {
+				if _, err := m.Process(ctx, 10*time.Second, func(e *master.Event) error {
+					if e.Type == master.EventResult {
+						back++
+					}
+					return nil
+				}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			tMaster += time.Since(t0)
+			got += back
+			if next < total {
+				submit(min(back, total-next))
+			}
+		}
+		results += got
+	}
+	b.ReportMetric(float64(results)/(tMaster+tSubmit).Seconds(), "results/s")
+	b.ReportMetric(float64(results)/tMaster.Seconds(), "results-taken/s")
+	b.ReportMetric(float64(results)/tSubmit.Seconds(), "submitted/s")
 }

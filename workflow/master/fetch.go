@@ -3,6 +3,7 @@ package master
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/rboinc/rboinc/workflow/client"
@@ -14,10 +15,12 @@ func (m *Master) fetch(ctx context.Context, wait time.Duration) ([]*Event, error
 	m.mu.Lock()
 	after := m.next
 	m.mu.Unlock()
+	t0 := time.Now()
 	r, err := m.c.Events(ctx, after, wait)
 	if err != nil {
 		return nil, fmt.Errorf("reading the server's events: %w", err)
 	}
+	t1 := time.Now()
 	evs := make([]*Event, 0, len(r.Events))
 	var groups []string
 	seen := map[string]bool{}
@@ -34,6 +37,7 @@ func (m *Master) fetch(ctx context.Context, wait time.Duration) ([]*Event, error
 			return nil, err
 		}
 	}
+	slog.Debug("master: events read", "events", len(evs), "feed", t1.Sub(t0), "downloads", time.Since(t1))
 	if len(evs) > 0 {
 		m.mu.Lock()
 		m.next = evs[len(evs)-1].ID
@@ -47,6 +51,7 @@ func (m *Master) fetch(ctx context.Context, wait time.Duration) ([]*Event, error
 // result events of the group their files.
 func (m *Master) download(ctx context.Context, group string, evs []*Event) error {
 	dir := m.resultDir(group)
+	t0 := time.Now()
 	_, err := m.c.Retrieve(ctx, client.RetrieveInput{Group: group, Dir: dir, Tree: true, Keep: true})
 	if isNotFound(err) {
 		return nil // purged meanwhile: nothing to deliver
@@ -54,6 +59,7 @@ func (m *Master) download(ctx context.Context, group string, evs []*Event) error
 	if err != nil {
 		return fmt.Errorf("downloading the results of tag %s: %w", group, err)
 	}
+	slog.Debug("master: retrieved", "group", group, "took", time.Since(t0))
 	list, err := m.c.Results(ctx, group, "")
 	if isNotFound(err) {
 		return nil

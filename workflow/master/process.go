@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 )
 
@@ -49,9 +50,11 @@ func (m *Master) Process(ctx context.Context, timeout time.Duration, handler fun
 		n++
 	}
 	if n > 0 {
+		t0 := time.Now()
 		if err := m.dropServerCopies(ctx); err != nil {
 			return n, err
 		}
+		slog.Debug("master: server copies dropped", "took", time.Since(t0))
 	}
 	return n, nil
 }
