@@ -50,7 +50,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.url, "url", os.Getenv("RBOINC_URL"), "the server's API (default $RBOINC_URL)")
 	fs.StringVar(&c.token, "token", os.Getenv("RBOINC_TOKEN"), "your token (default $RBOINC_TOKEN)")
-	fs.StringVar(&c.caFile, "ca_file", "", "PEM certificates to trust besides the system's")
+	fs.StringVar(&c.caFile, "cacert", os.Getenv("RBOINC_CA_FILE"), "PEM certificates to trust besides the system's (default $RBOINC_CA_FILE)")
 	fs.StringVar(&c.dir, "dir", "adaptive", "working directory: results and the master's state")
 	fs.StringVar(&c.tag, "tag", "adaptive", "the tag (group) of the work units")
 	fs.StringVar(&c.coor, "coor", filepath.Join("examples", "langevin", "input.coor"), "the first work units' coordinates")

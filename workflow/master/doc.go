@@ -34,11 +34,12 @@
 // acknowledged.
 //
 // A Master is for one goroutine: events are handled one at a time, in
-// order.
+// order. It sees all the work of its user (the events feed is per user):
+// give a master an account, or at least tags, of its own.
 //
 // # From the DC-API
 //
-//	DC_initMaster             Connect (URL, token, Options: CA file, result directory, state file)
+//	DC_initMaster             Connect (URL, token, Options: CA file as -cacert, result directory, state file)
 //	DC_createWU               NewWU (queue, name, inputs by parameter); Tag and Steps fields
 //	DC_addWUInput             WU.Inputs[parameter] = path of a local file
 //	DC_addWUOutput            the queue's result template names the outputs

@@ -108,7 +108,9 @@ func (e *Event) String() string {
 	return s
 }
 
-// Result is one finished step's outputs, on the master's disk.
+// Result is one finished step's outputs, on the master's disk. Files is
+// empty when the server no longer had them (another client of the same
+// user, rboinc-retrieve say, took them first).
 type Result struct {
 	Step  int
 	Files []File

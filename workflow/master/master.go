@@ -15,7 +15,7 @@ import (
 type Options struct {
 	// CAFile, when set, is a PEM file of certificates to trust besides the
 	// system's (a self-signed server, a private CA), as the clients'
-	// -ca_file.
+	// -cacert (RBOINC_CA_FILE).
 	CAFile string
 	// Dir receives the result files, <Dir>/<tag>/<name>/<file> (default
 	// "results" in the working directory).
