@@ -51,6 +51,8 @@
 //	DC_getWUTag               WU.Tag
 //	DC_processMasterEvents    Master.Process (handler called for each event, acknowledged when it returns nil)
 //	DC_waitMasterEvent        Master.Wait, then Master.Ack
+//	DC_waitWUEvent            Master.Wait, looking at Event.Tag and Event.Name (no wait for one work unit)
+//	DC_setResultCb ...        the handler given to Process (DC_setMasterCb, DC_setSubresultCb alike)
 //	DC_destroyMasterEvent     nothing to do: Ack, or let the next Process deliver it again
 //	DC_MASTER_RESULT          EventResult (Event.Result: step, output files)
 //	DC_MASTER_SUBRESULT       EventResult of each step; after the last, a State event StateFinished
