@@ -2,6 +2,7 @@ package master
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 
@@ -34,10 +35,11 @@ func (m *Master) NewWU(queue, name string, inputs map[string]string) *WU {
 	return &WU{Queue: queue, Name: name, Tag: m.tag, Inputs: maps.Clone(inputs), Steps: 1, State: StateReady}
 }
 
-// batchKey groups work units one submit request can carry.
+// batchKey groups work units one submit request can carry: same queue,
+// tag and options (compared by their JSON: Options holds pointers and
+// slices).
 type batchKey struct {
-	queue, tag string
-	opts       wire.Options
+	queue, tag, opts string
 }
 
 // Submit sends the work units: one submit request for all those that share
@@ -49,27 +51,33 @@ type batchKey struct {
 func (m *Master) Submit(ctx context.Context, wus ...*WU) error {
 	var order []batchKey
 	batches := map[batchKey][]*WU{}
+	opts := map[batchKey]wire.Options{}
 	for _, wu := range wus {
 		o := wu.Options
 		o.NumSteps = max(wu.Steps, 1)
-		k := batchKey{wu.Queue, wu.Tag, o}
+		j, err := json.Marshal(o)
+		if err != nil {
+			return fmt.Errorf("work unit %s: its options: %w", wu.Name, err)
+		}
+		k := batchKey{wu.Queue, wu.Tag, string(j)}
 		if k.tag == "" {
 			k.tag = m.tag
 		}
 		if _, ok := batches[k]; !ok {
 			order = append(order, k)
+			opts[k] = o
 		}
 		batches[k] = append(batches[k], wu)
 	}
 	for _, k := range order {
-		if err := m.submitBatch(ctx, k, batches[k]); err != nil {
+		if err := m.submitBatch(ctx, k, opts[k], batches[k]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (m *Master) submitBatch(ctx context.Context, k batchKey, wus []*WU) error {
+func (m *Master) submitBatch(ctx context.Context, k batchKey, o wire.Options, wus []*WU) error {
 	q, err := m.c.Queue(ctx, k.queue)
 	if err != nil {
 		return fmt.Errorf("looking up queue %s: %w", k.queue, err)
@@ -91,7 +99,7 @@ func (m *Master) submitBatch(ctx context.Context, k batchKey, wus []*WU) error {
 	if err != nil {
 		return fmt.Errorf("work units of queue %s: %w", k.queue, err)
 	}
-	rep, err := m.c.SubmitChains(ctx, client.SubmitInput{Queue: k.queue, Group: k.tag, Options: k.opts, Chains: chains})
+	rep, err := m.c.SubmitChains(ctx, client.SubmitInput{Queue: k.queue, Group: k.tag, Options: o, Chains: chains})
 	if err != nil {
 		return fmt.Errorf("submitting %d work unit(s) of queue %s: %w", len(wus), k.queue, err)
 	}
