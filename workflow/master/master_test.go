@@ -4,7 +4,10 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/hex"
+	"net/http"
 	"os"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,12 +23,17 @@ func TestResultsArriveVerified(t *testing.T) {
 	s := standinserver.Start(t, standinserver.Options{})
 	m := connect(t, s, "alice")
 	ctx := context.Background()
+	submits := &countSubmits{next: m.Client().HTTP.Transport}
+	m.Client().HTTP.Transport = submits
 	var wus []*master.WU
 	for _, name := range []string{"a", "b", "c"} {
 		wus = append(wus, m.NewWU("langevin", name, inputs()))
 	}
 	if err := m.Submit(ctx, wus...); err != nil {
 		t.Fatal(err)
+	}
+	if submits.n.Load() != 1 {
+		t.Errorf("%d submit requests for three work units, want one", submits.n.Load())
 	}
 	for _, wu := range wus {
 		if wu.ID == "" || wu.State != master.StateRunning || wu.Tag != "master" {
@@ -66,4 +74,17 @@ func TestResultsArriveVerified(t *testing.T) {
 	if err != nil || n != 3 {
 		t.Errorf("Count(finished) = %d, %v; want 3", n, err)
 	}
+}
+
+// countSubmits counts the submit requests passing through.
+type countSubmits struct {
+	next http.RoundTripper
+	n    atomic.Int32
+}
+
+func (c *countSubmits) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodPost && strings.Contains(r.URL.Path, "/submit") {
+		c.n.Add(1)
+	}
+	return c.next.RoundTrip(r)
 }
