@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -55,6 +57,15 @@ func Transient(err error) bool {
 		return false
 	}
 	if !errors.Is(err, ErrUnreachable) {
+		return false
+	}
+	// A certificate the client does not trust stays untrusted: asking
+	// again only delays the message that says so.
+	var unknownCA x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	var verify *tls.CertificateVerificationError
+	if errors.As(err, &unknownCA) || errors.As(err, &hostname) || errors.As(err, &invalid) || errors.As(err, &verify) {
 		return false
 	}
 	var dns *net.DNSError

@@ -33,8 +33,7 @@ func TestConnectTLS(t *testing.T) {
 	}
 	ctx := context.Background()
 	url := srv.URL + server.Base
-	// (The client tries a failed handshake again for a while, as any
-	// failure to reach the server.)
+	// (An untrusted certificate is not tried again: see client.Transient.)
 	if _, err := master.Connect(ctx, url, tok, master.Options{Dir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Fatalf("connecting to a server whose certificate nobody trusts: %v", err)
 	}
