@@ -58,7 +58,6 @@ CREATE TABLE IF NOT EXISTS events (
 CREATE INDEX IF NOT EXISTS events_user ON events(user_id, id);
 CREATE INDEX IF NOT EXISTS events_time ON events(time);`
 
-
 const schemaV7 = `ALTER TABLE chains ADD COLUMN args TEXT NOT NULL DEFAULT '';
 CREATE TABLE IF NOT EXISTS batches (
 	id      INTEGER PRIMARY KEY,
