@@ -340,6 +340,9 @@ type GridStatusResponse struct {
 // StatusResponse answers PathStatus, chains sorted by group then name.
 type StatusResponse struct {
 	Chains []ChainStatus `json:"chains"`
+	// Batches are the user's batches (of the group asked for), when the
+	// request names no single chain.
+	Batches []Batch `json:"batches,omitempty"`
 }
 
 // ResultFile is one finished output waiting on the server.
