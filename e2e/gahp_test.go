@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/rboinc/rboinc/workflow/client"
 )
 
 // gahp SESSION: run rboinc-gahp in $WORK as HTCondor's gridmanager does,
@@ -29,8 +31,8 @@ import (
 //	                      order in which concurrent requests finish varies)
 //	!waitr [SECONDS]      wait for the asynchronous "R" (printed "R")
 //	!sleep SECONDS        wait
-//	!settled GROUP N [SECONDS]  wait until rboinc-retrieve -status shows N
-//	                      chains of GROUP, none running or queued
+//	!settled BATCH N [SECONDS]  wait until rboinc-retrieve -status shows N
+//	                      chains of the batch's group, none running or queued
 //	!eof                  close stdin; the process must end with status 0
 //
 // The banner's and VERSION's build date print as DATE, and a result's
@@ -88,7 +90,7 @@ func cmdGahp(ts *testscript.TestScript, neg bool, args []string) {
 				time.Sleep(seconds(f, 1, 1))
 			case "settled":
 				n, _ := strconv.Atoi(f[2])
-				waitSettled(ts, f[1], n, seconds(f, 3, 120))
+				waitSettled(ts, client.IdentFor(f[1]), n, seconds(f, 3, 120))
 			case "eof":
 				stdin.Close()
 				select {
@@ -110,12 +112,12 @@ func cmdGahp(ts *testscript.TestScript, neg bool, args []string) {
 		d.record("> " + line)
 		word := strings.ToUpper(strings.Fields(req + " x")[0])
 		reply := d.next(30 * time.Second)
-		d.record(normalize(reply))
-		if word == "RESULTS" {
+		d.reply(reply)
+		if word == "RESULTS" && reply != d.prefix+"E" {
 			d.rCount = 0
 			n := d.count(reply)
 			for range n {
-				d.record(normalize(d.next(10 * time.Second)))
+				d.reply(d.next(10 * time.Second))
 			}
 		}
 		if word == "QUIT" && strings.HasSuffix(reply, "S") {
@@ -159,6 +161,15 @@ func (d *gahpDriver) send(line string) {
 }
 
 func (d *gahpDriver) record(line string) { fmt.Fprintln(d.out, line) }
+
+// reply records a reply line, normalized, with the script's directory
+// written $WORK.
+func (d *gahpDriver) reply(line string) {
+	if w := d.ts.Getenv("WORK"); w != "" {
+		line = strings.ReplaceAll(line, w, "$WORK")
+	}
+	d.record(normalize(line))
+}
 
 // next returns the next line that is not an asynchronous "R".
 func (d *gahpDriver) next(limit time.Duration) string {
@@ -244,7 +255,7 @@ func (d *gahpDriver) results(n int, limit time.Duration) {
 		if m := serverTimeRE.FindStringSubmatch(l); m != nil {
 			d.ts.Setenv("LAST_SERVER_TIME", m[2])
 		}
-		d.record(normalize(d.prefix + l))
+		d.reply(d.prefix + l)
 	}
 }
 

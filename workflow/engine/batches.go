@@ -19,15 +19,15 @@ import (
 // MaxBatchName bounds batch and job names.
 const MaxBatchName = 255
 
-// checkBatchName accepts printable ASCII without spaces: the GAHP protocol
-// carries names as single words.
+// checkBatchName accepts printable ASCII (the GAHP protocol carries names
+// with their spaces and backslashes escaped).
 func checkBatchName(what, s string) error {
 	if s == "" || len(s) > MaxBatchName {
 		return errf(KindBadRequest, "%s name must have 1 to %d characters", what, MaxBatchName)
 	}
 	for i := 0; i < len(s); i++ {
-		if s[i] <= ' ' || s[i] >= 0x7f {
-			return errf(KindBadRequest, "%s name %q may hold only printable ASCII characters without spaces", what, s)
+		if s[i] < ' ' || s[i] >= 0x7f {
+			return errf(KindBadRequest, "%s name %q may hold only printable ASCII characters", what, s)
 		}
 	}
 	return nil
@@ -75,7 +75,7 @@ func (e *Engine) beginBatch(ctx context.Context, u store.User, req wire.SubmitRe
 	}
 	id, err := e.DB.CreateBatch(ctx, store.Batch{UserID: u.ID, Name: req.Batch.Name, Group: req.Group, Queue: queue, Lease: req.Batch.Lease}, jobs)
 	if errors.Is(err, store.ErrExists) {
-		return 0, errf(KindNameTaken, "%v", err)
+		return 0, errf(KindNameTaken, "%s", strings.TrimSuffix(err.Error(), ": "+store.ErrExists.Error()))
 	}
 	return id, err
 }

@@ -39,20 +39,20 @@ type JobState struct {
 func (d *DB) CreateBatch(ctx context.Context, b Batch, jobs []BatchJob) (int64, error) {
 	var id int64
 	err := d.Tx(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, `INSERT INTO batches(user_id, name, grp, queue, created, lease) VALUES (?,?,?,?,?,?) RETURNING id`,
+			b.UserID, b.Name, b.Group, b.Queue, now(), b.Lease).Scan(&id)
+		if isUnique(err) {
+			return fmt.Errorf("you have a batch named %s (or one in group %s) already: %w", b.Name, b.Group, ErrExists)
+		}
+		if err != nil {
+			return err
+		}
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM chains WHERE user_id = ? AND grp = ? AND state != 'purged'`, b.UserID, b.Group).Scan(&n); err != nil {
 			return err
 		}
 		if n > 0 {
-			return fmt.Errorf("group %s (of batch %s) holds chains already: %w", b.Group, b.Name, ErrExists)
-		}
-		err := tx.QueryRowContext(ctx, `INSERT INTO batches(user_id, name, grp, queue, created, lease) VALUES (?,?,?,?,?,?) RETURNING id`,
-			b.UserID, b.Name, b.Group, b.Queue, now(), b.Lease).Scan(&id)
-		if isUnique(err) {
-			return fmt.Errorf("batch %s (group %s) exists already: %w", b.Name, b.Group, ErrExists)
-		}
-		if err != nil {
-			return err
+			return fmt.Errorf("group %s, which batch %s would have, holds chains already: %w", b.Group, b.Name, ErrExists)
 		}
 		for start := 0; start < len(jobs); start += 200 {
 			part := jobs[start:min(start+200, len(jobs))]

@@ -142,7 +142,7 @@ type ChainSpec struct {
 	// (words joined by spaces; none may hold a double quote or a newline).
 	Args []string `json:"args,omitempty"`
 	// Job is the chain's job name in SubmitRequest.Batch (required there):
-	// any printable text without spaces, unique among the user's jobs.
+	// printable ASCII, unique among the user's jobs.
 	Job string `json:"job,omitempty"`
 }
 
@@ -182,7 +182,7 @@ type SubmitRequest struct {
 
 // BatchSpec names a batch made by a submission.
 type BatchSpec struct {
-	Name  string `json:"name"`            // any printable text without spaces, unique among the user's batches
+	Name  string `json:"name"`            // printable ASCII, unique among the user's batches
 	Lease int64  `json:"lease,omitempty"` // absolute, seconds since the epoch; 0: none
 }
 
