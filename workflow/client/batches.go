@@ -16,7 +16,8 @@ import (
 // makes them: "condor#host#12#1700000000", "...#12.0") into a group or
 // chain name: the name itself when it is one, else its letters, digits and
 // underscores followed by a hash of the whole name, so that two names
-// never meet.
+// never meet. Made names are at most identForMax characters, so that the
+// work-unit names built from a group and a chain stay well inside BOINC's.
 func IdentFor(name string) string {
 	if naming.CheckIdent("name", name) == nil {
 		return name
@@ -33,11 +34,13 @@ func IdentFor(name string) string {
 	sum := md5.Sum([]byte(name))
 	h := hex.EncodeToString(sum[:6])
 	s := b.String()
-	if keep := naming.MaxIdentLen - len(h) - 1; len(s) > keep {
+	if keep := identForMax - len(h) - 1; len(s) > keep {
 		s = s[len(s)-keep:] // the end of HTCondor's names differs most
 	}
 	return s + "_" + h
 }
+
+const identForMax = 40
 
 // Batches lists the user's batches (without their jobs).
 func (c *Client) Batches(ctx context.Context) (*wire.BatchesResponse, error) {

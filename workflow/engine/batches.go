@@ -117,7 +117,7 @@ func (e *Engine) userBatch(ctx context.Context, u store.User, name string) (stor
 	}
 	b, err := e.DB.BatchByName(ctx, u.ID, name)
 	if errors.Is(err, store.ErrNotFound) {
-		return b, errf(KindNotFound, "no batch %s", name)
+		return b, errf(KindNotFound, "no batch named %s", name)
 	}
 	return b, err
 }
@@ -159,7 +159,7 @@ func (e *Engine) userJob(ctx context.Context, u store.User, job string) (store.B
 	}
 	b, chain, err := e.DB.JobBatch(ctx, u.ID, job)
 	if errors.Is(err, store.ErrNotFound) {
-		return b, "", errf(KindNotFound, "no job %s", job)
+		return b, "", errf(KindNotFound, "no job named %s", job)
 	}
 	return b, chain, err
 }
@@ -303,9 +303,11 @@ func (e *Engine) ExpireLeases(ctx context.Context) (int, error) {
 		if !ok {
 			continue
 		}
-		if _, _, err := e.DB.Abort(ctx, u.ID, b.Group, "", "the batch's lease ended"); err != nil {
+		_, wus, err := e.DB.Abort(ctx, u.ID, b.Group, "", "the batch's lease ended")
+		if err != nil {
 			return n, fmt.Errorf("aborting batch %s of %s, whose lease ended: %w", b.Name, u.Name, err)
 		}
+		e.cancelNote(ctx, wus) // work units in BOINC: cancelled (a failure is logged)
 		if _, err := e.retire(ctx, u, b); err != nil {
 			return n, fmt.Errorf("retiring batch %s of %s, whose lease ended: %w", b.Name, u.Name, err)
 		}

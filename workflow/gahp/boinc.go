@@ -65,7 +65,13 @@ func (s *Session) abs(path string) string {
 // submit sends a batch: each job a chain of the queue named by the app,
 // its inputs bound to the queue's parameters, with one submission.
 func (s *Session) submit(ctx context.Context, c *client.Client, sub *Submit) error {
-	q, err := c.Queue(ctx, sub.App)
+	// The gridmanager sends the job's executable as the application: a
+	// path when the submit description names one.
+	app := sub.App
+	if strings.Contains(app, "/") {
+		app = filepath.Base(app)
+	}
+	q, err := c.Queue(ctx, app)
 	if err != nil {
 		return err
 	}

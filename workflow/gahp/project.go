@@ -59,7 +59,18 @@ func connect(p Project) (*client.Client, error) {
 	if p.URL == "" {
 		return nil, fmt.Errorf("no project selected: send BOINC_SELECT_PROJECT <url> <authenticator> or put them in %s", ConfigFile)
 	}
-	c, err := client.New(p.URL, p.Token)
+	token := p.Token
+	if filepath.IsAbs(token) {
+		// An authenticator file's path (HTCondor's boinc_authenticator_file)
+		// rather than its text: its first line is the token.
+		b, err := os.ReadFile(token)
+		if err != nil {
+			return nil, fmt.Errorf("reading the authenticator file: %w", err)
+		}
+		token, _, _ = strings.Cut(strings.TrimSpace(string(b)), "\n")
+		token = strings.TrimSpace(token)
+	}
+	c, err := client.New(p.URL, token)
 	if err != nil {
 		return nil, err
 	}
