@@ -308,16 +308,23 @@ func waitSettled(ts *testscript.TestScript, group string, n int, limit time.Dura
 	ts.Fatalf("group %s not settled with %d chains after %v; last status:\n%s", group, n, limit, last)
 }
 
-// rbcount DB QUERY N: the SQLite database DB answers QUERY with N.
+// rbcount DB QUERY N: the SQLite database DB (or "boinc": the stand-in's
+// BOINC database, wherever it is) answers QUERY with N.
 func cmdCount(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 3 {
 		ts.Fatalf("usage: rbcount DB QUERY N")
 	}
-	db, err := sql.Open("sqlite", ts.MkAbs(args[0]))
-	ts.Check(err)
-	defer db.Close()
 	var got string
-	ts.Check(db.QueryRow(args[1]).Scan(&got))
+	if args[0] == "boinc" {
+		db := standinDB(ts)
+		defer db.Close()
+		ts.Check(db.QueryRow(args[1]).Scan(&got))
+	} else {
+		db, err := sql.Open("sqlite", ts.MkAbs(args[0]))
+		ts.Check(err)
+		defer db.Close()
+		ts.Check(db.QueryRow(args[1]).Scan(&got))
+	}
 	if (got == args[2]) == neg {
 		ts.Fatalf("%s: %s, want %s", args[1], got, args[2])
 	}
