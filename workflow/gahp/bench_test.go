@@ -16,7 +16,10 @@ import (
 // lists the same 10,000 chains. Reported: ms per query, ms per status, and
 // their ratio.
 func BenchmarkQueryBatches(b *testing.B) {
-	const n = 10000
+	n := 10000
+	if testing.Short() {
+		n = 1000 // the smoke run
+	}
 	p := newProject(b)
 	dir := b.TempDir()
 	c := p.session(dir)
