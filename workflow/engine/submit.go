@@ -136,7 +136,19 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 		chains = append(chains, store.NewChain{Chain: store.Chain{Group: req.Group, Name: cs.Name, Queue: q.Name, App: q.Application, NSteps: nsteps, Priority: prio,
 			MaxAttempts: req.Options.MaxAttempts, Args: strings.Join(cs.Args, " ")}, Inputs: inputs})
 	}
-	wuT, resT, err := e.writeTemplates(q, req.Options)
+	// Arguments go after the template's own command line, which then
+	// leaves the template for create_work's (BOINC takes one of them).
+	fixed, hasFixed := q.CommandLine()
+	moveCmd := false
+	for _, c := range chains {
+		moveCmd = moveCmd || (hasFixed && c.Args != "")
+	}
+	if moveCmd {
+		for i := range chains {
+			chains[i].Args = strings.TrimSpace(fixed + " " + chains[i].Args)
+		}
+	}
+	wuT, resT, err := e.writeTemplates(q, req.Options, moveCmd)
 	if err != nil {
 		return resp, err
 	}
@@ -465,8 +477,11 @@ var overridable = map[string]func(wire.Options) bool{
 // under immutable content-derived names in templates/rboinc/, and returns
 // their paths relative to the project directory. BOINC re-reads the result
 // template for a work unit's whole life, so these never change.
-func (e *Engine) writeTemplates(q *templates.Queue, o wire.Options) (string, string, error) {
+func (e *Engine) writeTemplates(q *templates.Queue, o wire.Options, dropCmd bool) (string, string, error) {
 	var drop []string
+	if dropCmd {
+		drop = append(drop, "command_line")
+	}
 	for tag, given := range overridable {
 		if given(o) {
 			drop = append(drop, tag)
