@@ -269,7 +269,14 @@ func TestNativeAssimilatorKill9(t *testing.T) {
 		busy := 0 // kills that found work units ready
 		for i := 0; i < 50; i++ {
 			boincDone(t, e, nil)
+			before := fileSize(logPath)
 			cmd := start()
+			// The random moment counts from the daemon's first word: on a
+			// loaded machine starting the process alone can take longer
+			// than the whole window.
+			for t0 := time.Now(); fileSize(logPath) == before && time.Since(t0) < 10*time.Second; {
+				time.Sleep(5 * time.Millisecond)
+			}
 			time.Sleep(time.Duration(20+rand.IntN(200)) * time.Millisecond)
 			cmd.Process.Signal(syscall.SIGKILL)
 			cmd.Wait()
@@ -380,4 +387,12 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
 }

@@ -8,9 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/rboinc/rboinc/internal/boinctest"
 	"github.com/rboinc/rboinc/workflow/boinc"
 	"github.com/rboinc/rboinc/workflow/engine"
 	"github.com/rboinc/rboinc/workflow/setup"
@@ -323,4 +325,76 @@ func BenchmarkNativeAssimilatorProcess(b *testing.B) {
 		}
 	}
 	perSecond(b, done, total, "chains/s")
+}
+
+// BenchmarkRetryStorm: every work unit of n chains fails in BOINC at once;
+// the native assimilator's pass records the failures and schedules each
+// step again, and the creator makes the retries (one create_work run).
+// The baseline, measured in the same iteration on as many chains, is the
+// same two passes after BOINC finished the work units well (target: >= 500
+// retries/s).
+func BenchmarkRetryStorm(b *testing.B) {
+	n := benchSize(10000, 100)
+	env := newBenchEnv(b)
+	env.e.Cfg.RetryBackoff = 0.001 // the retries are due at once
+	var failT, okT time.Duration
+	retried, advanced := 0, 0
+	pass := func(group string, fail bool) time.Duration {
+		env.submit(env.request(group, n, 2))
+		bdb, err := env.e.OpenBoincDB(env.ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		made, err := boinctest.Finish(env.ctx, bdb, env.e.Proj, func(string) bool { return fail },
+			func(wu string) bool { return strings.Contains(wu, "_"+group+"-") })
+		bdb.Close()
+		if err != nil || made != n {
+			b.Fatalf("BOINC finished %d work units, want %d", made, n)
+		}
+		a := newAssimilator(b, env.e)
+		a.Batch = 500
+		time.Sleep(5 * time.Millisecond)
+		b.StartTimer()
+		t0 := time.Now()
+		got, err := a.Pass(env.ctx)
+		if err != nil || got != n {
+			b.Fatalf("assimilated %d of %d: %v", got, n, err)
+		}
+		// The pass has the creator make what it scheduled; what is left
+		// (a retry whose back-off had not passed) is made now.
+		time.Sleep(2 * time.Millisecond)
+		for {
+			k, err := env.e.CreatePending(env.ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if k == 0 {
+				break
+			}
+		}
+		d := time.Since(t0)
+		attempts := 1
+		if fail {
+			attempts = 2
+		}
+		var queued int
+		if err := env.e.DB.SQL().QueryRow(`SELECT count(*) FROM steps s JOIN chains c ON c.id = s.chain_id
+			WHERE c.grp = ? AND s.state = 'queued' AND s.attempts = ?`, group, attempts).Scan(&queued); err != nil || queued != n {
+			b.Fatalf("%d of %d next work units made (attempt %d): %v", queued, n, attempts, err)
+		}
+		b.StopTimer()
+		return d
+	}
+	b.StopTimer()
+	for i := 0; i < b.N; i++ {
+		failT += pass(fmt.Sprintf("f%d", i), true)
+		retried += n
+		okT += pass(fmt.Sprintf("s%d", i), false)
+		advanced += n
+	}
+	perSecond(b, retried, failT, "retries/s")
+	perSecond(b, advanced, okT, "advances/s")
+	if failT > 0 && okT > 0 {
+		b.ReportMetric((float64(retried)/failT.Seconds())/(float64(advanced)/okT.Seconds()), "retry/advance")
+	}
 }

@@ -17,56 +17,117 @@ import (
 // hook, the assimilator, the creator) every eventLook while somebody
 // waits, and wakes the waiters; each then reads its own events.
 const (
-	eventLook    = 50 * time.Millisecond
+	eventLook    = 25 * time.Millisecond
 	maxEventWait = 60 * time.Second
 	eventPage    = 1000
 )
 
 type eventFeed struct {
 	mu       sync.Mutex
-	changed  chan struct{} // closed when the newest event id changes
-	last     int64
+	users    map[int64]*userWait // the waiting users
+	last     int64               // the newest event id the watcher has seen
 	watching bool
-	waiters  int
+	kicked   chan struct{} // a change was made in this process: look now
 }
 
-// wait returns a channel closed at the next new event, after making sure
-// the watcher runs.
-func (f *eventFeed) wait(db *store.DB) (<-chan struct{}, func()) {
+// kick has the watcher look at once (after a change this process made).
+func (f *eventFeed) kick() {
+	f.mu.Lock()
+	if f.kicked == nil {
+		f.kicked = make(chan struct{}, 1)
+	}
+	ch := f.kicked
+	f.mu.Unlock()
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// userWait is one user's waiters: changed is closed at that user's next
+// event.
+type userWait struct {
+	changed chan struct{}
+	n       int
+}
+
+// wait returns a channel closed at the user's next event after seen (the
+// newest event id the caller read before it looked at the user's events),
+// after making sure the watcher runs.
+func (f *eventFeed) wait(db *store.DB, user, seen int64) (<-chan struct{}, func()) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.changed == nil {
-		f.changed = make(chan struct{})
+	if f.users == nil {
+		f.users = map[int64]*userWait{}
 	}
-	f.waiters++
 	if !f.watching {
 		f.watching = true
+		f.last = seen
 		go f.watch(db)
 	}
-	ch := f.changed
-	return ch, func() {
+	if seen < f.last {
+		// The watcher went past events the caller has not looked at:
+		// look again now.
+		ch := make(chan struct{})
+		close(ch)
+		return ch, func() {}
+	}
+	uw := f.users[user]
+	if uw == nil {
+		uw = &userWait{changed: make(chan struct{})}
+		f.users[user] = uw
+	}
+	uw.n++
+	return uw.changed, func() {
 		f.mu.Lock()
-		f.waiters--
-		f.mu.Unlock()
+		defer f.mu.Unlock()
+		if uw.n--; uw.n == 0 && f.users[user] == uw {
+			delete(f.users, user)
+		}
 	}
 }
 
-// watch looks for new events while anybody waits.
+// watch looks for new events while anybody waits, and wakes the waiters of
+// the users that have some: a thousand waiting polls cost one query per
+// look, and an event wakes only its user's.
 func (f *eventFeed) watch(db *store.DB) {
+	ctx := context.Background()
 	t := time.NewTicker(eventLook)
 	defer t.Stop()
-	for range t.C {
-		id, err := db.LastEventID(context.Background())
-		f.mu.Lock()
-		if err == nil && id != f.last {
-			f.last = id
-			close(f.changed)
-			f.changed = make(chan struct{})
+	f.mu.Lock()
+	if f.kicked == nil {
+		f.kicked = make(chan struct{}, 1)
+	}
+	kicked := f.kicked
+	f.mu.Unlock()
+	for {
+		select {
+		case <-t.C:
+		case <-kicked:
 		}
-		if f.waiters == 0 {
+		f.mu.Lock()
+		if len(f.users) == 0 {
 			f.watching = false
 			f.mu.Unlock()
 			return
+		}
+		from := f.last
+		f.mu.Unlock()
+		id, err := db.LastEventID(ctx)
+		if err != nil || id <= from {
+			continue
+		}
+		users, err := db.EventUsers(ctx, from, id)
+		if err != nil {
+			continue
+		}
+		f.mu.Lock()
+		f.last = id
+		for _, u := range users {
+			if uw := f.users[u]; uw != nil {
+				close(uw.changed)
+				delete(f.users, u) // its waiters look again and register anew
+			}
 		}
 		f.mu.Unlock()
 	}
@@ -122,7 +183,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, u store.User) {
 			writeJSON(w, resp)
 			return
 		}
-		ch, done := s.feed.wait(s.E.DB)
+		ch, done := s.feed.wait(s.E.DB, u.ID, last)
 		t := time.NewTimer(left)
 		select {
 		case <-ch:

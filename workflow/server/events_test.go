@@ -11,7 +11,7 @@ import (
 )
 
 // TestEventsLongPoll: the events feed answers a waiting poll soon after a
-// transition (within 100 ms, plus the watcher's 50 ms look), gives each
+// transition (within 100 ms), gives each
 // user only their own events, and refuses requests without credentials.
 func TestEventsLongPoll(t *testing.T) {
 	v := newEnv(t)
@@ -59,8 +59,8 @@ func TestEventsLongPoll(t *testing.T) {
 	if p.err != nil || len(p.resp.Events) == 0 || p.resp.Events[0].Type != "chain_stopped" || p.resp.Events[0].Name != "c1" {
 		t.Fatalf("poll: %+v, %v", p.resp, p.err)
 	}
-	if d := p.at.Sub(stopped); d > 250*time.Millisecond { // 100 ms, the watcher's 50 ms look, and slack for a loaded CI machine
-		t.Errorf("the poll answered %v after the transition, want within 100 ms (+50 ms of the watcher's look)", d)
+	if d := p.at.Sub(stopped); d > 100*time.Millisecond {
+		t.Errorf("the poll answered %v after the transition, want within 100 ms", d)
 	}
 	for _, e := range p.resp.Events {
 		if strings.HasPrefix(e.Name, "b") {

@@ -205,7 +205,9 @@ func post[Req, Resp any](s *Server, call func(context.Context, store.User, Req) 
 		if !decode(w, r, &req) {
 			return
 		}
-		s.answer(w, r)(call(r.Context(), u, req))
+		resp, err := call(r.Context(), u, req)
+		s.feed.kick() // a change made here wakes its waiters now, not at the next look
+		s.answer(w, r)(resp, err)
 	}
 }
 

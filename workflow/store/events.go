@@ -82,6 +82,24 @@ func (d *DB) LastEventID(ctx context.Context) (int64, error) {
 	return id.Int64, err
 }
 
+// EventUsers lists the users with events after id from, up to id to.
+func (d *DB) EventUsers(ctx context.Context, from, to int64) ([]int64, error) {
+	rows, err := d.sql.QueryContext(ctx, `SELECT DISTINCT user_id FROM events WHERE id > ? AND id <= ?`, from, to)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var u int64
+		if err := rows.Scan(&u); err != nil {
+			return nil, err
+		}
+		out = append(out, u)
+	}
+	return out, rows.Err()
+}
+
 // ForgetEvents removes events older than before (event_retention).
 func (d *DB) ForgetEvents(ctx context.Context, before int64) (int64, error) {
 	var n int64

@@ -24,9 +24,10 @@ CREATE UNIQUE INDEX IF NOT EXISTS users_boinc ON users(boinc_user_id) WHERE boin
 	// unit, with a back-off), the work units of earlier attempts, and the
 	// events of every chain transition.
 	{version: 5, name: "attempts, earlier attempts and events", sql: schemaV5},
-	// Version 6 is assigned to another branch (users.admin); this empty
-	// stand-in keeps the numbers contiguous and is replaced by it at merge.
-	{version: 6, name: "reserved (users.admin, merged separately)", sql: `SELECT 1;`},
+	// Notifications: the targets users register (webhooks, e-mail), each
+	// user's webhook signing secret, and the durable outbox that events
+	// are fanned out into (the cursor says how far), delivered from there.
+	{version: 6, name: "notification targets and outbox", sql: schemaV6},
 	// Batches (HTCondor's BOINC GAHP): named sets of one user's chains in
 	// one group, with a lease; and each chain's command-line arguments.
 	{version: 7, name: "batches, their jobs and leases; chain arguments", sql: schemaV7},
@@ -79,3 +80,32 @@ CREATE TABLE IF NOT EXISTS batch_jobs (
 	UNIQUE (user_id, name)
 );
 CREATE INDEX IF NOT EXISTS batch_jobs_batch ON batch_jobs(batch_id);`
+
+const schemaV6 = `ALTER TABLE users ADD COLUMN notify_secret TEXT NOT NULL DEFAULT '';
+CREATE TABLE IF NOT EXISTS notify_targets (
+	id      INTEGER PRIMARY KEY,
+	user_id INTEGER NOT NULL REFERENCES users(id),
+	grp     TEXT NOT NULL DEFAULT '',   -- '': every group of the user
+	kind    TEXT NOT NULL,              -- webhook, email
+	address TEXT NOT NULL,
+	events  TEXT NOT NULL,              -- comma-separated event types, or all
+	created INTEGER NOT NULL,
+	UNIQUE (user_id, grp, kind, address)
+);
+CREATE TABLE IF NOT EXISTS notify_outbox (
+	id         INTEGER PRIMARY KEY AUTOINCREMENT,
+	target_id  INTEGER NOT NULL,
+	event_id   INTEGER NOT NULL,
+	payload    TEXT NOT NULL,
+	attempts   INTEGER NOT NULL DEFAULT 0,
+	next_try   INTEGER NOT NULL,
+	last_error TEXT NOT NULL DEFAULT '',
+	created    INTEGER NOT NULL,
+	UNIQUE (target_id, event_id)
+);
+CREATE INDEX IF NOT EXISTS notify_outbox_due ON notify_outbox(next_try);
+CREATE TABLE IF NOT EXISTS notify_cursor (
+	id         INTEGER PRIMARY KEY CHECK (id = 1),
+	last_event INTEGER NOT NULL
+);
+INSERT INTO notify_cursor(id, last_event) SELECT 1, COALESCE(max(id), 0) FROM events;`
