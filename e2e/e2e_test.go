@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binDir = dir
-	cmd := exec.Command("go", "build", "-o", binDir+"/", "./cmd/rboinc-server", "./cmd/rboinc-hook", "./cmd/rboinc-submit", "./cmd/rboinc-retrieve")
+	cmd := exec.Command("go", "build", "-o", binDir+"/", "./cmd/rboinc-server", "./cmd/rboinc-hook", "./cmd/rboinc-submit", "./cmd/rboinc-retrieve", "./cmd/rboinc-gahp")
 	cmd.Dir = ".."
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
@@ -122,6 +122,8 @@ func runScripts(t *testing.T, mode string, more ...func(*testscript.Env)) {
 			"rbsql":       cmdSQL,
 			"rbexit":      cmdExit,
 			"rbjsonset":   cmdJSONSet,
+			"gahp":        cmdGahp,
+			"rbcount":     cmdCount,
 		},
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rboinc/rboinc/workflow/client"
 	"github.com/rboinc/rboinc/workflow/client/clitool"
@@ -148,6 +149,15 @@ func status(c *cli.Context, cl *client.Client, ref wire.ChainRef) error {
 				fmt.Fprintf(c.App.Writer, "  %s\t%s%s\n", res.Name, res.State, resultDetail(res))
 			}
 		}
+	}
+	// Batches (HTCondor's) after the chains, as comments: scripts that
+	// read the chain lines' columns skip them.
+	for _, b := range r.Batches {
+		lease := "no lease"
+		if b.Lease != 0 {
+			lease = "lease until " + time.Unix(b.Lease, 0).UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(c.App.Writer, "# batch %s: group %s, queue %s, %s\n", b.Name, b.Group, b.Queue, lease)
 	}
 	return nil
 }

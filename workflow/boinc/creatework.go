@@ -18,6 +18,10 @@ type Job struct {
 	ResultTemplate string // relative to the project directory
 	Priority       int
 	Files          []string // physical input names, in the template's <file_info> order
+	// CommandLine is the application's command line (--command_line), ""
+	// for none. create_work's stdin has no escapes: it may hold neither a
+	// double quote nor a newline.
+	CommandLine string
 }
 
 // WorkParams are the create_work options shared by every job of one run.
@@ -75,6 +79,12 @@ func (j Job) Line() string {
 	b.WriteString(j.ResultTemplate)
 	b.WriteString(" --priority ")
 	b.WriteString(strconv.Itoa(j.Priority))
+	if j.CommandLine != "" {
+		// A quoted word runs to the next same quote, spaces included.
+		b.WriteString(` --command_line "`)
+		b.WriteString(j.CommandLine)
+		b.WriteByte('"')
+	}
 	for _, f := range j.Files {
 		b.WriteByte(' ')
 		b.WriteString(f)
@@ -152,7 +162,12 @@ func checkedLine(p *Project, j Job, seen map[string]bool) (string, error) {
 	if len(line)+1 > maxLine || len(strings.Fields(line)) > maxWords {
 		return "", fmt.Errorf("work unit %s: create_work line too long (%d bytes, %d words)", j.WUName, len(line), len(strings.Fields(line)))
 	}
-	if strings.ContainsAny(line, "\"'\n") {
+	if strings.ContainsAny(j.CommandLine, "\"\n") {
+		return "", fmt.Errorf("work unit %s: a command line for create_work may hold no double quote and no newline", j.WUName)
+	}
+	bare := j
+	bare.CommandLine = ""
+	if strings.ContainsAny(bare.Line(), "\"'\n") {
 		return "", fmt.Errorf("work unit %s: refusing quote or newline in a create_work line", j.WUName)
 	}
 	return line, nil

@@ -200,3 +200,31 @@ func lastLines(s string, n, max int) string {
 	}
 	return out
 }
+
+// Outcome is what a work unit's deciding result reported.
+type Outcome struct {
+	ExitStatus   int
+	Elapsed, CPU float64
+	Stderr       string // what the application wrote to stderr
+}
+
+// Outcome reads a work unit's canonical result or, without one, its last
+// error result; found is false when it has neither.
+func (d *DB) Outcome(ctx context.Context, wu string) (o Outcome, found bool, err error) {
+	var out []byte
+	err = d.QueryRowContext(ctx, `SELECT r.exit_status, r.elapsed_time, r.cpu_time, r.stderr_out FROM workunit w JOIN result r ON r.id = w.canonical_resultid
+		WHERE w.name = ?`, wu).Scan(&o.ExitStatus, &o.Elapsed, &o.CPU, &out)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = d.QueryRowContext(ctx, `SELECT r.exit_status, r.elapsed_time, r.cpu_time, r.stderr_out FROM result r JOIN workunit w ON w.id = r.workunitid
+			WHERE w.name = ? AND r.server_state = ? AND r.outcome IN (?, ?, ?) ORDER BY r.id DESC LIMIT 1`,
+			wu, ServerOver, OutcomeClientError, OutcomeNoReply, OutcomeValidateError).Scan(&o.ExitStatus, &o.Elapsed, &o.CPU, &out)
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return o, false, nil
+	}
+	if err != nil {
+		return o, false, err
+	}
+	o.Stderr = appStderr(string(out))
+	return o, true, nil
+}

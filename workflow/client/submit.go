@@ -24,6 +24,8 @@ const (
 type Chain struct {
 	Name  string
 	Files map[string]string
+	Args  []string // the application's command line
+	Job   string   // the job name, in a batch
 }
 
 // BuildChains merges the parameter files shared by all chains (from the
@@ -120,6 +122,9 @@ type SubmitInput struct {
 	// of files and bytes to send; the progress callback it returns (may
 	// be nil) receives byte counts from several goroutines at once.
 	OnUpload func(files int, bytes int64) func(n int64)
+	// Batch, when set, makes the chains a batch of that name, each chain
+	// the job Chain.Job.
+	Batch *wire.BatchSpec
 }
 
 // SubmitReport is what a submission did; its JSON is rboinc-submit -json.
@@ -196,9 +201,9 @@ func (c *Client) SubmitChains(ctx context.Context, in SubmitInput) (*SubmitRepor
 		}
 	}
 
-	req := wire.SubmitRequest{Queue: in.Queue, Group: in.Group, Options: in.Options}
+	req := wire.SubmitRequest{Queue: in.Queue, Group: in.Group, Options: in.Options, Batch: in.Batch}
 	for _, ch := range in.Chains {
-		spec := wire.ChainSpec{Name: ch.Name, Files: map[string]wire.FileRef{}}
+		spec := wire.ChainSpec{Name: ch.Name, Files: map[string]wire.FileRef{}, Args: ch.Args, Job: ch.Job}
 		for p, path := range ch.Files {
 			spec.Files[p] = refs[path]
 		}

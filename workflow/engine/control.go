@@ -60,6 +60,17 @@ func (e *Engine) Status(ctx context.Context, u store.User, group, name string) (
 		}
 		r.Chains = append(r.Chains, cs)
 	}
+	if name == "" {
+		bs, err := e.DB.Batches(ctx, u.ID)
+		if err != nil {
+			return r, err
+		}
+		for _, b := range bs {
+			if group == "" || b.Group == group {
+				r.Batches = append(r.Batches, batchOf(b))
+			}
+		}
+	}
 	return r, nil
 }
 

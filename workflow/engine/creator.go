@@ -155,7 +155,8 @@ func (e *Engine) RunCreator(ctx context.Context, poll time.Duration, stop func()
 			}
 		}
 		e.maybeDuplicateLate(ctx)
-		spool.ClearAsk(e.Root) // this pass serves whoever waits now
+		e.ExpireLeasesSoon(ctx) // batches whose lease ended: within seconds
+		spool.ClearAsk(e.Root)  // this pass serves whoever waits now
 		// While idle, a look is one read of the spool directory: the
 		// database is asked for pending steps only when calls came in,
 		// this process left some, or once every idleDBLook (a process

@@ -169,6 +169,8 @@ type Engine struct {
 	lastSweep atomic.Int64
 	// lastLate is when late steps were last looked for (UnixNano).
 	lastLate atomic.Int64
+	// lastLease is when batch leases were last checked (UnixNano).
+	lastLease atomic.Int64
 
 	// bdb is BOINC's database, for status views (boincDB).
 	bdbMu sync.Mutex

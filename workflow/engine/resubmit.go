@@ -17,8 +17,14 @@ import (
 // submissions with the same digest are the same submission.
 func submissionDigest(c store.NewChain) string {
 	h := sha256.New()
-	for _, part := range []string{"rboinc-submission-1", c.Queue, strconv.Itoa(c.NSteps), strconv.Itoa(c.Priority),
-		c.Params, c.Layout, c.WUTmpl, c.ResTmpl, strings.Join(c.Inputs, ",")} {
+	parts := []string{"rboinc-submission-1", c.Queue, strconv.Itoa(c.NSteps), strconv.Itoa(c.Priority),
+		c.Params, c.Layout, c.WUTmpl, c.ResTmpl, strings.Join(c.Inputs, ",")}
+	if c.Args != "" {
+		// Only then: the digests of chains without arguments stay as
+		// they were before chains had any.
+		parts = append(parts, "args", c.Args)
+	}
+	for _, part := range parts {
 		h.Write([]byte(part))
 		h.Write([]byte{0})
 	}

@@ -49,7 +49,7 @@ func (e *Engine) Results(ctx context.Context, u store.User, group, name string) 
 		rf := wire.ResultFile{Group: p.Group, Chain: p.Chain, WU: wu, Step: p.Step, Index: p.Index, Name: p.File, MD5: p.MD5, Size: p.Size,
 			Path: wire.PathFiles + "/" + p.Group + "/" + p.File}
 		if lo, ok := lay.output(p.Index); ok {
-			rf.Aliases = lo.Aliases
+			rf.Aliases, rf.OpenName = lo.Aliases, lo.OpenName
 		}
 		r.Files = append(r.Files, rf)
 	}

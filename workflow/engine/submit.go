@@ -56,6 +56,9 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 	if err != nil {
 		return resp, err
 	}
+	if err := checkBatch(req); err != nil {
+		return resp, err
+	}
 	q, err := e.Queues.Get(req.Queue)
 	if err != nil {
 		if errors.Is(err, templates.ErrUnknownQueue) {
@@ -127,10 +130,25 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 		if err != nil {
 			return resp, err
 		}
+		if err := checkArgs(cs.Name, cs.Args); err != nil {
+			return resp, err
+		}
 		chains = append(chains, store.NewChain{Chain: store.Chain{Group: req.Group, Name: cs.Name, Queue: q.Name, App: q.Application, NSteps: nsteps, Priority: prio,
-			MaxAttempts: req.Options.MaxAttempts}, Inputs: inputs})
+			MaxAttempts: req.Options.MaxAttempts, Args: strings.Join(cs.Args, " ")}, Inputs: inputs})
 	}
-	wuT, resT, err := e.writeTemplates(q, req.Options)
+	// Arguments go after the template's own command line, which then
+	// leaves the template for create_work's (BOINC takes one of them).
+	fixed, hasFixed := q.CommandLine()
+	moveCmd := false
+	for _, c := range chains {
+		moveCmd = moveCmd || (hasFixed && c.Args != "")
+	}
+	if moveCmd {
+		for i := range chains {
+			chains[i].Args = strings.TrimSpace(fixed + " " + chains[i].Args)
+		}
+	}
+	wuT, resT, err := e.writeTemplates(q, req.Options, moveCmd)
 	if err != nil {
 		return resp, err
 	}
@@ -153,13 +171,28 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 		}
 		return resp, nil
 	}
+	if req.Batch != nil {
+		// The batch first: its name, group and job names are refused
+		// before any chain is made; it goes again if the chains fail.
+		id, berr := e.beginBatch(ctx, u, req, q.Name)
+		if berr != nil {
+			return resp, berr
+		}
+		defer func() {
+			if err != nil {
+				if derr := e.DB.DropBatch(context.WithoutCancel(ctx), id); derr != nil {
+					e.Log.Error("forgetting the batch of a failed submission", "batch", req.Batch.Name, "err", derr)
+				}
+			}
+		}()
+	}
 	// Registered before the chains exist, so that none of their events
 	// passes before the targets are there.
 	if err := e.addSubmissionTargets(ctx, u.ID, req.Group, req.Options.Notify); err != nil {
 		return resp, err
 	}
 	created, err := e.recordAndCreate(ctx, u, params, chains, in)
-	if errors.Is(err, store.ErrExists) && ctx.Value(strictNamesKey{}) == nil {
+	if errors.Is(err, store.ErrExists) && ctx.Value(strictNamesKey{}) == nil && req.Batch == nil {
 		// A retry of a submission whose answer was lost finds its chains:
 		// identical ones are answered as made, new ones made, different
 		// ones under a taken name refused.
@@ -452,8 +485,11 @@ var overridable = map[string]func(wire.Options) bool{
 // under immutable content-derived names in templates/rboinc/, and returns
 // their paths relative to the project directory. BOINC re-reads the result
 // template for a work unit's whole life, so these never change.
-func (e *Engine) writeTemplates(q *templates.Queue, o wire.Options) (string, string, error) {
+func (e *Engine) writeTemplates(q *templates.Queue, o wire.Options, dropCmd bool) (string, string, error) {
 	var drop []string
+	if dropCmd {
+		drop = append(drop, "command_line")
+	}
 	for tag, given := range overridable {
 		if given(o) {
 			drop = append(drop, tag)
@@ -522,7 +558,7 @@ func (e *Engine) createSteps(ctx context.Context, params boinc.WorkParams, steps
 			prio = p // held back in its group: it catches up
 		}
 		jobs = append(jobs, boinc.Job{WUName: s.step.WU, WUTemplate: s.chain.WUTmpl, ResultTemplate: s.chain.ResTmpl,
-			Priority: prio, Files: files})
+			Priority: prio, Files: files, CommandLine: s.chain.Args})
 	}
 	if len(staged) > 0 {
 		// The inputs' data is on disk (outputs the hook took, contents

@@ -63,7 +63,7 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 		if p := feedErr.Load(); p != nil {
 			return *p
 		}
-		feed <- feedJob{job: boinc.Job{WUName: c.WU(0), WUTemplate: c.WUTmpl, ResultTemplate: c.ResTmpl, Priority: c.Priority}, inputs: chains[i].Inputs}
+		feed <- feedJob{job: boinc.Job{WUName: c.WU(0), WUTemplate: c.WUTmpl, ResultTemplate: c.ResTmpl, Priority: c.Priority, CommandLine: c.Args}, inputs: chains[i].Inputs}
 		if i == len(chains)-1 {
 			return st.wait() // everything staged before the commit
 		}

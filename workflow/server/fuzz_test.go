@@ -57,7 +57,8 @@ func (fe *fuzzEnv) do(t *testing.T, r *http.Request) *httptest.ResponseRecorder 
 	return w
 }
 
-var postPaths = []string{wire.PathSubmit, wire.PathStop, wire.PathPurge, wire.PathAck, wire.PathMissing}
+var postPaths = []string{wire.PathSubmit, wire.PathStop, wire.PathPurge, wire.PathAck, wire.PathMissing,
+	wire.PathBatchQuery, wire.PathBatchAbort, wire.PathBatchRetire, wire.PathBatchLease}
 
 // FuzzRequestBodies sends arbitrary bodies to every endpoint that decodes
 // one.
@@ -70,6 +71,11 @@ func FuzzRequestBodies(f *testing.F) {
 	f.Add(uint8(4), []byte(`{"md5s":["b026324c6904b2a9cb4b88d6d61c81d1"]}`))
 	f.Add(uint8(0), []byte(`{"queue":"../x"}`))
 	f.Add(uint8(0), []byte(`[[[[`))
+	f.Add(uint8(0), []byte(`{"queue":"langevin","group":"b","batch":{"name":"b#1","lease":1},"options":{"dry_run":true},"chains":[{"name":"x","job":"b#1.0","args":["-n","5"],"files":{}}]}`))
+	f.Add(uint8(5), []byte(`{"min_mod_time":1.5,"names":["b#1"]}`))
+	f.Add(uint8(6), []byte(`{"jobs":["b#1.0","x"]}`))
+	f.Add(uint8(7), []byte(`{"name":"b#1"}`))
+	f.Add(uint8(8), []byte(`{"name":"b#1","lease":-1}`))
 	f.Fuzz(func(t *testing.T, which uint8, body []byte) {
 		p := postPaths[int(which)%len(postPaths)]
 		if p == wire.PathSubmit && !bytes.Contains(body, []byte(`"dry_run":true`)) && len(body) > 4096 {
@@ -90,6 +96,7 @@ func FuzzQueries(f *testing.F) {
 		q := url.Values{"group": {group}, "name": {name}}.Encode()
 		fe.do(t, httptest.NewRequest("GET", server.Base+wire.PathStatus+"?"+q, nil))
 		fe.do(t, httptest.NewRequest("GET", server.Base+wire.PathResults+"?"+q, nil))
+		fe.do(t, httptest.NewRequest("GET", server.Base+wire.PathBatchOutput+"?"+url.Values{"job": {name}}.Encode(), nil))
 		u := &url.URL{Path: server.Base + wire.PathFiles + "/" + group + "/" + file}
 		if r, err := http.NewRequest("GET", "http://x"+u.EscapedPath(), nil); err == nil {
 			fe.do(t, r)

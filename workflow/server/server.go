@@ -97,6 +97,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET "+api+wire.PathResults, s.withUser(get(s, s.E.Results)))
 	mux.HandleFunc("GET "+api+wire.PathFiles+"/{group}/{file}", s.withUser(s.file))
 	mux.HandleFunc("POST "+api+wire.PathAck, s.withUser(post(s, s.E.Ack)))
+	s.batchRoutes(mux, api)
 	mux.Handle(wire.DAVPrefix, s.withUser(s.dav))
 	// The original RBoinc protocol, for the unmodified Perl clients.
 	legacy.New(s.E, s.Log, s.authenticate).Register(mux, Base)

@@ -116,7 +116,7 @@ func checkPoolBytes(ctx context.Context, tx *sql.Tx, userID, max int64) error {
 func insertChains(ctx context.Context, st *stmtCache, u User, batch []NewChain) ([]Chain, error) {
 	t := now()
 	cs := make([]Chain, len(batch))
-	args := make([]any, 0, 17*len(batch))
+	args := make([]any, 0, 18*len(batch))
 	used, err := usedTags(ctx, st, u.ID, batch)
 	if err != nil {
 		return nil, err
@@ -132,12 +132,12 @@ func insertChains(ctx context.Context, st *stmtCache, u User, batch []NewChain) 
 			c.Tag = naming.Tag(rand.IntN(10000))
 		}
 		cs[i] = c
-		args = append(args, u.ID, c.Group, c.Name, c.Queue, c.App, c.Tag, c.NSteps, c.Priority, c.Params, c.WUTmpl, c.ResTmpl, c.Layout, c.State, t, t, c.Digest, c.MaxAttempts)
+		args = append(args, u.ID, c.Group, c.Name, c.Queue, c.App, c.Tag, c.NSteps, c.Priority, c.Params, c.WUTmpl, c.ResTmpl, c.Layout, c.State, t, t, c.Digest, c.MaxAttempts, c.Args)
 	}
 	// RETURNING gives the rows in no promised order: match them by name
 	// (and group), unique among live chains.
-	rows, err := st.QueryContext(ctx, `INSERT INTO chains(user_id, grp, name, queue, app, tag, nsteps, priority, params, wu_tmpl, res_tmpl, layout, state, created, updated, digest, max_attempts)
-		VALUES `+valueRows(len(batch), 17)+` RETURNING id, grp, name`, args...)
+	rows, err := st.QueryContext(ctx, `INSERT INTO chains(user_id, grp, name, queue, app, tag, nsteps, priority, params, wu_tmpl, res_tmpl, layout, state, created, updated, digest, max_attempts, args)
+		VALUES `+valueRows(len(batch), 18)+` RETURNING id, grp, name`, args...)
 	if err != nil {
 		return nil, chainsTaken(ctx, st, u, cs, err)
 	}

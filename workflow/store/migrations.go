@@ -28,6 +28,9 @@ CREATE UNIQUE INDEX IF NOT EXISTS users_boinc ON users(boinc_user_id) WHERE boin
 	// user's webhook signing secret, and the durable outbox that events
 	// are fanned out into (the cursor says how far), delivered from there.
 	{version: 6, name: "notification targets and outbox", sql: schemaV6},
+	// Batches (HTCondor's BOINC GAHP): named sets of one user's chains in
+	// one group, with a lease; and each chain's command-line arguments.
+	{version: 7, name: "batches, their jobs and leases; chain arguments", sql: schemaV7},
 }
 
 const schemaV5 = `ALTER TABLE chains ADD COLUMN max_attempts INTEGER NOT NULL DEFAULT 0;
@@ -55,6 +58,28 @@ CREATE TABLE IF NOT EXISTS events (
 );
 CREATE INDEX IF NOT EXISTS events_user ON events(user_id, id);
 CREATE INDEX IF NOT EXISTS events_time ON events(time);`
+
+const schemaV7 = `ALTER TABLE chains ADD COLUMN args TEXT NOT NULL DEFAULT '';
+CREATE TABLE IF NOT EXISTS batches (
+	id      INTEGER PRIMARY KEY,
+	user_id INTEGER NOT NULL REFERENCES users(id),
+	name    TEXT NOT NULL,
+	grp     TEXT NOT NULL,
+	queue   TEXT NOT NULL,
+	created INTEGER NOT NULL,
+	lease   INTEGER NOT NULL DEFAULT 0, -- absolute, seconds since the epoch; 0: none
+	UNIQUE (user_id, name),
+	UNIQUE (user_id, grp)
+);
+CREATE INDEX IF NOT EXISTS batches_lease ON batches(lease) WHERE lease != 0;
+CREATE TABLE IF NOT EXISTS batch_jobs (
+	batch_id INTEGER NOT NULL REFERENCES batches(id),
+	user_id  INTEGER NOT NULL,
+	name     TEXT NOT NULL,  -- the job's name as the submitter gave it
+	chain    TEXT NOT NULL,  -- its chain in the batch's group
+	UNIQUE (user_id, name)
+);
+CREATE INDEX IF NOT EXISTS batch_jobs_batch ON batch_jobs(batch_id);`
 
 const schemaV6 = `ALTER TABLE users ADD COLUMN notify_secret TEXT NOT NULL DEFAULT '';
 CREATE TABLE IF NOT EXISTS notify_targets (

@@ -121,3 +121,17 @@ func applyEdits(text []byte, edits []edit) []byte {
 	b.Write(text[pos:])
 	return b.Bytes()
 }
+
+// CommandLine returns the text of the WU template's <workunit><command_line>
+// (the application's fixed arguments), and whether it has one. A job with
+// arguments of its own gets this text followed by them, on create_work's
+// command line, and a WU template without the element (BOINC takes the
+// command line from one place only).
+func (q *Queue) CommandLine() (string, bool) {
+	for _, k := range q.wuEdits.wuKids {
+		if k.tag == "command_line" {
+			return strings.Join(strings.Fields(string(q.wuText[k.startTagEnd:k.endTagStart])), " "), true
+		}
+	}
+	return "", false
+}

@@ -186,3 +186,15 @@ func checkCleanResult(t *testing.T, res []byte) {
 		t.Errorf("%d <rboinc> left:\n%s", len(got), res)
 	}
 }
+
+func TestCommandLine(t *testing.T) {
+	if got, ok := parseTestdata(t, "uc2").CommandLine(); !ok || got != "--cpu_time 3" {
+		t.Errorf("uc2: %q %v", got, ok)
+	}
+	if got, ok := parseTestdata(t, "metabeta").CommandLine(); ok {
+		t.Errorf("metabeta has no command line, got %q", got)
+	}
+	if got := string(parseTestdata(t, "uc2").WUTemplate("command_line")); strings.Contains(got, "command_line") {
+		t.Errorf("dropping the command line left it:\n%s", got)
+	}
+}

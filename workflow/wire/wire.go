@@ -28,6 +28,13 @@ const (
 	PathFiles      = APIPrefix + "/files"   // GET /files/{group}/{file} -> bytes
 	PathAck        = APIPrefix + "/ack"     // POST AckRequest -> CountResponse
 	PathWhoAmI     = APIPrefix + "/whoami"  // GET -> WhoAmI
+	// Batches (made by PathSubmit with SubmitRequest.Batch).
+	PathBatches     = APIPrefix + "/batches"        // GET -> BatchesResponse (every batch, no jobs)
+	PathBatchQuery  = APIPrefix + "/batches/query"  // POST BatchQuery -> BatchesResponse
+	PathBatchOutput = APIPrefix + "/batches/output" // GET ?job=J -> JobOutput
+	PathBatchAbort  = APIPrefix + "/batches/abort"  // POST JobsRef -> CountResponse
+	PathBatchRetire = APIPrefix + "/batches/retire" // POST BatchRef -> CountResponse
+	PathBatchLease  = APIPrefix + "/batches/lease"  // POST BatchRef (Name, Lease) -> CountResponse
 	// DAVPrefix is the WebDAV scratch area, on the same host as the API but
 	// outside the base path: /DAV/<user>/<upload id>/<md5>.
 	DAVPrefix = "/DAV/"
@@ -131,6 +138,12 @@ type FileRef struct {
 type ChainSpec struct {
 	Name  string             `json:"name"`
 	Files map[string]FileRef `json:"files"`
+	// Args is the application's command line at every step of the chain
+	// (words joined by spaces; none may hold a double quote or a newline).
+	Args []string `json:"args,omitempty"`
+	// Job is the chain's job name in SubmitRequest.Batch (required there):
+	// printable ASCII, unique among the user's jobs.
+	Job string `json:"job,omitempty"`
 }
 
 // Options are the submission options of the original boinc_submit.
@@ -165,6 +178,15 @@ type SubmitRequest struct {
 	// body of PathSubmitInline (empty on PathSubmit): many small files in
 	// one request instead of a PUT each.
 	Inline []FileRef `json:"inline,omitempty"`
+	// Batch, when set, makes the chains one batch of that name (the group
+	// must be new and is the batch's alone), each chain a job (ChainSpec.Job).
+	Batch *BatchSpec `json:"batch,omitempty"`
+}
+
+// BatchSpec names a batch made by a submission.
+type BatchSpec struct {
+	Name  string `json:"name"`            // printable ASCII, unique among the user's batches
+	Lease int64  `json:"lease,omitempty"` // absolute, seconds since the epoch; 0: none
 }
 
 // ChainCreated reports one created (or, in a dry run, checked) chain.
@@ -321,6 +343,9 @@ type GridStatusResponse struct {
 // StatusResponse answers PathStatus, chains sorted by group then name.
 type StatusResponse struct {
 	Chains []ChainStatus `json:"chains"`
+	// Batches are the user's batches (of the group asked for), when the
+	// request names no single chain.
+	Batches []Batch `json:"batches,omitempty"`
 }
 
 // ResultFile is one finished output waiting on the server.
@@ -335,6 +360,9 @@ type ResultFile struct {
 	Size    int64    `json:"size"`
 	Aliases []string `json:"aliases,omitempty"` // the first is appended on download
 	Path    string   `json:"path"`              // relative to the base URL: PathFiles/<group>/<name>
+	// OpenName is the name the application wrote the file under (the
+	// result template's open_name).
+	OpenName string `json:"open_name,omitempty"`
 }
 
 // ResultsResponse answers PathResults, sorted by chain, step, index.
@@ -347,4 +375,69 @@ type ResultsResponse struct {
 type AckRequest struct {
 	Group string   `json:"group"`
 	Files []string `json:"files"` // ResultFile.Name values
+}
+
+// Job states of a batch, as BOINC's GAHP reports them.
+const (
+	JobInProgress = "IN_PROGRESS"
+	JobDone       = "DONE"
+	JobError      = "ERROR" // failed or aborted
+)
+
+// BatchRef names one batch; Lease is used by PathBatchLease.
+type BatchRef struct {
+	Name  string `json:"name"`
+	Lease int64  `json:"lease,omitempty"`
+}
+
+// JobsRef names jobs of the user's batches.
+type JobsRef struct {
+	Jobs []string `json:"jobs"`
+}
+
+// BatchQuery asks for the jobs of some batches changed at or after
+// MinModTime (seconds since the epoch; 0: all).
+type BatchQuery struct {
+	MinModTime float64  `json:"min_mod_time"`
+	Names      []string `json:"names"`
+}
+
+// BatchJob is one job of a batch.
+type BatchJob struct {
+	Name    string `json:"name"`
+	Chain   string `json:"chain"`
+	State   string `json:"state"`    // JobInProgress, JobDone, JobError
+	ModTime int64  `json:"mod_time"` // last change, seconds since the epoch
+}
+
+// Batch is one batch, with its jobs when asked for them.
+type Batch struct {
+	Name    string     `json:"name"`
+	Group   string     `json:"group"`
+	Queue   string     `json:"queue"`
+	Created int64      `json:"created"`
+	Lease   int64      `json:"lease"`
+	Jobs    []BatchJob `json:"jobs,omitempty"`
+}
+
+// BatchesResponse answers PathBatches and PathBatchQuery (in the order
+// asked); ServerTime is the server's clock when it answered, to pass as
+// the next MinModTime.
+type BatchesResponse struct {
+	ServerTime float64 `json:"server_time"`
+	Batches    []Batch `json:"batches"`
+}
+
+// JobOutput answers PathBatchOutput: a job's state, what its last work
+// unit's result reported (BOINC's canonical result, or its last error
+// result) and its output files on the server.
+type JobOutput struct {
+	Job        string       `json:"job"`
+	Batch      string       `json:"batch"`
+	State      string       `json:"state"`
+	ExitStatus int          `json:"exit_status"`
+	Elapsed    float64      `json:"elapsed_s"`
+	CPU        float64      `json:"cpu_s"`
+	Stderr     string       `json:"stderr"`
+	Files      []ResultFile `json:"files"`
 }

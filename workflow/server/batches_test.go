@@ -1,0 +1,159 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/rboinc/rboinc/workflow/wire"
+)
+
+// batchReq is a batch of two jobs (j1 running, j2 finished by the test).
+func (v *env) batch(user, name string, lease int64) wire.SubmitResponse {
+	v.t.Helper()
+	up, refs := v.upload(user, "1 2 3\n", "0 0 0\n")
+	req := langevin("bg_"+user, "c1", up, 1, refs[0], refs[1])
+	req.Chains = append(req.Chains, req.Chains[0])
+	req.Chains[0].Job, req.Chains[0].Args = name+"#1.0", []string{"-n", "5"}
+	req.Chains[1].Name, req.Chains[1].Job = "c2", name+"#1.1"
+	req.Batch = &wire.BatchSpec{Name: name, Lease: lease}
+	a := v.post(user, "/rboinc_cgi/api/v1/submit", req)
+	var resp wire.SubmitResponse
+	if !a.ok() || json.Unmarshal([]byte(a.body), &resp) != nil || len(resp.Chains) != 2 {
+		v.t.Fatalf("batch %s of %s: %v", name, user, a)
+	}
+	return resp
+}
+
+func (v *env) query(user string, names ...string) (wire.BatchesResponse, answer) {
+	v.t.Helper()
+	a := v.post(user, "/rboinc_cgi/api/v1/batches/query", wire.BatchQuery{Names: names})
+	var r wire.BatchesResponse
+	json.Unmarshal([]byte(a.body), &r)
+	return r, a
+}
+
+// TestBatchAPI: a batch made with its jobs, queried with each job's state,
+// a job's outputs, abort, lease and retire; the batch name and job names
+// are refused a second time; nothing of it is left after retiring.
+func TestBatchAPI(t *testing.T) {
+	t.Parallel()
+	v := newEnv(t)
+	resp := v.batch("alice", "condor#s#langevin#1", 0)
+	v.finish(resp.Chains[1].FirstWU)
+	r, a := v.query("alice", "condor#s#langevin#1")
+	if !a.ok() || len(r.Batches) != 1 || r.ServerTime == 0 {
+		t.Fatalf("query: %v", a)
+	}
+	states := map[string]string{}
+	for _, j := range r.Batches[0].Jobs {
+		states[j.Name] = j.State
+	}
+	if states["condor#s#langevin#1#1.0"] != wire.JobInProgress || states["condor#s#langevin#1#1.1"] != wire.JobDone {
+		t.Errorf("job states: %v", states)
+	}
+	// A change-since query from the future lists nothing.
+	a = v.post("alice", "/rboinc_cgi/api/v1/batches/query", wire.BatchQuery{MinModTime: r.ServerTime + 3600, Names: []string{"condor#s#langevin#1"}})
+	var later wire.BatchesResponse
+	if !a.ok() || json.Unmarshal([]byte(a.body), &later) != nil || len(later.Batches) != 1 || len(later.Batches[0].Jobs) != 0 {
+		t.Errorf("query from the future: %v", a)
+	}
+	out := v.call("alice", "GET", "/rboinc_cgi/api/v1/batches/output?job=condor%23s%23langevin%231%231.1", nil)
+	var jo wire.JobOutput
+	if !out.ok() || json.Unmarshal([]byte(out.body), &jo) != nil || jo.State != wire.JobDone || len(jo.Files) != 3 || jo.Files[0].OpenName != "output.coor" {
+		t.Errorf("output: %v", out)
+	}
+	// Names taken.
+	up, refs := v.upload("alice", "1 2 3\n", "0 0 0\n")
+	again := langevin("other", "c9", up, 1, refs[0], refs[1])
+	again.Chains[0].Job = "condor#s#langevin#1#1.0"
+	again.Batch = &wire.BatchSpec{Name: "fresh"}
+	if a := v.post("alice", "/rboinc_cgi/api/v1/submit", again); a.status != 409 {
+		t.Errorf("a job name in use: %v", a)
+	}
+	up, _ = v.upload("alice", "1 2 3\n", "0 0 0\n")
+	again.Upload, again.Chains[0].Job, again.Batch.Name = up, "new", "condor#s#langevin#1"
+	if a := v.post("alice", "/rboinc_cgi/api/v1/submit", again); a.status != 409 {
+		t.Errorf("a batch name in use: %v", a)
+	}
+	if a := v.post("alice", "/rboinc_cgi/api/v1/batches/abort", wire.JobsRef{Jobs: []string{"condor#s#langevin#1#1.0"}}); !a.ok() || !strings.Contains(a.body, `"count":1`) {
+		t.Errorf("abort: %v", a)
+	}
+	r, _ = v.query("alice", "condor#s#langevin#1")
+	for _, j := range r.Batches[0].Jobs {
+		if j.Name == "condor#s#langevin#1#1.0" && j.State != wire.JobError {
+			t.Errorf("an aborted job is %s", j.State)
+		}
+	}
+	if a := v.post("alice", "/rboinc_cgi/api/v1/batches/lease", wire.BatchRef{Name: "condor#s#langevin#1", Lease: 4102444800}); !a.ok() {
+		t.Errorf("lease: %v", a)
+	}
+	if a := v.call("alice", "GET", "/rboinc_cgi/api/v1/batches", nil); !a.ok() || !strings.Contains(a.body, `"lease":4102444800`) {
+		t.Errorf("list: %v", a)
+	}
+	if a := v.post("alice", "/rboinc_cgi/api/v1/batches/retire", wire.BatchRef{Name: "condor#s#langevin#1"}); !a.ok() {
+		t.Errorf("retire: %v", a)
+	}
+	if _, a := v.query("alice", "condor#s#langevin#1"); a.status != 404 || !strings.HasSuffix(a.err.Error, "no batch named condor#s#langevin#1") {
+		t.Errorf("query after retire: %v", a)
+	}
+	var n int
+	for _, q := range []string{`SELECT count(*) FROM batches`, `SELECT count(*) FROM batch_jobs`, `SELECT count(*) FROM chains WHERE state != 'purged'`, `SELECT count(*) FROM results`} {
+		v.e.DB.SQL().QueryRow(q).Scan(&n)
+		if n != 0 {
+			t.Errorf("%s: %d left after retiring", q, n)
+		}
+	}
+}
+
+// TestBatchIsolation: another user's batches and jobs are answered as
+// ones that do not exist, and nothing of them changes.
+func TestBatchIsolation(t *testing.T) {
+	t.Parallel()
+	v := newEnv(t)
+	resp := v.batch("alice", "b", 0)
+	v.finish(resp.Chains[1].FirstWU)
+	before := v.state("alice")
+	for _, a := range []answer{
+		v.post("bob", "/rboinc_cgi/api/v1/batches/query", wire.BatchQuery{Names: []string{"b"}}),
+		v.call("bob", "GET", "/rboinc_cgi/api/v1/batches/output?job=b%231.1", nil),
+		v.post("bob", "/rboinc_cgi/api/v1/batches/abort", wire.JobsRef{Jobs: []string{"b#1.0"}}),
+		v.post("bob", "/rboinc_cgi/api/v1/batches/retire", wire.BatchRef{Name: "b"}),
+		v.post("bob", "/rboinc_cgi/api/v1/batches/lease", wire.BatchRef{Name: "b", Lease: 1}),
+	} {
+		if a.status != 404 {
+			t.Errorf("bob on alice's batch: %v", a)
+		}
+	}
+	if a := v.call("bob", "GET", "/rboinc_cgi/api/v1/batches", nil); !a.ok() || strings.Contains(a.body, `"b"`) {
+		t.Errorf("bob's list: %v", a)
+	}
+	if a := v.call("", "GET", "/rboinc_cgi/api/v1/batches", nil); a.status != 401 {
+		t.Errorf("no credentials: %v", a)
+	}
+	v.e.ExpireLeases(context.Background())
+	v.unchanged(t, "bob's batch requests", "alice", before)
+	// The same names are bob's own to use.
+	v.batch("bob", "b", 0)
+}
+
+// TestLeaseExpiry: a batch whose lease has ended is aborted and retired by
+// ExpireLeases (the creator's loop and every batch request run it); one
+// whose lease is ahead stays.
+func TestLeaseExpiry(t *testing.T) {
+	t.Parallel()
+	v := newEnv(t)
+	v.batch("alice", "old", 1)
+	v.batch("bob", "ahead", 4102444800)
+	n, err := v.e.ExpireLeases(context.Background())
+	if err != nil || n != 1 {
+		t.Fatalf("expired %d batches: %v", n, err)
+	}
+	if _, a := v.query("alice", "old"); a.status != 404 {
+		t.Errorf("the expired batch: %v", a)
+	}
+	if r, a := v.query("bob", "ahead"); !a.ok() || len(r.Batches[0].Jobs) != 2 {
+		t.Errorf("the batch whose lease is ahead: %v", a)
+	}
+}
