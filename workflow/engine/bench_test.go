@@ -43,7 +43,7 @@ func newBenchEnv(tb testing.TB) *benchEnv {
 	tb.Helper()
 	ctx := context.Background()
 	root := tb.TempDir()
-	if _, err := setup.Init(ctx, setup.Options{Root: root, Exe: serverExe, URLBase: "http://127.0.0.1:1"}); err != nil {
+	if _, err := setup.Init(ctx, setup.Options{Root: root, Exe: serverExe, URLBase: "http://127.0.0.1:1", StateDB: testStateDB(tb)}); err != nil {
 		tb.Fatal(err)
 	}
 	e, err := engine.Open(ctx, root, slog.New(slog.NewTextHandler(io.Discard, nil)))

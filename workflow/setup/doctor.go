@@ -102,8 +102,14 @@ func Doctor(ctx context.Context, root string) Findings {
 // rboinc uses it as it is, opens it and returns its users (nil otherwise).
 // doctor does not upgrade the database: it says so.
 func checkDB(ctx context.Context, f *Findings, root string) []store.User {
-	path := filepath.Join(root, "state.db")
-	if _, err := os.Stat(path); err != nil {
+	path, err := engine.StateLocation(root)
+	if err != nil {
+		f.add(Problem, "%v", err)
+		return nil
+	}
+	if store.IsMySQL(path) {
+		// Named by rboinc.json: checked by opening it below.
+	} else if _, err := os.Stat(path); err != nil {
 		f.add(Problem, "the state database %s is missing: run `rboinc-server init --root %s` (it keeps existing data)", path, root)
 		return nil
 	}

@@ -25,7 +25,7 @@ type PendingStep struct {
 // AnyPending tells cheaply whether some step waits for its work unit.
 func (d *DB) AnyPending(ctx context.Context) (bool, error) {
 	var n int
-	err := d.sql.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM steps WHERE state = 'pending' AND not_before <= ? LIMIT 1)`, now()).Scan(&n)
+	err := d.sql.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM steps WHERE state = 'pending' AND not_before <= ? LIMIT 1) AS due`, now()).Scan(&n)
 	return n > 0, err
 }
 
