@@ -2,9 +2,13 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
+	"syscall"
 
+	"github.com/rboinc/rboinc/workflow/boinc"
 	"github.com/rboinc/rboinc/workflow/boincdb"
 	"github.com/rboinc/rboinc/workflow/store"
 )
@@ -56,4 +60,43 @@ func OpenState(ctx context.Context, root string) (*store.DB, error) {
 		return nil, err
 	}
 	return store.Open(ctx, loc)
+}
+
+// SetStateDB makes root's rboinc.json name location as its state database
+// (migrate does, once the state is copied there). The file is replaced
+// atomically, every other setting kept as written, its mode and owner
+// too: the processes of other users (the web server's, BOINC's) read it.
+func SetStateDB(root, location string) error {
+	if err := checkStateDB(location); err != nil {
+		return err
+	}
+	path := filepath.Join(root, ConfigFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return fmt.Errorf("parsing %s: %w", path, err)
+	}
+	v, err := json.Marshal(location)
+	if err != nil {
+		return err
+	}
+	fields["state_db"] = v
+	out, err := json.MarshalIndent(fields, "", "  ")
+	if err != nil {
+		return err
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if err := boinc.WriteFileAtomic(path, append(out, '\n'), fi.Mode().Perm()); err != nil {
+		return fmt.Errorf("switching %s to the new state database: %w", path, err)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && os.Geteuid() == 0 {
+		os.Chown(path, int(st.Uid), int(st.Gid)) // as it was: the mode says who reads it
+	}
+	return nil
 }
