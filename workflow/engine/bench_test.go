@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rboinc/rboinc/internal/mariadbtest"
 	"github.com/rboinc/rboinc/workflow/boinc"
 	"github.com/rboinc/rboinc/workflow/engine"
 	"github.com/rboinc/rboinc/workflow/setup"
@@ -41,9 +42,15 @@ type benchEnv struct {
 
 func newBenchEnv(tb testing.TB) *benchEnv {
 	tb.Helper()
+	return newBenchEnvOn(tb, testStateDB(tb))
+}
+
+// newBenchEnvOn is newBenchEnv with the state at stateDB ("": SQLite).
+func newBenchEnvOn(tb testing.TB, stateDB string) *benchEnv {
+	tb.Helper()
 	ctx := context.Background()
 	root := tb.TempDir()
-	if _, err := setup.Init(ctx, setup.Options{Root: root, Exe: serverExe, URLBase: "http://127.0.0.1:1", StateDB: testStateDB(tb)}); err != nil {
+	if _, err := setup.Init(ctx, setup.Options{Root: root, Exe: serverExe, URLBase: "http://127.0.0.1:1", StateDB: stateDB}); err != nil {
 		tb.Fatal(err)
 	}
 	e, err := engine.Open(ctx, root, slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -323,4 +330,54 @@ func BenchmarkNativeAssimilatorProcess(b *testing.B) {
 		}
 	}
 	perSecond(b, done, total, "chains/s")
+}
+
+// BenchmarkStateEngines: submission and chain advances with the state on
+// SQLite and on MariaDB, side by side in one run (BENCHMARKS.md gives the
+// ratio). Each op is a submission of n chains, or the advance (hook
+// in-process, no creator) of n chains submitted before it untimed.
+func BenchmarkStateEngines(b *testing.B) {
+	n := benchSize(1000, 20)
+	for _, en := range []struct {
+		name  string
+		state func(testing.TB) string
+	}{
+		{"sqlite", func(testing.TB) string { return "" }},
+		{"mariadb", func(tb testing.TB) string { mariadbtest.Shared(tb); return "mysql://" + mariadbtest.NewDB(tb) }},
+	} {
+		b.Run("submit/"+en.name, func(b *testing.B) {
+			env := newBenchEnvOn(b, en.state(b))
+			var total time.Duration
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				req := env.request(fmt.Sprintf("g%d", i), n, 3)
+				b.StartTimer()
+				t0 := time.Now()
+				env.submit(req)
+				total += time.Since(t0)
+			}
+			perSecond(b, n*b.N, total, "chains/s")
+		})
+		b.Run("advance/"+en.name, func(b *testing.B) {
+			env := newBenchEnvOn(b, en.state(b))
+			var total time.Duration
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				resp := env.submit(env.request(fmt.Sprintf("g%d", i), n, 3))
+				calls := make([]boinc.HookCall, len(resp.Chains))
+				for j, c := range resp.Chains {
+					calls[j] = boinc.HookCall{WUName: c.FirstWU, WUID: int64(i*n + j + 1), Files: env.outputs(c.FirstWU)}
+				}
+				b.StartTimer()
+				t0 := time.Now()
+				for _, call := range calls {
+					if err := env.e.Advance(env.ctx, call); err != nil {
+						b.Fatal(err)
+					}
+				}
+				total += time.Since(t0)
+			}
+			perSecond(b, n*b.N, total, "chains/s")
+		})
+	}
 }
