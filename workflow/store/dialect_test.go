@@ -110,3 +110,26 @@ func TestQuotaAcrossHandles(t *testing.T) {
 		t.Fatalf("%+v %v", use, err)
 	}
 }
+
+// TestQueuedDoesNotUndoDone: a creator that records its work unit as
+// created after BOINC finished it and another process recorded the step
+// done leaves the step done (else the step would be completed twice).
+func TestQueuedDoesNotUndoDone(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	id, _ := db.AddUser(ctx, "alice", "h")
+	cs, err := db.CreateChains(ctx, User{ID: id, Name: "alice"}, []NewChain{newChain("c")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wu := cs[0].WU(0)
+	if done, _, _, err := db.CompleteStep(ctx, cs[0], 0, nil, nil); err != nil || !done {
+		t.Fatalf("complete: %v %v", done, err)
+	}
+	if err := db.SetStepState(ctx, []string{wu}, StateQueued); err != nil {
+		t.Fatal(err)
+	}
+	if _, s, err := db.StepByWU(ctx, wu); err != nil || s.State != "done" {
+		t.Fatalf("step after a late 'queued': %q %v", s.State, err)
+	}
+}

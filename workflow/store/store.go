@@ -191,16 +191,28 @@ type batch struct {
 	db *DB
 	tx *sql.Tx
 	n  int
+	// lost is set when the server ended the whole transaction (MariaDB
+	// does on a deadlock: the savepoint is gone with it). Nothing more
+	// may run in it, as later statements would run outside it, and the
+	// batch must not commit as if what came before were recorded.
+	lost error
 }
 
 func (b *batch) savepoint(ctx context.Context, fn func(*sql.Tx) error) error {
+	if b.lost != nil {
+		return b.lost
+	}
 	b.n++
 	name := fmt.Sprintf("sp%d", b.n)
 	if _, err := b.tx.ExecContext(ctx, "SAVEPOINT "+name); err != nil {
-		return fmt.Errorf("state database: %w", err)
+		b.lost = fmt.Errorf("state database: %w", err)
+		return b.lost
 	}
 	if err := fn(b.tx); err != nil {
-		b.tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+name)
+		if _, rerr := b.tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+name); rerr != nil {
+			b.lost = fmt.Errorf("state database: the batch's transaction ended (%w) after: %w", rerr, err)
+			return b.lost
+		}
 		b.tx.ExecContext(ctx, "RELEASE SAVEPOINT "+name)
 		return err
 	}
@@ -220,9 +232,14 @@ func (d *DB) Batch(ctx context.Context, fn func(ctx context.Context) error) erro
 	if err != nil {
 		return fmt.Errorf("state database: %w", err)
 	}
-	if err := fn(context.WithValue(ctx, batchKey{}, &batch{db: d, tx: tx})); err != nil {
+	b := &batch{db: d, tx: tx}
+	if err := fn(context.WithValue(ctx, batchKey{}, b)); err != nil {
 		tx.Rollback()
 		return err
+	}
+	if b.lost != nil {
+		tx.Rollback()
+		return b.lost
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("state database commit: %w", err)
