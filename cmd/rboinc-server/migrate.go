@@ -9,7 +9,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/rboinc/rboinc/workflow/boincdb"
 	"github.com/rboinc/rboinc/workflow/engine"
 	"github.com/rboinc/rboinc/workflow/store"
 )
@@ -106,12 +105,7 @@ func moveState(ctx context.Context, w io.Writer, root, to string) error {
 }
 
 // redacted is a state database's location without its password.
-func redacted(loc string) string {
-	if t, err := boincdb.ParseURL(loc); err == nil {
-		return t.String()
-	}
-	return loc
-}
+func redacted(loc string) string { return store.Describe(loc) }
 
 func printMigration(w io.Writer, path string, rep store.MigrationReport) {
 	if len(rep.Applied) == 0 {

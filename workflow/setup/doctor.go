@@ -107,11 +107,12 @@ func checkDB(ctx context.Context, f *Findings, root string) []store.User {
 		f.add(Problem, "%v", err)
 		return nil
 	}
-	if store.IsMySQL(path) {
-		// Named by rboinc.json: checked by opening it below.
-	} else if _, err := os.Stat(path); err != nil {
-		f.add(Problem, "the state database %s is missing: run `rboinc-server init --root %s` (it keeps existing data)", path, root)
-		return nil
+	name := store.Describe(path) // no password in what doctor prints
+	if !store.IsMySQL(path) {
+		if _, err := os.Stat(path); err != nil {
+			f.add(Problem, "the state database %s is missing: run `rboinc-server init --root %s` (it keeps existing data)", path, root)
+			return nil
+		}
 	}
 	st, err := store.Inspect(ctx, path)
 	if err != nil {
@@ -119,18 +120,18 @@ func checkDB(ctx context.Context, f *Findings, root string) []store.User {
 		return nil
 	}
 	if !st.Current() {
-		f.add(Problem, "%s", schemaProblem(st, path, root))
+		f.add(Problem, "%s", schemaProblem(st, name, root))
 		return nil
 	}
 	db, err := store.Open(ctx, path)
 	if err != nil {
-		f.add(Problem, "cannot open the state database %s: %v", path, err)
+		f.add(Problem, "cannot open the state database %s: %v", name, err)
 		return nil
 	}
 	defer db.Close()
 	us, err := db.Users(ctx)
 	if err != nil {
-		f.add(Problem, "cannot read the state database %s: %v", path, err)
+		f.add(Problem, "cannot read the state database %s: %v", name, err)
 		return nil
 	}
 	if us == nil {

@@ -50,6 +50,15 @@ func openDialect(location string) (*sql.DB, dialect, error) {
 	return openMySQL(t)
 }
 
+// Describe names a state database's location for messages: a MariaDB
+// address without its password, or the SQLite file's path.
+func Describe(location string) string {
+	if t, err := boincdb.ParseURL(location); err == nil && t.Engine == boincdb.MySQL {
+		return t.String()
+	}
+	return location
+}
+
 // IsMySQL tells whether location names a MariaDB or MySQL database
 // (mysql://...) rather than an SQLite file.
 func IsMySQL(location string) bool { return strings.HasPrefix(location, "mysql://") }

@@ -330,8 +330,11 @@ func (m mysqlDialect) migrate(ctx context.Context, d *DB, list []migration) (Mig
 	}
 	defer conn.Close()
 	var got sql.NullInt64
-	if err := conn.QueryRowContext(ctx, `SELECT GET_LOCK(CONCAT('rboinc_schema.', DATABASE()), 600)`).Scan(&got); err != nil || got.Int64 != 1 {
-		return rep, fmt.Errorf("waiting for another process's schema upgrade: %v", err)
+	if err := conn.QueryRowContext(ctx, `SELECT GET_LOCK(CONCAT('rboinc_schema.', DATABASE()), 600)`).Scan(&got); err != nil {
+		return rep, fmt.Errorf("taking the schema upgrade's lock: %w", err)
+	}
+	if got.Int64 != 1 {
+		return rep, fmt.Errorf("another process has been upgrading the schema for 10 minutes: is one stuck?")
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), `DO RELEASE_LOCK(CONCAT('rboinc_schema.', DATABASE()))`)
 	for _, q := range []string{mysqlSchemaTable, mysqlSchemaRow, historySQL} {
