@@ -66,6 +66,11 @@ func TestTwoHosts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow")
 	}
+	if raceEnabled {
+		// Its daemons are separate processes, which -race does not
+		// instrument; .ci/run runs it without -race.
+		t.Skip("slow under -race; .ci/run runs it without")
+	}
 	mariadbtest.Shared(t)
 	ctx := context.Background()
 	rootA := t.TempDir()
