@@ -77,6 +77,12 @@ func openSQLite(path string) (*sql.DB, dialect, error) {
 	return db, sqliteDialect{path: path}, nil
 }
 
+// openSQLiteReadOnly opens the file at path to read, creating nothing
+// (doctor's look at the schema version).
+func openSQLiteReadOnly(path string) (*sql.DB, error) {
+	return sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(20000)")
+}
+
 func (s sqliteDialect) String() string { return s.path }
 
 func (sqliteDialect) begin(ctx context.Context, db *sql.DB) (*sql.Tx, error) {

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"os"
 )
@@ -39,7 +38,7 @@ func Inspect(ctx context.Context, path string) (SchemaStatus, error) {
 	if _, err := os.Stat(path); err != nil {
 		return st, fmt.Errorf("state database: %w", err)
 	}
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(20000)") // SQLite's: read only, nothing created
+	db, err := openSQLiteReadOnly(path)
 	if err != nil {
 		return st, fmt.Errorf("state database %s: %w", path, err)
 	}
