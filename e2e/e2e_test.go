@@ -62,28 +62,41 @@ func noteSources(repo string) {
 // TestScripts runs every script against both deployments: the standalone
 // server, and Apache running rboinc-server as CGI with mod_dav.
 func TestScripts(t *testing.T) {
-	t.Run(modeStandalone, func(t *testing.T) { runScripts(t, modeStandalone) })
+	t.Run(modeStandalone, func(t *testing.T) { runScripts(t, modeStandalone, "") })
 	t.Run(modeApache, func(t *testing.T) {
 		if why := apacheMissing(); why != "" {
 			t.Skip(why)
 		}
-		runScripts(t, modeApache)
+		runScripts(t, modeApache, "")
 	})
 	// The standalone deployment again, with the stand-in's BOINC database
 	// in a MariaDB server: every query rboinc and the stand-in make runs
 	// on both engines.
 	t.Run("mariadb", func(t *testing.T) {
 		mariadbtest.Shared(t)
-		runScripts(t, modeStandalone, func(env *testscript.Env) {
+		runScripts(t, modeStandalone, "", func(env *testscript.Env) {
 			env.Setenv("BOINC_DB_URL", "mysql://"+mariadbtest.NewDB(t))
+		})
+	})
+	// And with rboinc's own state in MariaDB (rboinc.json's state_db):
+	// every command, the server, the hook and the creator use it.
+	t.Run(variantStateMaria, func(t *testing.T) {
+		mariadbtest.Shared(t)
+		runScripts(t, modeStandalone, variantStateMaria, func(env *testscript.Env) {
+			env.Setenv("STATE_DB_URL", "mysql://"+mariadbtest.NewDB(t))
 		})
 	})
 }
 
-func runScripts(t *testing.T, mode string, more ...func(*testscript.Env)) {
+// variantStateMaria is the run of the scripts with the state in MariaDB;
+// a script that reads state.db itself skips it ([statemaria] skip).
+const variantStateMaria = "statemaria"
+
+func runScripts(t *testing.T, mode, variant string, more ...func(*testscript.Env)) {
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata",
 		Setup: func(env *testscript.Env) error {
+			env.Values[scriptTKey{}] = env.T()
 			for _, f := range more {
 				f(env)
 			}
@@ -102,6 +115,8 @@ func runScripts(t *testing.T, mode string, more ...func(*testscript.Env)) {
 			switch cond {
 			case modeApache, modeStandalone:
 				return cond == mode, nil
+			case variantStateMaria:
+				return variant == cond, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -118,6 +133,8 @@ func runScripts(t *testing.T, mode string, more ...func(*testscript.Env)) {
 			"rbbigfile":   cmdBigFile,
 			"rbadmin":     cmdAdmin,
 			"rbconfigset": cmdConfigSet,
+			"rbmariadb":   cmdMariaDB,
+			"rbstaterows": cmdStateRows,
 			"rbstripurl":  cmdStripURL,
 			"rbsql":       cmdSQL,
 			"rbexit":      cmdExit,
@@ -185,6 +202,9 @@ func ensureInit(ts *testscript.TestScript, args ...string) {
 	initArgs := append([]string{"init", "--root", root}, args...)
 	if u := ts.Getenv("BOINC_DB_URL"); u != "" {
 		initArgs = append(initArgs, "--boinc-db", u)
+	}
+	if u := ts.Getenv("STATE_DB_URL"); u != "" {
+		initArgs = append(initArgs, "--state-db", u)
 	}
 	ts.Check(runCmd(ts, "rboinc-server", initArgs...))
 }

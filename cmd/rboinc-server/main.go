@@ -89,10 +89,11 @@ func app(log *slog.Logger) *cli.App {
 					&cli.StringFlag{Name: "boinc-project", Usage: "a real BOINC project directory"},
 					&cli.StringFlag{Name: "url", Usage: "URL clients use to reach this server", Value: "http://127.0.0.1:8080"},
 					&cli.StringFlag{Name: "assimilator", Usage: "how finished work units reach rboinc: hook (BOINC's script_assimilator runs rboinc's hook; the default) or native (rboinc's own assimilator daemon reads BOINC's database)"},
-					&cli.StringFlag{Name: "boinc-db", Usage: "where the embedded stand-in keeps BOINC's database: mysql://USER:PASS@tcp(HOST:PORT)/DB or mysql://USER:PASS@unix(SOCKET)/DB (default: an SQLite file)"}},
+					&cli.StringFlag{Name: "boinc-db", Usage: "where the embedded stand-in keeps BOINC's database: mysql://USER:PASS@tcp(HOST:PORT)/DB or mysql://USER:PASS@unix(SOCKET)/DB (default: an SQLite file)"},
+					&cli.StringFlag{Name: "state-db", Usage: "keep rboinc's own state in MariaDB (rboinc_* tables): mysql://USER:PASS@tcp(HOST:PORT)/DB or mysql://USER:PASS@unix(SOCKET)/DB (default: the SQLite file state.db in the root)"}},
 				Action: func(c *cli.Context) error {
 					rep, err := setup.Init(c.Context, setup.Options{Root: c.String("root"), BoincProject: c.String("boinc-project"), URLBase: c.String("url"),
-						Assimilator: c.String("assimilator"), BoincDB: c.String("boinc-db")})
+						Assimilator: c.String("assimilator"), BoincDB: c.String("boinc-db"), StateDB: c.String("state-db")})
 					if err != nil {
 						return err
 					}
@@ -250,10 +251,7 @@ func absRoot(r string) string {
 
 func withDB(c *cli.Context, fn func(*store.DB) error) error {
 	root := c.String("root")
-	if _, err := engine.LoadConfig(root); err != nil {
-		return err
-	}
-	db, err := store.Open(c.Context, filepath.Join(root, "state.db"))
+	db, err := engine.OpenState(c.Context, root)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/rboinc/rboinc/workflow/engine"
 	"github.com/rboinc/rboinc/workflow/store"
 )
 
@@ -20,13 +22,32 @@ func migrateCommand() *cli.Command {
 		Usage: "upgrade the state database's schema to this rboinc's version and report (exit 0 done or up to date, 1 failure, 2 usage)",
 		Description: "Every rboinc process that opens the state database upgrades it first; migrate does it\n" +
 			"explicitly, after a backup (sqlite3 state.db '.backup state.db.bak'), and prints the\n" +
-			"migrations applied. A database of a newer rboinc is refused (exit 1).",
-		Flags: []cli.Flag{rootFlag},
+			"migrations applied. A database of a newer rboinc is refused (exit 1).\n\n" +
+			"With --to mysql://USER:PASS@tcp(HOST:PORT)/DB (or unix(SOCKET)), it moves the root's SQLite\n" +
+			"state into that MariaDB database (rboinc_* tables, which must be empty), compares every\n" +
+			"table's row count and checksum, and only then switches rboinc.json's state_db to it.\n" +
+			"Stop rboinc's server, daemons and BOINC's project first: the state must not change\n" +
+			"meanwhile. state.db stays as it was, as a backup.",
+		Flags: []cli.Flag{rootFlag, &cli.StringFlag{Name: "to", Usage: "move the SQLite state into this MariaDB database and switch rboinc.json to it: mysql://USER:PASS@tcp(HOST:PORT)/DB or mysql://USER:PASS@unix(SOCKET)/DB"}},
 		// A missing --root, a directory that is not a server root and an
 		// extra word are usage errors (2): see prepare.
 		Action: func(c *cli.Context) error {
 			root := absRoot(c.String("root"))
-			path := filepath.Join(root, "state.db")
+			if c.IsSet("to") {
+				return moveState(c.Context, c.App.Writer, root, c.String("to"))
+			}
+			path, err := engine.StateLocation(root)
+			if err != nil {
+				return err
+			}
+			if store.IsMySQL(path) {
+				rep, err := store.Migrate(c.Context, path)
+				if err != nil {
+					return err
+				}
+				printMigration(c.App.Writer, redacted(path), rep)
+				return nil
+			}
 			if _, err := os.Stat(path); err != nil {
 				return fmt.Errorf("no state database at %s: `rboinc-server init --root %s` makes one", path, root)
 			}
@@ -39,6 +60,52 @@ func migrateCommand() *cli.Command {
 		},
 	}
 }
+
+// moveState is `migrate --to`: the root's SQLite state copied into
+// MariaDB, verified, and rboinc.json switched to it.
+func moveState(ctx context.Context, w io.Writer, root, to string) error {
+	if !store.IsMySQL(to) {
+		return usagef("--to %q: expected mysql://USER:PASS@tcp(HOST:PORT)/DB or mysql://USER:PASS@unix(SOCKET)/DB", redacted(to))
+	}
+	cfg, err := engine.LoadConfig(root)
+	if err != nil {
+		return err
+	}
+	if cfg.StateDB != "" {
+		return fmt.Errorf("%s keeps its state in %s already (state_db in %s)", root, redacted(cfg.StateDB), engine.ConfigFile)
+	}
+	path := cfg.StateLocation(root)
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("no state database at %s: `rboinc-server init --root %s --state-db %s` makes a root with its state in MariaDB", path, root, redacted(to))
+	}
+	src, err := store.Open(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := store.Open(ctx, to)
+	if err != nil {
+		return err
+	}
+	defer dst.Close()
+	fmt.Fprintf(w, "copying %s into %s\n", path, dst)
+	tables, err := src.CopyTo(ctx, dst, func(ts []store.TableCopy) error {
+		// Still under the source's write lock: nothing was written to it
+		// since the copy, and nothing is until rboinc.json names the copy.
+		return engine.SetStateDB(root, to)
+	})
+	if err != nil {
+		return fmt.Errorf("the state stays in %s (%s unchanged): %w", path, engine.ConfigFile, err)
+	}
+	for _, t := range tables {
+		fmt.Fprintf(w, "  %-14s %8d rows  sha256 %.16s  same on both\n", t.Table, t.Rows, t.Sum)
+	}
+	fmt.Fprintf(w, "%s now names %s as state_db; %s is no longer used (keep it as a backup)\n", filepath.Join(root, engine.ConfigFile), dst, path)
+	return nil
+}
+
+// redacted is a state database's location without its password.
+func redacted(loc string) string { return store.Describe(loc) }
 
 func printMigration(w io.Writer, path string, rep store.MigrationReport) {
 	if len(rep.Applied) == 0 {

@@ -70,7 +70,7 @@ func nativeRoot(t testing.TB, engineName string) *engine.Engine {
 	t.Helper()
 	ctx := context.Background()
 	root := t.TempDir()
-	o := setup.Options{Root: root, Exe: serverExe, URLBase: "http://127.0.0.1:1", Assimilator: setup.AssimNative}
+	o := setup.Options{Root: root, Exe: serverExe, URLBase: "http://127.0.0.1:1", Assimilator: setup.AssimNative, StateDB: testStateDB(t)}
 	if engineName == string(boincdb.MySQL) {
 		o.BoincDB = "mysql://" + mariadbtest.NewDB(t)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rboinc/rboinc/internal/boinctest"
+	"github.com/rboinc/rboinc/internal/mariadbtest"
 	"github.com/rboinc/rboinc/workflow/boinc"
 	"github.com/rboinc/rboinc/workflow/engine"
 	"github.com/rboinc/rboinc/workflow/setup"
@@ -43,9 +44,15 @@ type benchEnv struct {
 
 func newBenchEnv(tb testing.TB) *benchEnv {
 	tb.Helper()
+	return newBenchEnvOn(tb, testStateDB(tb))
+}
+
+// newBenchEnvOn is newBenchEnv with the state at stateDB ("": SQLite).
+func newBenchEnvOn(tb testing.TB, stateDB string) *benchEnv {
+	tb.Helper()
 	ctx := context.Background()
 	root := tb.TempDir()
-	if _, err := setup.Init(ctx, setup.Options{Root: root, Exe: serverExe, URLBase: "http://127.0.0.1:1"}); err != nil {
+	if _, err := setup.Init(ctx, setup.Options{Root: root, Exe: serverExe, URLBase: "http://127.0.0.1:1", StateDB: stateDB}); err != nil {
 		tb.Fatal(err)
 	}
 	e, err := engine.Open(ctx, root, slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -396,5 +403,56 @@ func BenchmarkRetryStorm(b *testing.B) {
 	perSecond(b, advanced, okT, "advances/s")
 	if failT > 0 && okT > 0 {
 		b.ReportMetric((float64(retried)/failT.Seconds())/(float64(advanced)/okT.Seconds()), "retry/advance")
+	}
+}
+
+// BenchmarkStateEngines: submission and chain advances with the state on
+// SQLite and on MariaDB, side by side in one run (BENCHMARKS.md gives the
+// ratio). Each op is a submission of n chains, or the advance (hook
+// in-process, no creator) of n chains submitted before it untimed.
+func BenchmarkStateEngines(b *testing.B) {
+	n := benchSize(1000, 20)   // chains per submission
+	nAdv := benchSize(300, 20) // chains advanced per op
+	for _, en := range []struct {
+		name  string
+		state func(testing.TB) string
+	}{
+		{"sqlite", func(testing.TB) string { return "" }},
+		{"mariadb", func(tb testing.TB) string { mariadbtest.Shared(tb); return "mysql://" + mariadbtest.NewDB(tb) }},
+	} {
+		b.Run("submit/"+en.name, func(b *testing.B) {
+			env := newBenchEnvOn(b, en.state(b))
+			var total time.Duration
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				req := env.request(fmt.Sprintf("g%d", i), n, 3)
+				b.StartTimer()
+				t0 := time.Now()
+				env.submit(req)
+				total += time.Since(t0)
+			}
+			perSecond(b, n*b.N, total, "chains/s")
+		})
+		b.Run("advance/"+en.name, func(b *testing.B) {
+			env := newBenchEnvOn(b, en.state(b))
+			var total time.Duration
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				resp := env.submit(env.request(fmt.Sprintf("g%d", i), nAdv, 3))
+				calls := make([]boinc.HookCall, len(resp.Chains))
+				for j, c := range resp.Chains {
+					calls[j] = boinc.HookCall{WUName: c.FirstWU, WUID: int64(i*nAdv + j + 1), Files: env.outputs(c.FirstWU)}
+				}
+				b.StartTimer()
+				t0 := time.Now()
+				for _, call := range calls {
+					if err := env.e.Advance(env.ctx, call); err != nil {
+						b.Fatal(err)
+					}
+				}
+				total += time.Since(t0)
+			}
+			perSecond(b, nAdv*b.N, total, "chains/s")
+		})
 	}
 }

@@ -55,6 +55,11 @@ type Config struct {
 	LateAfterHours  float64 `json:"late_after,omitempty"`
 	// SMTP is the mail server e-mail notifications (and reports) go through.
 	SMTP mail.Settings `json:"smtp,omitzero"`
+	// StateDB, when set, puts rboinc's state in MariaDB:
+	// mysql://USER:PASS@tcp(HOST:PORT)/DB (or unix(SOCKET)), tables
+	// rboinc_*; empty: the SQLite file state.db in the root. Every host of
+	// a project on several hosts names the same database.
+	StateDB string `json:"state_db,omitempty"`
 	// Limits are the per-user quotas and submission policy.
 	Limits
 	// Transfer bounds slow clients of the standalone server.
@@ -126,6 +131,9 @@ func LoadConfig(root string) (Config, error) {
 	if err := json.Unmarshal(data, &c); err != nil {
 		return c, fmt.Errorf("parsing %s: %w", filepath.Join(root, ConfigFile), err)
 	}
+	if err := checkStateDB(c.StateDB); err != nil {
+		return c, fmt.Errorf("%s: %w", filepath.Join(root, ConfigFile), err)
+	}
 	l := c.Limits
 	if l.MaxUploadBytes < 0 || l.MaxScratchBytes < 0 || l.MaxRunningChains < 0 || l.MaxPoolBytes < 0 || l.MaxPriority < 0 || l.MaxTargetNResults < 0 {
 		return c, fmt.Errorf("%s: the limits (max_*) must not be negative; 0 means no limit", filepath.Join(root, ConfigFile))
@@ -191,7 +199,7 @@ func Open(ctx context.Context, root string, log *slog.Logger) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := store.Open(ctx, filepath.Join(root, "state.db"))
+	db, err := store.Open(ctx, cfg.StateLocation(root))
 	if err != nil {
 		return nil, err
 	}

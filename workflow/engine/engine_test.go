@@ -44,6 +44,18 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// testStateDB is where a test root keeps its state: a MariaDB database of
+// the test's own when RBOINC_TEST_STATE_DB=mariadb, else "" (the SQLite
+// file in the root).
+func testStateDB(t testing.TB) string {
+	t.Helper()
+	if os.Getenv("RBOINC_TEST_STATE_DB") != "mariadb" {
+		return ""
+	}
+	mariadbtest.Shared(t)
+	return "mysql://" + mariadbtest.NewDB(t)
+}
+
 type fixture struct {
 	t    *testing.T
 	ctx  context.Context
@@ -56,7 +68,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	root := t.TempDir()
-	if _, err := setup.Init(ctx, setup.Options{Root: root, Exe: serverExe, URLBase: "http://127.0.0.1:1"}); err != nil {
+	if _, err := setup.Init(ctx, setup.Options{Root: root, Exe: serverExe, URLBase: "http://127.0.0.1:1", StateDB: testStateDB(t)}); err != nil {
 		t.Fatal(err)
 	}
 	e, err := engine.Open(ctx, root, slog.New(slog.NewTextHandler(io.Discard, nil)))

@@ -102,10 +102,17 @@ func Doctor(ctx context.Context, root string) Findings {
 // rboinc uses it as it is, opens it and returns its users (nil otherwise).
 // doctor does not upgrade the database: it says so.
 func checkDB(ctx context.Context, f *Findings, root string) []store.User {
-	path := filepath.Join(root, "state.db")
-	if _, err := os.Stat(path); err != nil {
-		f.add(Problem, "the state database %s is missing: run `rboinc-server init --root %s` (it keeps existing data)", path, root)
+	path, err := engine.StateLocation(root)
+	if err != nil {
+		f.add(Problem, "%v", err)
 		return nil
+	}
+	name := store.Describe(path) // no password in what doctor prints
+	if !store.IsMySQL(path) {
+		if _, err := os.Stat(path); err != nil {
+			f.add(Problem, "the state database %s is missing: run `rboinc-server init --root %s` (it keeps existing data)", path, root)
+			return nil
+		}
 	}
 	st, err := store.Inspect(ctx, path)
 	if err != nil {
@@ -113,18 +120,18 @@ func checkDB(ctx context.Context, f *Findings, root string) []store.User {
 		return nil
 	}
 	if !st.Current() {
-		f.add(Problem, "%s", schemaProblem(st, path, root))
+		f.add(Problem, "%s", schemaProblem(st, name, root))
 		return nil
 	}
 	db, err := store.Open(ctx, path)
 	if err != nil {
-		f.add(Problem, "cannot open the state database %s: %v", path, err)
+		f.add(Problem, "cannot open the state database %s: %v", name, err)
 		return nil
 	}
 	defer db.Close()
 	us, err := db.Users(ctx)
 	if err != nil {
-		f.add(Problem, "cannot read the state database %s: %v", path, err)
+		f.add(Problem, "cannot read the state database %s: %v", name, err)
 		return nil
 	}
 	if us == nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rboinc/rboinc/workflow/boinc"
+	"github.com/rboinc/rboinc/workflow/engine"
 	"github.com/rboinc/rboinc/workflow/spool"
 	"github.com/rboinc/rboinc/workflow/store"
 )
@@ -90,7 +91,7 @@ func delayBound(path string) time.Duration {
 // checkChainsMove opens the state database for the checks of chains that
 // do not advance.
 func checkChainsMove(ctx context.Context, f *Findings, root string, p *boinc.Project) {
-	db, err := store.Open(ctx, filepath.Join(root, "state.db"))
+	db, err := engine.OpenState(ctx, root)
 	if err != nil {
 		return // checkDB said so
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rboinc/rboinc/workflow/client"
+	"github.com/rboinc/rboinc/workflow/engine"
 	"github.com/rboinc/rboinc/workflow/server"
 	"github.com/rboinc/rboinc/workflow/store"
 )
@@ -27,11 +28,16 @@ func ProbeUpload(ctx context.Context, root, url string) Findings {
 		return f
 	}
 	// Opening the database upgrades it: leave that to the administrator.
-	if st, err := store.Inspect(ctx, filepath.Join(root, "state.db")); err != nil || !st.Current() {
+	loc, err := engine.StateLocation(root)
+	if err != nil {
+		f.add(Problem, "server root %s: %v", root, err)
+		return f
+	}
+	if st, err := store.Inspect(ctx, loc); err != nil || !st.Current() {
 		f.add(Note, "no upload tested: the state database is not at this rboinc's schema version (see above)")
 		return f
 	}
-	db, err := store.Open(ctx, filepath.Join(root, "state.db"))
+	db, err := store.Open(ctx, loc)
 	if err != nil {
 		f.add(Problem, "cannot open the state database to test an upload: %v", err)
 		return f

@@ -30,6 +30,9 @@ type Options struct {
 	// BoincDB is where a new stand-in keeps BOINC's database
 	// (boincdb.ParseURL's forms); empty: its SQLite file.
 	BoincDB string
+	// StateDB puts rboinc's own state in MariaDB (engine.Config.StateDB);
+	// empty keeps what the root has (a new root: the SQLite file).
+	StateDB string
 }
 
 // Report says what Init did and what the administrator still has to do.
@@ -67,6 +70,9 @@ func Init(ctx context.Context, o Options) (Report, error) {
 	}
 	if fresh {
 		cfg = engine.DefaultConfig()
+	}
+	if o.StateDB != "" {
+		cfg.StateDB = o.StateDB
 	}
 	rep := Report{Root: root}
 	proj := o.BoincProject
@@ -147,7 +153,7 @@ func Init(ctx context.Context, o Options) (Report, error) {
 	if err := boinc.WriteFileAtomic(filepath.Join(root, engine.ConfigFile), append(data, '\n'), 0o644); err != nil {
 		return rep, err
 	}
-	mig, err := store.Migrate(ctx, filepath.Join(root, "state.db"))
+	mig, err := store.Migrate(ctx, cfg.StateLocation(root))
 	if err != nil {
 		return rep, err
 	}

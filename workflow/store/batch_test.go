@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -14,7 +13,7 @@ import (
 func openBatchDB(t *testing.T) (*DB, User) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "state.db"))
+	db, err := Open(ctx, testLocation(t))
 	if err != nil {
 		t.Fatal(err)
 	}

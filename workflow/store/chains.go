@@ -131,21 +131,32 @@ func (d *DB) DeleteChains(ctx context.Context, ids []int64) error {
 	})
 }
 
-// SetStepState sets the state of the named steps.
+// SetStepState sets the state of the named steps. Queued is set only on
+// steps still creating or pending: a work unit BOINC finished (and another
+// process, or host, recorded done) before its creator got here stays done.
 func (d *DB) SetStepState(ctx context.Context, wus []string, state string) error {
+	q := `UPDATE steps SET state = ? WHERE wu_name = ?`
+	if state == StateQueued {
+		q += ` AND state IN ('creating', 'pending')`
+	}
 	return d.Tx(ctx, func(tx *sql.Tx) error {
 		st := newStmtCache(tx)
 		defer st.Close()
+		var queued []string
 		for _, w := range wus {
-			if _, err := st.ExecContext(ctx, `UPDATE steps SET state = ? WHERE wu_name = ?`, state, w); err != nil {
+			res, err := st.ExecContext(ctx, q, state, w)
+			if err != nil {
 				return err
+			}
+			if n, _ := res.RowsAffected(); n > 0 {
+				queued = append(queued, w)
 			}
 		}
 		if state != StateQueued {
 			return nil
 		}
 		// The work units are in BOINC: one event each.
-		for _, w := range wus {
+		for _, w := range queued {
 			if _, err := st.ExecContext(ctx, `INSERT INTO events(time, user_id, type, grp, name, step, reason)
 				SELECT ?, c.user_id, ?, c.grp, c.name, s.step, '' FROM steps s JOIN chains c ON c.id = s.chain_id WHERE s.wu_name = ?`,
 				now(), EvStepCreated, w); err != nil {

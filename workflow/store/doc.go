@@ -1,5 +1,9 @@
 // Package store is rboinc's state: users, chains, steps, results and the
-// content pool's index, in one embedded SQLite database. The server's HTTP
+// content pool's index, in one embedded SQLite database, or in MariaDB
+// (tables rboinc_*) for a project on several hosts: Open takes a file path
+// or mysql://..., and everything that differs between the engines is in
+// dialect.go and dialect_mysql.go (the same guarantees on both: writers
+// one at a time, the schema versioned). The server's HTTP
 // requests (CGI processes included) and the assimilator hook are separate
 // processes, so the database runs in WAL mode with a busy timeout, and every
 // operation is one transaction.

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"os"
 )
@@ -25,10 +24,21 @@ func (s SchemaStatus) Behind() bool { return s.Version < s.Known }
 // opening it would do).
 func Inspect(ctx context.Context, path string) (SchemaStatus, error) {
 	st := SchemaStatus{Known: SchemaVersion()}
+	if IsMySQL(path) {
+		db, dia, err := openDialect(path)
+		if err != nil {
+			return st, err
+		}
+		defer db.Close()
+		if st.Version, err = dia.version(ctx, db); err != nil {
+			return st, fmt.Errorf("state database %s: %w", dia, err)
+		}
+		return st, nil
+	}
 	if _, err := os.Stat(path); err != nil {
 		return st, fmt.Errorf("state database: %w", err)
 	}
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(20000)")
+	db, err := openSQLiteReadOnly(path)
 	if err != nil {
 		return st, fmt.Errorf("state database %s: %w", path, err)
 	}
@@ -37,11 +47,9 @@ func Inspect(ctx context.Context, path string) (SchemaStatus, error) {
 		return st, fmt.Errorf("state database %s: %w", path, err)
 	}
 	if st.Version == 0 {
-		var n int
-		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'users'`).Scan(&n); err != nil {
+		if st.Unversioned, err = sqliteHasTables(ctx, db); err != nil {
 			return st, fmt.Errorf("state database %s: %w", path, err)
 		}
-		st.Unversioned = n > 0
 	}
 	return st, nil
 }

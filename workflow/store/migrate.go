@@ -59,7 +59,7 @@ type MigrationReport struct {
 // release left it or fully upgraded; of several processes opening an old
 // database at once, one applies them and the others, waiting on the write
 // lock, re-read the version and find the work done.
-func (d *DB) migrate(ctx context.Context, list []migration) (MigrationReport, error) {
+func (d *DB) migrateSQLite(ctx context.Context, list []migration) (MigrationReport, error) {
 	known := latest(list)
 	rep := MigrationReport{To: known}
 	v, err := userVersion(ctx, d.sql)
@@ -111,7 +111,7 @@ func (d *DB) migrate(ctx context.Context, list []migration) (MigrationReport, er
 			}
 			rep.Applied = append(rep.Applied, r)
 		}
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", known)); err != nil {
+		if err := setUserVersion(ctx, tx, known); err != nil {
 			return fmt.Errorf("setting the schema version: %w", err)
 		}
 		return nil
@@ -120,7 +120,7 @@ func (d *DB) migrate(ctx context.Context, list []migration) (MigrationReport, er
 		return MigrationReport{From: rep.From, To: rep.From}, err
 	}
 	if len(rep.Applied) > 0 && (rep.From > 0 || rep.Adopted) {
-		slog.Info("state database upgraded", "path", d.path, "from", rep.From, "to", rep.To, "adopted", rep.Adopted)
+		slog.Info("state database upgraded", "database", d.String(), "from", rep.From, "to", rep.To, "adopted", rep.Adopted)
 	}
 	return rep, nil
 }
@@ -140,27 +140,23 @@ func apply(ctx context.Context, tx *sql.Tx, m migration) error {
 // unversioned tells whether a database without a schema version has
 // rboinc's tables: one the release before schema versions made.
 func unversioned(ctx context.Context, tx *sql.Tx) (bool, error) {
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'users'`).Scan(&n); err != nil {
+	ok, err := sqliteHasTables(ctx, tx)
+	if err != nil {
 		return false, fmt.Errorf("looking for the tables of an earlier release: %w", err)
 	}
-	return n > 0, nil
+	return ok, nil
 }
 
 func (d *DB) tooNew(v, known int) error {
-	return &SchemaTooNewError{File: filepath.Base(d.path), Version: v, Known: known}
-}
-
-func userVersion(ctx context.Context, q rowQuerier) (int, error) {
-	var v int
-	if err := q.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
-		return 0, fmt.Errorf("reading the schema version: %w", err)
+	name := d.String()
+	if s, ok := d.dialect.(sqliteDialect); ok {
+		name = filepath.Base(s.path)
 	}
-	return v, nil
+	return &SchemaTooNewError{File: name, Version: v, Known: known}
 }
 
 // Version tells the schema version of the open database.
-func (d *DB) Version(ctx context.Context) (int, error) { return userVersion(ctx, d.sql) }
+func (d *DB) Version(ctx context.Context) (int, error) { return d.dialect.version(ctx, d.sql) }
 
 // History lists the migrations applied, oldest first.
 func (d *DB) History(ctx context.Context) ([]MigrationRecord, error) {

@@ -88,7 +88,7 @@ CREATE TABLE IF NOT EXISTS notify_targets (
 	grp     TEXT NOT NULL DEFAULT '',   -- '': every group of the user
 	kind    TEXT NOT NULL,              -- webhook, email
 	address TEXT NOT NULL,
-	events  TEXT NOT NULL,              -- comma-separated event types, or all
+	event_types TEXT NOT NULL,          -- comma-separated, or all
 	created INTEGER NOT NULL,
 	UNIQUE (user_id, grp, kind, address)
 );

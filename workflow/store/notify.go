@@ -51,7 +51,7 @@ func (t NotifyTarget) wants(e Event) bool {
 func (d *DB) AddNotifyTarget(ctx context.Context, t NotifyTarget) error {
 	return d.Tx(ctx, func(tx *sql.Tx) error {
 		ev := strings.Join(t.Events, ",")
-		res, err := tx.ExecContext(ctx, `UPDATE notify_targets SET events = ? WHERE user_id = ? AND grp = ? AND kind = ? AND address = ?`,
+		res, err := tx.ExecContext(ctx, `UPDATE notify_targets SET event_types = ? WHERE user_id = ? AND grp = ? AND kind = ? AND address = ?`,
 			ev, t.UserID, t.Group, t.Kind, t.Address)
 		if err != nil {
 			return err
@@ -59,7 +59,7 @@ func (d *DB) AddNotifyTarget(ctx context.Context, t NotifyTarget) error {
 		if n, _ := res.RowsAffected(); n > 0 {
 			return nil
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO notify_targets(user_id, grp, kind, address, events, created) VALUES (?,?,?,?,?,?)`,
+		_, err = tx.ExecContext(ctx, `INSERT INTO notify_targets(user_id, grp, kind, address, event_types, created) VALUES (?,?,?,?,?,?)`,
 			t.UserID, t.Group, t.Kind, t.Address, ev, now())
 		return err
 	})
@@ -87,7 +87,7 @@ func (d *DB) RemoveNotifyTargets(ctx context.Context, userID int64, kind, addres
 
 // NotifyTargets lists a user's targets (userID 0: everyone's).
 func (d *DB) NotifyTargets(ctx context.Context, userID int64) ([]NotifyTarget, error) {
-	q := `SELECT id, user_id, grp, kind, address, events FROM notify_targets`
+	q := `SELECT id, user_id, grp, kind, address, event_types FROM notify_targets`
 	var args []any
 	if userID != 0 {
 		q += ` WHERE user_id = ?`
@@ -186,7 +186,7 @@ func (d *DB) FanOut(ctx context.Context, limit int) (int, error) {
 		if err := tx.QueryRowContext(ctx, `SELECT last_event FROM notify_cursor WHERE id = 1`).Scan(&cursor); err != nil {
 			return fmt.Errorf("reading the notification cursor: %w", err)
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT id, user_id, grp, kind, address, events FROM notify_targets`)
+		rows, err := tx.QueryContext(ctx, `SELECT id, user_id, grp, kind, address, event_types FROM notify_targets`)
 		if err != nil {
 			return err
 		}
@@ -268,7 +268,7 @@ func (d *DB) ClaimDeliveries(ctx context.Context, at, lease int64, limit int) ([
 	err := d.Tx(ctx, func(tx *sql.Tx) error {
 		out = out[:0]
 		rows, err := tx.QueryContext(ctx, `SELECT o.id, o.event_id, o.payload, o.attempts, o.created, o.next_try,
-				t.id, t.user_id, t.grp, t.kind, t.address, t.events, u.notify_secret
+				t.id, t.user_id, t.grp, t.kind, t.address, t.event_types, u.notify_secret
 			FROM notify_outbox o JOIN notify_targets t ON t.id = o.target_id JOIN users u ON u.id = t.user_id
 			WHERE o.id IN (SELECT min(id) FROM notify_outbox GROUP BY target_id) AND o.next_try <= ?
 			ORDER BY o.next_try, o.id LIMIT ?`, at, limit)

@@ -25,7 +25,7 @@ type PendingStep struct {
 // AnyPending tells cheaply whether some step waits for its work unit.
 func (d *DB) AnyPending(ctx context.Context) (bool, error) {
 	var n int
-	err := d.sql.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM steps WHERE state = 'pending' AND not_before <= ? LIMIT 1)`, now()).Scan(&n)
+	err := d.sql.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM steps WHERE state = 'pending' AND not_before <= ? LIMIT 1) AS due`, now()).Scan(&n)
 	return n > 0, err
 }
 
@@ -120,17 +120,26 @@ func (d *DB) dropPending(ctx context.Context, wus []string) error {
 // the creator then creates their work units, or finds them in BOINC
 // already, or fails the chain with create_work's reason.
 func (d *DB) ReviveCreating(ctx context.Context, cutoff time.Time) (int64, error) {
-	res, err := d.sql.ExecContext(ctx, `UPDATE steps SET state = 'pending' WHERE state = 'creating' AND created < ?`, cutoff.Unix())
-	if err != nil {
-		return 0, err
-	}
-	return res.RowsAffected()
+	var n int64
+	err := d.Tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'pending' WHERE state = 'creating' AND created < ?`, cutoff.Unix())
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n, err
 }
 
 // QueuePending records a pending (or creating) step's work unit as created; a step that
 // has moved on meanwhile (its work unit, found in BOINC, already finished)
 // is left as it is.
 func (d *DB) QueuePending(ctx context.Context, wu string) error {
-	_, err := d.sql.ExecContext(ctx, `UPDATE steps SET state = 'queued' WHERE wu_name = ? AND state IN ('pending', 'creating')`, wu)
-	return err
+	// Under the write lock, as every write: on MariaDB a statement outside
+	// it could deadlock with a writer's transaction.
+	return d.Tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'queued' WHERE wu_name = ? AND state IN ('pending', 'creating')`, wu)
+		return err
+	})
 }

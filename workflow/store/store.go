@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"time"
 
@@ -23,9 +22,9 @@ var ErrQuota = errors.New("quota exceeded")
 
 // DB is the state database.
 type DB struct {
-	sql   *sql.DB
-	path  string
-	stmts sync.Map // query text -> *sql.Stmt, see prepared
+	sql     *sql.DB
+	dialect dialect
+	stmts   sync.Map // query text -> *sql.Stmt, see prepared
 }
 
 // schemaV1 is the schema of the release before schema versions: the
@@ -110,60 +109,47 @@ CREATE TABLE IF NOT EXISTS uploads (
 );
 `
 
-// Open opens (creating if needed) the database at path, bringing its
-// schema up to this rboinc's version first (see migrate).
-func Open(ctx context.Context, path string) (*DB, error) {
-	d, _, err := openWith(ctx, path, migrations)
+// Open opens (creating if needed) the state database at location, bringing
+// its schema up to this rboinc's version first (see migrate). location is
+// the path of an SQLite file, or mysql://USER:PASS@tcp(HOST:PORT)/DB (or
+// unix(SOCKET)) for rboinc_* tables in MariaDB.
+func Open(ctx context.Context, location string) (*DB, error) {
+	d, _, err := openWith(ctx, location, migrations)
 	return d, err
 }
 
-// Migrate opens the database at path only to bring its schema up to date,
-// and says what it did.
-func Migrate(ctx context.Context, path string) (MigrationReport, error) {
-	d, rep, err := openWith(ctx, path, migrations)
+// Migrate opens the database at location only to bring its schema up to
+// date, and says what it did.
+func Migrate(ctx context.Context, location string) (MigrationReport, error) {
+	d, rep, err := openWith(ctx, location, migrations)
 	if err != nil {
 		return rep, err
 	}
 	return rep, d.Close()
 }
 
-func openWith(ctx context.Context, path string, list []migration) (*DB, MigrationReport, error) {
-	dsn := "file:" + path + "?_pragma=busy_timeout(20000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=temp_store(memory)&_txlock=immediate"
-	db, err := sql.Open("sqlite", dsn)
+func openWith(ctx context.Context, location string, list []migration) (*DB, MigrationReport, error) {
+	db, dia, err := openDialect(location)
 	if err != nil {
-		return nil, MigrationReport{}, fmt.Errorf("opening state database %s: %w", path, err)
+		return nil, MigrationReport{}, err
 	}
-	db.SetMaxOpenConns(4)
-	d := &DB{sql: db, path: path}
-	rep, err := d.migrate(ctx, list)
+	d := &DB{sql: db, dialect: dia}
+	rep, err := d.dialect.migrate(ctx, d, list)
 	if err != nil {
 		db.Close()
-		return nil, rep, fmt.Errorf("state database %s: %w", path, err)
+		return nil, rep, fmt.Errorf("state database %s: %w", dia, err)
 	}
 	return d, rep, nil
 }
 
-// Sync makes every transaction committed so far durable. Commits are not
-// synced one by one (WAL with synchronous=NORMAL: a power cut may take the
-// last of them back, a crash of the process does not); a caller about to
-// let the only other copy of what it recorded go (BOINC's outputs, a spool
-// entry, create_work's insertion) calls Sync first, once for all of them.
-// The committed transactions are in the WAL file, or in the database file
-// after a checkpoint, which SQLite syncs itself.
-func (d *DB) Sync() error {
-	f, err := os.Open(d.path + "-wal")
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("state database: %w", err)
-	}
-	defer f.Close()
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("state database: syncing its log: %w", err)
-	}
-	return nil
-}
+// Sync makes every transaction committed so far durable. On SQLite commits
+// are not synced one by one; a caller about to let the only other copy of
+// what it recorded go (BOINC's outputs, a spool entry, create_work's
+// insertion) calls Sync first, once for all of them.
+func (d *DB) Sync() error { return d.dialect.sync() }
+
+// String names the database for messages (without a password).
+func (d *DB) String() string { return d.dialect.String() }
 
 // Close closes the database.
 func (d *DB) Close() error {
@@ -179,7 +165,7 @@ func (d *DB) Tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	if b, ok := ctx.Value(batchKey{}).(*batch); ok && b.db == d {
 		return b.savepoint(ctx, fn)
 	}
-	tx, err := d.sql.BeginTx(ctx, nil)
+	tx, err := d.dialect.begin(ctx, d.sql)
 	if err != nil {
 		return fmt.Errorf("state database: %w", err)
 	}
@@ -205,20 +191,32 @@ type batch struct {
 	db *DB
 	tx *sql.Tx
 	n  int
+	// lost is set when the server ended the whole transaction (MariaDB
+	// does on a deadlock: the savepoint is gone with it). Nothing more
+	// may run in it, as later statements would run outside it, and the
+	// batch must not commit as if what came before were recorded.
+	lost error
 }
 
 func (b *batch) savepoint(ctx context.Context, fn func(*sql.Tx) error) error {
+	if b.lost != nil {
+		return b.lost
+	}
 	b.n++
 	name := fmt.Sprintf("sp%d", b.n)
 	if _, err := b.tx.ExecContext(ctx, "SAVEPOINT "+name); err != nil {
-		return fmt.Errorf("state database: %w", err)
+		b.lost = fmt.Errorf("state database: %w", err)
+		return b.lost
 	}
 	if err := fn(b.tx); err != nil {
-		b.tx.ExecContext(ctx, "ROLLBACK TO "+name)
-		b.tx.ExecContext(ctx, "RELEASE "+name)
+		if _, rerr := b.tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+name); rerr != nil {
+			b.lost = fmt.Errorf("state database: the batch's transaction ended (%w) after: %w", rerr, err)
+			return b.lost
+		}
+		b.tx.ExecContext(ctx, "RELEASE SAVEPOINT "+name)
 		return err
 	}
-	if _, err := b.tx.ExecContext(ctx, "RELEASE "+name); err != nil {
+	if _, err := b.tx.ExecContext(ctx, "RELEASE SAVEPOINT "+name); err != nil {
 		return fmt.Errorf("state database: %w", err)
 	}
 	return nil
@@ -230,13 +228,18 @@ func (b *batch) savepoint(ctx context.Context, fn func(*sql.Tx) error) error {
 // outside Tx do not see the batch's changes before the commit. fn must not
 // write through another handle: the batch holds the write lock.
 func (d *DB) Batch(ctx context.Context, fn func(ctx context.Context) error) error {
-	tx, err := d.sql.BeginTx(ctx, nil)
+	tx, err := d.dialect.begin(ctx, d.sql)
 	if err != nil {
 		return fmt.Errorf("state database: %w", err)
 	}
-	if err := fn(context.WithValue(ctx, batchKey{}, &batch{db: d, tx: tx})); err != nil {
+	b := &batch{db: d, tx: tx}
+	if err := fn(context.WithValue(ctx, batchKey{}, b)); err != nil {
 		tx.Rollback()
 		return err
+	}
+	if b.lost != nil {
+		tx.Rollback()
+		return b.lost
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("state database commit: %w", err)

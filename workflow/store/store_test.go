@@ -3,14 +3,13 @@ package store
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"sync"
 	"testing"
 )
 
 func openTest(t *testing.T) *DB {
 	t.Helper()
-	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "state.db"))
+	db, err := Open(context.Background(), testLocation(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,6 @@
+//go:build !race
+
+package engine_test
+
+// raceEnabled: the tests run under the race detector (-race).
+const raceEnabled = false
