@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"context"
 	"database/sql"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/rboinc/rboinc/workflow/client"
+	"github.com/rboinc/rboinc/workflow/engine"
 )
 
 // gahp SESSION: run rboinc-gahp in $WORK as HTCondor's gridmanager does,
@@ -312,14 +314,22 @@ func waitSettled(ts *testscript.TestScript, group string, n int, limit time.Dura
 // BOINC database, wherever it is) answers QUERY with N.
 func cmdCount(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 3 {
-		ts.Fatalf("usage: rbcount DB QUERY N")
+		ts.Fatalf("usage: rbcount boinc|state|SQLITE-FILE QUERY N")
 	}
 	var got string
-	if args[0] == "boinc" {
+	switch args[0] {
+	case "boinc":
 		db := standinDB(ts)
 		defer db.Close()
 		ts.Check(db.QueryRow(args[1]).Scan(&got))
-	} else {
+	case "state":
+		// The server's state wherever rboinc.json keeps it (SQLite or
+		// MariaDB), the query in SQLite's words as the store writes them.
+		db, err := engine.OpenState(context.Background(), ts.Getenv("ROOT"))
+		ts.Check(err)
+		defer db.Close()
+		ts.Check(db.SQL().QueryRow(args[1]).Scan(&got))
+	default:
 		db, err := sql.Open("sqlite", ts.MkAbs(args[0]))
 		ts.Check(err)
 		defer db.Close()
