@@ -133,11 +133,11 @@ func app(log *slog.Logger) *cli.App {
 				Subcommands: []*cli.Command{
 					{
 						Name: "add", Usage: "create a user and print its token", ArgsUsage: "NAME",
-						Flags: []cli.Flag{rootFlag, boincUserFlag},
+						Flags: []cli.Flag{rootFlag, boincUserFlag, &cli.BoolFlag{Name: "admin", Usage: "make the user an administrator (see `rboinc-server user admin`)"}},
 						Action: func(c *cli.Context) error {
 							name := c.Args().First()
 							if c.NArg() != 1 {
-								return usagef("usage: rboinc-server user add --root DIR [--boinc-user ID] NAME")
+								return usagef("usage: rboinc-server user add --root DIR [--boinc-user ID] [--admin] NAME")
 							}
 							if c.IsSet("boinc-user") {
 								if err := checkBoincUser(c); err != nil {
@@ -154,12 +154,18 @@ func app(log *slog.Logger) *cli.App {
 										return err
 									}
 								}
+								if c.Bool("admin") {
+									if err := db.SetUserAdmin(c.Context, name, true); err != nil {
+										return err
+									}
+								}
 								fmt.Println(tok)
 								return nil
 							})
 						},
 					},
 					linkCommand(),
+					adminCommand(),
 					{
 						Name: "list", Usage: "list users", Flags: []cli.Flag{rootFlag},
 						Action: func(c *cli.Context) error {
@@ -169,6 +175,9 @@ func app(log *slog.Logger) *cli.App {
 									state := "active"
 									if u.Disabled {
 										state = "disabled"
+									}
+									if u.Admin {
+										state += ",admin"
 									}
 									if u.BoincUserID != 0 {
 										fmt.Printf("%s\t%s\tboinc user %d\n", u.Name, state, u.BoincUserID)

@@ -24,6 +24,9 @@ CREATE UNIQUE INDEX IF NOT EXISTS users_boinc ON users(boinc_user_id) WHERE boin
 	// unit, with a back-off), the work units of earlier attempts, and the
 	// events of every chain transition.
 	{version: 5, name: "attempts, earlier attempts and events", sql: schemaV5},
+	// Administrators (a right of its own) see every user on the status
+	// page, the metrics and the administrator's report.
+	{version: 6, name: "administrator right of each user", sql: `ALTER TABLE users ADD COLUMN admin INTEGER NOT NULL DEFAULT 0;`},
 }
 
 const schemaV5 = `ALTER TABLE chains ADD COLUMN max_attempts INTEGER NOT NULL DEFAULT 0;
