@@ -25,8 +25,10 @@ CREATE UNIQUE INDEX IF NOT EXISTS users_boinc ON users(boinc_user_id) WHERE boin
 	// events of every chain transition.
 	{version: 5, name: "attempts, earlier attempts and events", sql: schemaV5},
 	// Administrators (a right of its own) see every user on the status
-	// page, the metrics and the administrator's report.
-	{version: 6, name: "administrator right of each user", sql: `ALTER TABLE users ADD COLUMN admin INTEGER NOT NULL DEFAULT 0;`},
+	// page, the metrics and the administrator's report; the latency
+	// histograms of the metrics are kept here, since the hook and CGI
+	// requests are processes of their own (see latency.go).
+	{version: 6, name: "administrator right, latency histograms", sql: schemaV6},
 }
 
 const schemaV5 = `ALTER TABLE chains ADD COLUMN max_attempts INTEGER NOT NULL DEFAULT 0;
@@ -54,3 +56,12 @@ CREATE TABLE IF NOT EXISTS events (
 );
 CREATE INDEX IF NOT EXISTS events_user ON events(user_id, id);
 CREATE INDEX IF NOT EXISTS events_time ON events(time);`
+
+const schemaV6 = `ALTER TABLE users ADD COLUMN admin INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE IF NOT EXISTS latency (
+	kind   TEXT NOT NULL,
+	bucket INTEGER NOT NULL,
+	n      INTEGER NOT NULL,
+	sum    REAL NOT NULL,
+	PRIMARY KEY (kind, bucket)
+);`
