@@ -28,6 +28,7 @@ import (
 	"github.com/rboinc/rboinc/workflow/spool"
 	"github.com/rboinc/rboinc/workflow/standin"
 	"github.com/rboinc/rboinc/workflow/store"
+	"github.com/rboinc/rboinc/workflow/webstatus"
 )
 
 func main() {
@@ -105,7 +106,8 @@ func app(log *slog.Logger) *cli.App {
 				Flags: []cli.Flag{rootFlag, &cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", Usage: "address to listen on (port 0: any free port)"},
 					&cli.StringFlag{Name: "addr-file", Usage: "write the address actually listened on to this file once ready"},
 					&cli.StringFlag{Name: "tls-cert", Usage: "serve HTTPS with this PEM certificate (chain) `FILE`"},
-					&cli.StringFlag{Name: "tls-key", Usage: "the PEM private key `FILE` of --tls-cert"}},
+					&cli.StringFlag{Name: "tls-key", Usage: "the PEM private key `FILE` of --tls-cert"},
+					&cli.DurationFlag{Name: "status-refresh", Value: webstatus.DefaultRefresh, Usage: "how often the status pages (/rboinc_cgi/status/) reload themselves"}},
 				Action: func(c *cli.Context) error {
 					root := c.String("root")
 					if _, err := setup.InstallExe(absRoot(root), ""); err != nil {
@@ -124,7 +126,7 @@ func app(log *slog.Logger) *cli.App {
 							}
 						}
 					}
-					return server.ServeWith(c.Context, e, server.Listen{Addr: c.String("listen"), CertFile: c.String("tls-cert"), KeyFile: c.String("tls-key")}, log, ready)
+					return server.ServeWith(c.Context, e, server.Listen{Addr: c.String("listen"), CertFile: c.String("tls-cert"), KeyFile: c.String("tls-key"), StatusRefresh: c.Duration("status-refresh")}, log, ready)
 				},
 			},
 			{
