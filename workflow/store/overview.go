@@ -316,3 +316,19 @@ func (d *DB) DiskOf(ctx context.Context, userID int64) (results, pool int64, err
 	pool, err = poolBytesOf(ctx, d.sql, userID)
 	return results, pool, err
 }
+
+// FailureReasons lists the reason of every failed chain of a user (userID
+// 0: every user's).
+func (d *DB) FailureReasons(ctx context.Context, userID int64) ([]string, error) {
+	q := `SELECT error FROM chains WHERE state = 'failed'`
+	var args []any
+	if userID != 0 {
+		q += ` AND user_id = ?`
+		args = append(args, userID)
+	}
+	rows, err := d.sql.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("reading the reasons of failed chains: %w", err)
+	}
+	return scanStrings(rows, err)
+}
