@@ -34,7 +34,7 @@ func action(c *cli.Context) error {
 			return client.Usagef("-name needs -group")
 		}
 	}
-	if group == "" && !c.Bool("status") && !c.Bool("gridstatus") && !c.Bool("watch") {
+	if group == "" && !c.Bool("status") && !c.Bool("gridstatus") && !c.Bool("watch") && !c.IsSet("follow") {
 		return client.Usagef("missing mandatory option -group (see -help)")
 	}
 	if c.Bool("purge") && (c.IsSet("into") || c.IsSet("intotree")) {
@@ -69,6 +69,8 @@ func action(c *cli.Context) error {
 		})
 	case c.Bool("watch"):
 		return watch(c, cl, group)
+	case c.IsSet("follow"):
+		return follow(c, cl, c.StringSlice("follow"))
 	case c.Bool("status"):
 		return status(c, cl, ref)
 	case c.Bool("gridstatus"):

@@ -39,6 +39,9 @@ func main() {
 	if len(os.Args) > 2 && os.Args[1] == "standin" && os.Args[2] == "create_work" {
 		os.Exit(standin.CreateWorkMain(os.Args[3:], os.Stdin, os.Stdout, os.Stderr))
 	}
+	if len(os.Args) > 2 && os.Args[1] == "standin" && os.Args[2] == "cancel_jobs" {
+		os.Exit(standin.CancelJobsMain(os.Args[3:], os.Stdout, os.Stderr))
+	}
 	if len(os.Args) > 1 && os.Args[1] == "process" {
 		os.Exit(runHook(os.Args[2:], log))
 	}
@@ -54,7 +57,7 @@ func main() {
 			defer f.Close()
 		}
 	}
-	code := runContext(ctx, a, os.Args)
+	code := runContext(ctx, a, flagsFirst(a, os.Args))
 	pprof.StopCPUProfile()
 	stop()
 	os.Exit(code)
@@ -194,6 +197,7 @@ func app(log *slog.Logger) *cli.App {
 					userStateCommand(true),
 					userStateCommand(false),
 					rotateCommand(),
+					notifyCommand(),
 				},
 			},
 			{

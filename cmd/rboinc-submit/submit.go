@@ -10,6 +10,7 @@ import (
 	"github.com/rboinc/rboinc/workflow/client"
 	"github.com/rboinc/rboinc/workflow/client/clitool"
 	"github.com/rboinc/rboinc/workflow/naming"
+	"github.com/rboinc/rboinc/workflow/notifytarget"
 	"github.com/rboinc/rboinc/workflow/wire"
 	"github.com/urfave/cli/v2"
 )
@@ -116,6 +117,12 @@ func options(c *cli.Context) (wire.Options, error) {
 		Batch:          c.Int64("batch"),
 		DryRun:         c.Bool("dry_run"),
 		MaxAttempts:    c.Int("max_attempts"),
+		Notify:         c.StringSlice("notify"),
+	}
+	for _, t := range o.Notify {
+		if _, _, err := notifytarget.Parse(t); err != nil {
+			return o, client.Usagef("-notify: %v", err)
+		}
 	}
 	if o.MaxAttempts < 0 {
 		return o, client.Usagef("-max_attempts must be at least 1, not %d", o.MaxAttempts)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/rboinc/rboinc/workflow/boinc"
@@ -126,6 +127,12 @@ func (e *Engine) RunCreator(ctx context.Context, poll time.Duration, stop func()
 		}
 	}
 	defer f.Close()
+	// The holder of the creator lock also sends the notifications.
+	nctx, stopNotifier := context.WithCancel(ctx)
+	var notifier sync.WaitGroup
+	notifier.Go(func() { e.RunNotifier(nctx, notifyPoll) })
+	defer notifier.Wait()
+	defer stopNotifier()
 	e.Log.Debug("creating the work units of pending steps", "poll", poll)
 	var lastDB, lastSweep time.Time
 	var streak failStreak

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rboinc/rboinc/workflow/mail"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -52,6 +53,8 @@ type Config struct {
 	CatchupSteps    int     `json:"catchup_steps,omitempty"`
 	CatchupPriority int     `json:"catchup_priority,omitempty"`
 	LateAfterHours  float64 `json:"late_after,omitempty"`
+	// SMTP is the mail server e-mail notifications (and reports) go through.
+	SMTP mail.Settings `json:"smtp,omitzero"`
 	// Limits are the per-user quotas and submission policy.
 	Limits
 	// Transfer bounds slow clients of the standalone server.

@@ -1,9 +1,18 @@
 package engine
 
+import "time"
+
 // SetInlineStagedHook makes f run as each inline content is staged, until
 // the returned function is called.
 func SetInlineStagedHook(f func(e *Engine, sum string)) (restore func()) {
 	old := inlineStaged
 	inlineStaged = f
 	return func() { inlineStaged = old }
+}
+
+// SetNotifyRetry sets the wait after a first failed notification.
+func SetNotifyRetry(d time.Duration) (restore func()) {
+	old := notifyFirstRetry
+	notifyFirstRetry = d
+	return func() { notifyFirstRetry = old }
 }

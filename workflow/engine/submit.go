@@ -154,6 +154,11 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 		}
 		return resp, nil
 	}
+	// Registered before the chains exist, so that none of their events
+	// passes before the targets are there.
+	if err := e.addSubmissionTargets(ctx, u.ID, req.Group, req.Options.Notify); err != nil {
+		return resp, err
+	}
 	created, err := e.recordAndCreate(ctx, u, params, chains, in)
 	if errors.Is(err, store.ErrExists) && ctx.Value(strictNamesKey{}) == nil {
 		// A retry of a submission whose answer was lost finds its chains:
@@ -228,6 +233,9 @@ func (e *Engine) checkSubmit(req wire.SubmitRequest) (boinc.WorkParams, int, int
 	}
 	if limit := e.maxAttempts(store.Chain{}); o.MaxAttempts < 0 || o.MaxAttempts > limit {
 		return p, 0, 0, errf(KindBadRequest, "max_attempts must be between 1 and %d (the server's max_step_attempts), not %d", limit, o.MaxAttempts)
+	}
+	if err := checkNotify(o.Notify); err != nil {
+		return p, 0, 0, err
 	}
 	if o.FpopsEst > 0 && o.FpopsBound > 0 && o.FpopsBound < o.FpopsEst {
 		return p, 0, 0, errf(KindBadRequest, "fpops_bound (%g) is below fpops_est (%g)", o.FpopsBound, o.FpopsEst)

@@ -80,9 +80,13 @@ func InitProject(dir string, o InitOptions) error {
 			return fmt.Errorf("creating stand-in project %s: %w", abs, err)
 		}
 	}
-	wrapper := "#!/bin/sh\nexec " + shellQuote(o.ServerExe) + " standin create_work \"$@\"\n"
-	if err := boinc.WriteFileAtomic(filepath.Join(abs, "bin", "create_work"), []byte(wrapper), 0o755); err != nil {
-		return fmt.Errorf("creating stand-in project %s: %w", abs, err)
+	// BOINC's tools find their project by BOINC_PROJECT_DIR or the working
+	// directory; cancel_jobs is run from anywhere, so its wrapper names it.
+	for tool, env := range map[string]string{"create_work": "", "cancel_jobs": "BOINC_PROJECT_DIR=${BOINC_PROJECT_DIR:-" + shellQuote(abs) + "} "} {
+		wrapper := "#!/bin/sh\n" + env + "exec " + shellQuote(o.ServerExe) + " standin " + tool + " \"$@\"\n"
+		if err := boinc.WriteFileAtomic(filepath.Join(abs, "bin", tool), []byte(wrapper), 0o755); err != nil {
+			return fmt.Errorf("creating stand-in project %s: %w", abs, err)
+		}
 	}
 	db, err := openDB(abs)
 	if err != nil {

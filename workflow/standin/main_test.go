@@ -19,6 +19,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 2 && os.Args[1] == "standin" && os.Args[2] == "create_work" {
 		os.Exit(CreateWorkMain(os.Args[3:], os.Stdin, os.Stdout, os.Stderr))
 	}
+	if len(os.Args) > 2 && os.Args[1] == "standin" && os.Args[2] == "cancel_jobs" {
+		os.Exit(CancelJobsMain(os.Args[3:], os.Stdout, os.Stderr))
+	}
 	code := m.Run()
 	mariadbtest.StopShared()
 	os.Exit(code)

@@ -158,7 +158,7 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Version 6: nobody was an administrator before the right existed.
+	// Version 7: nobody was an administrator before the right existed.
 	if u.Admin {
 		t.Fatal("a user of the previous release is an administrator after the upgrade")
 	}

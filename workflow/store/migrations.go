@@ -24,11 +24,15 @@ CREATE UNIQUE INDEX IF NOT EXISTS users_boinc ON users(boinc_user_id) WHERE boin
 	// unit, with a back-off), the work units of earlier attempts, and the
 	// events of every chain transition.
 	{version: 5, name: "attempts, earlier attempts and events", sql: schemaV5},
+	// Notifications: the targets users register (webhooks, e-mail), each
+	// user's webhook signing secret, and the durable outbox that events
+	// are fanned out into (the cursor says how far), delivered from there.
+	{version: 6, name: "notification targets and outbox", sql: schemaV6},
 	// Administrators (a right of its own) see every user on the status
 	// page, the metrics and the administrator's report; the latency
 	// histograms of the metrics are kept here, since the hook and CGI
 	// requests are processes of their own (see latency.go).
-	{version: 6, name: "administrator right, latency histograms", sql: schemaV6},
+	{version: 7, name: "administrator right, latency histograms", sql: schemaV7},
 }
 
 const schemaV5 = `ALTER TABLE chains ADD COLUMN max_attempts INTEGER NOT NULL DEFAULT 0;
@@ -57,7 +61,35 @@ CREATE TABLE IF NOT EXISTS events (
 CREATE INDEX IF NOT EXISTS events_user ON events(user_id, id);
 CREATE INDEX IF NOT EXISTS events_time ON events(time);`
 
-const schemaV6 = `ALTER TABLE users ADD COLUMN admin INTEGER NOT NULL DEFAULT 0;
+const schemaV6 = `ALTER TABLE users ADD COLUMN notify_secret TEXT NOT NULL DEFAULT '';
+CREATE TABLE IF NOT EXISTS notify_targets (
+	id      INTEGER PRIMARY KEY,
+	user_id INTEGER NOT NULL REFERENCES users(id),
+	grp     TEXT NOT NULL DEFAULT '',   -- '': every group of the user
+	kind    TEXT NOT NULL,              -- webhook, email
+	address TEXT NOT NULL,
+	events  TEXT NOT NULL,              -- comma-separated event types, or all
+	created INTEGER NOT NULL,
+	UNIQUE (user_id, grp, kind, address)
+);
+CREATE TABLE IF NOT EXISTS notify_outbox (
+	id         INTEGER PRIMARY KEY AUTOINCREMENT,
+	target_id  INTEGER NOT NULL,
+	event_id   INTEGER NOT NULL,
+	payload    TEXT NOT NULL,
+	attempts   INTEGER NOT NULL DEFAULT 0,
+	next_try   INTEGER NOT NULL,
+	last_error TEXT NOT NULL DEFAULT '',
+	created    INTEGER NOT NULL,
+	UNIQUE (target_id, event_id)
+);
+CREATE INDEX IF NOT EXISTS notify_outbox_due ON notify_outbox(next_try);
+CREATE TABLE IF NOT EXISTS notify_cursor (
+	id         INTEGER PRIMARY KEY CHECK (id = 1),
+	last_event INTEGER NOT NULL
+);
+INSERT INTO notify_cursor(id, last_event) SELECT 1, COALESCE(max(id), 0) FROM events;`
+const schemaV7 = `ALTER TABLE users ADD COLUMN admin INTEGER NOT NULL DEFAULT 0;
 CREATE TABLE IF NOT EXISTS latency (
 	kind   TEXT NOT NULL,
 	bucket INTEGER NOT NULL,

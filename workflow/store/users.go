@@ -16,7 +16,7 @@ type User struct {
 	// BoincUserID is the BOINC account linked to the user (0: none).
 	BoincUserID int64
 	// Admin: the user may see every user's chains on the status page, the
-	// metrics and the administrator's report (schema version 6).
+	// metrics and the administrator's report (schema version 7).
 	Admin bool
 }
 

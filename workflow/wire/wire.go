@@ -149,6 +149,9 @@ type Options struct {
 	// MaxAttempts is the work units each step may take (0: the server's
 	// max_step_attempts, which also bounds it).
 	MaxAttempts int `json:"max_attempts,omitempty"`
+	// Notify registers webhook URLs or e-mail addresses for the events of
+	// the submission's group (chain done, chain failed, group done).
+	Notify []string `json:"notify,omitempty"`
 }
 
 // SubmitRequest creates one or many chains of one queue in one group.
