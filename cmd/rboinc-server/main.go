@@ -102,6 +102,7 @@ func app(log *slog.Logger) *cli.App {
 				},
 			},
 			doctorCommand(),
+			reportCommand(),
 			migrateCommand(),
 			{
 				Name:  "serve",
