@@ -122,6 +122,7 @@ func runScripts(t *testing.T, mode string, more ...func(*testscript.Env)) {
 			"rbsql":       cmdSQL,
 			"rbexit":      cmdExit,
 			"rbjsonset":   cmdJSONSet,
+			"rbget":       cmdGet,
 		},
 	})
 }
