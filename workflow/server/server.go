@@ -97,6 +97,9 @@ func (s *Server) Handler() http.Handler {
 		}
 		s.answer(w, r)(s.E.Status(r.Context(), u, q.Get("group"), q.Get("name")))
 	}))
+	mux.HandleFunc("GET "+api+wire.PathProgress, s.withUser(func(w http.ResponseWriter, r *http.Request, u store.User) {
+		s.answer(w, r)(s.E.Progress(r.Context(), u, r.URL.Query().Get("group")))
+	}))
 	mux.HandleFunc("GET "+api+wire.PathGridStatus, s.withUser(func(w http.ResponseWriter, r *http.Request, u store.User) {
 		s.answer(w, r)(s.E.GridStatus(r.Context(), u, r.URL.Query().Get("group")))
 	}))

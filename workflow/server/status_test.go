@@ -155,3 +155,24 @@ func TestMetrics(t *testing.T) {
 		t.Log(a.body)
 	}
 }
+
+// TestProgressEndpoint: each of the user's groups, its steps and states;
+// another user's group is not found.
+func TestProgressEndpoint(t *testing.T) {
+	v := newEnv(t)
+	resp := v.submit("alice", "g1", "c1", 3)
+	v.submit("alice", "g2", "c2", 1)
+	v.submit("bob", "bobs", "b", 1)
+	v.finish(resp.Chains[0].FirstWU)
+	a := v.call("alice", "GET", "/rboinc_cgi/api/v1/progress", nil)
+	if !a.ok() || !strings.Contains(a.body, `"group":"g1","chains":1,"states":{"running":1},"steps_done":1,"steps":3,"remaining":2,"rate_per_hour":`) ||
+		!strings.Contains(a.body, `"group":"g2"`) || strings.Contains(a.body, "bobs") {
+		t.Fatalf("progress: %v", a)
+	}
+	if a := v.call("alice", "GET", "/rboinc_cgi/api/v1/progress?group=bobs", nil); a.status != http.StatusNotFound {
+		t.Fatalf("bob's group: %v", a)
+	}
+	if a := v.call("", "GET", "/rboinc_cgi/api/v1/progress", nil); a.status != http.StatusUnauthorized {
+		t.Fatalf("without credentials: %v", a)
+	}
+}
