@@ -52,7 +52,7 @@ func Build(ctx context.Context, db *store.DB, u *store.User, now time.Time) (Rep
 		r.User, uid = u.Name, u.ID
 	}
 	var err error
-	if r.F, err = stats.Load(ctx, db, uid, now); err != nil {
+	if r.F, err = stats.Load(ctx, db, uid, "", now); err != nil {
 		return r, err
 	}
 	reasons, err := db.FailureReasons(ctx, uid)

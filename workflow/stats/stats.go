@@ -75,27 +75,35 @@ type Figures struct {
 // time from its creation to its assimilation.
 var TurnaroundEdges = []time.Duration{time.Minute, 5 * time.Minute, 15 * time.Minute, time.Hour, 3 * time.Hour, 12 * time.Hour, 24 * time.Hour, 72 * time.Hour}
 
-// Load reads the figures of a user (userID 0: every user's) at now.
-func Load(ctx context.Context, db *store.DB, userID int64, now time.Time) (Figures, error) {
+// Load reads the figures of a user (userID 0: every user's), or of one
+// of their groups, at now.
+func Load(ctx context.Context, db *store.DB, userID int64, group string, now time.Time) (Figures, error) {
 	counts, err := db.GroupCounts(ctx, userID)
 	if err != nil {
 		return Figures{}, err
 	}
-	steps, err := db.FinishedSteps(ctx, userID, now.Add(-Window).Unix())
+	if group != "" {
+		counts = slices.DeleteFunc(counts, func(c store.GroupCount) bool { return c.Group != group })
+	}
+	edges := make([]int64, len(TurnaroundEdges))
+	for i, e := range TurnaroundEdges {
+		edges[i] = int64(e / time.Second)
+	}
+	sc, err := db.CountSteps(ctx, userID, group, now.Add(-Window).Unix(), now.Unix(), edges, Hours, now.Add(-RateWindow).Unix())
 	if err != nil {
 		return Figures{}, err
 	}
-	failed, total, err := db.FailedChains(ctx, userID, FailedShown)
-	if err != nil {
-		return Figures{}, err
+	f := Compute(counts, sc, now)
+	if group == "" {
+		if f.Failed, f.FailedTotal, err = db.FailedChains(ctx, userID, FailedShown); err != nil {
+			return Figures{}, err
+		}
 	}
-	f := Compute(counts, steps, now)
-	f.Failed, f.FailedTotal = failed, total
 	return f, nil
 }
 
-// Compute makes the figures from the database's rows (pure, for tests).
-func Compute(counts []store.GroupCount, steps []store.FinishedStep, now time.Time) Figures {
+// Compute makes the figures from the database's counts (pure, for tests).
+func Compute(counts []store.GroupCount, sc store.StepCounts, now time.Time) Figures {
 	f := Figures{Now: now}
 	byKey := map[[2]string]*Group{}
 	var order [][2]string
@@ -120,35 +128,16 @@ func Compute(counts []store.GroupCount, steps []store.FinishedStep, now time.Tim
 		f.StepsDone += c.StepsDone
 		f.Steps += c.Steps
 	}
-	// The rate of a group: its steps finished within RateWindow, over the
-	// time since the first of them was created (a group started ten
-	// minutes ago is not measured over six hours).
-	type rate struct {
-		n     int
-		start int64
-	}
-	rates := map[string]*rate{}
-	cut := now.Add(-RateWindow).Unix()
-	for _, s := range steps {
-		if s.Finished < cut {
-			continue
-		}
-		r := rates[s.Group]
-		if r == nil {
-			r = &rate{start: max(s.Created, cut)}
-			rates[s.Group] = r
-		}
-		r.n++
-		r.start = min(r.start, max(s.Created, cut))
-	}
 	for _, k := range order {
 		g := byKey[k]
 		sortStates(g.States)
-		// With every user's figures, groups of the same name of two users
-		// share the rate: the ETA is then a rough one, per name.
-		if r := rates[g.Name]; r != nil {
-			span := max(float64(now.Unix()-r.start), 60) / 3600
-			g.Rate = float64(r.n) / span
+		// The rate of a group: its steps finished within RateWindow, over
+		// the time since the first of them was created (a group started
+		// ten minutes ago is not measured over six hours). With every
+		// user's figures, groups of one name share it: a rough ETA.
+		if r, ok := sc.Rates[g.Name]; ok && r.N > 0 {
+			span := max(float64(now.Unix()-r.Start), 60) / 3600
+			g.Rate = float64(r.N) / span
 			if g.Remaining > 0 && g.Rate > 0 {
 				g.ETA = time.Duration(float64(g.Remaining) / g.Rate * float64(time.Hour)).Round(time.Minute)
 				g.HasETA = true
@@ -160,8 +149,25 @@ func Compute(counts []store.GroupCount, steps []store.FinishedStep, now time.Tim
 		f.States = append(f.States, StateCount{s, n})
 	}
 	sortStates(f.States)
-	f.Turnaround = Turnaround(steps)
-	f.PerHour = PerHour(steps, now, Hours)
+	f.Turnaround = make([]Bin, len(TurnaroundEdges)+1)
+	for i := range f.Turnaround {
+		switch {
+		case i == 0:
+			f.Turnaround[i].Label = "<" + Short(TurnaroundEdges[0])
+		case i == len(TurnaroundEdges):
+			f.Turnaround[i].Label = "≥" + Short(TurnaroundEdges[i-1])
+		default:
+			f.Turnaround[i].Label = Short(TurnaroundEdges[i-1]) + "–" + Short(TurnaroundEdges[i])
+		}
+		if i < len(sc.Turnaround) {
+			f.Turnaround[i].Count = sc.Turnaround[i]
+		}
+	}
+	f.PerHour = make([]Bin, len(sc.PerHour))
+	for i := range f.PerHour {
+		ago := len(sc.PerHour) - 1 - i
+		f.PerHour[i] = Bin{Label: now.Add(-time.Duration(ago) * time.Hour).UTC().Format("15h"), Count: sc.PerHour[ago]}
+	}
 	return f
 }
 
@@ -181,53 +187,6 @@ func sortStates(s []StateCount) {
 		}
 		return s[i].State < s[j].State
 	})
-}
-
-// TurnaroundBin is the bin of TurnaroundEdges a step's turnaround falls in.
-func TurnaroundBin(d time.Duration) int {
-	for i, e := range TurnaroundEdges {
-		if d < e {
-			return i
-		}
-	}
-	return len(TurnaroundEdges)
-}
-
-// Turnaround is the histogram of the steps' turnarounds.
-func Turnaround(steps []store.FinishedStep) []Bin {
-	bins := make([]Bin, len(TurnaroundEdges)+1)
-	for i := range bins {
-		switch {
-		case i == 0:
-			bins[i].Label = "<" + Short(TurnaroundEdges[0])
-		case i == len(TurnaroundEdges):
-			bins[i].Label = "≥" + Short(TurnaroundEdges[i-1])
-		default:
-			bins[i].Label = Short(TurnaroundEdges[i-1]) + "–" + Short(TurnaroundEdges[i])
-		}
-	}
-	for _, s := range steps {
-		bins[TurnaroundBin(time.Duration(s.Finished-s.Created)*time.Second)].Count++
-	}
-	return bins
-}
-
-// PerHour counts the steps finished in each of the last hours hours
-// before now, oldest first; each bin is labelled with its hour (UTC).
-func PerHour(steps []store.FinishedStep, now time.Time, hours int) []Bin {
-	bins := make([]Bin, hours)
-	end := now.Unix()
-	for i := range bins {
-		bins[i].Label = now.Add(-time.Duration(hours-1-i) * time.Hour).UTC().Format("15h")
-	}
-	for _, s := range steps {
-		ago := (end - s.Finished) / 3600
-		if s.Finished > end || ago >= int64(hours) {
-			continue
-		}
-		bins[hours-1-int(ago)].Count++
-	}
-	return bins
 }
 
 // Short writes a duration briefly: 90s, 5m, 3h, 2d.

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 )
@@ -39,8 +40,13 @@ func (d *DB) ObserveLatency(ctx context.Context, kind string, took time.Duration
 			break
 		}
 	}
-	_, err := d.sql.ExecContext(ctx, `INSERT INTO latency(kind, bucket, n, sum) VALUES (?, ?, 1, ?)
+	// Through Tx: inside a Batch (the native assimilator's), the batch's
+	// transaction holds the write lock, and this joins it.
+	err := d.Tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO latency(kind, bucket, n, sum) VALUES (?, ?, 1, ?)
 		ON CONFLICT(kind, bucket) DO UPDATE SET n = n + 1, sum = sum + excluded.sum`, kind, b, sec)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("recording a %s latency: %w", kind, err)
 	}

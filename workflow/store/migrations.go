@@ -31,7 +31,8 @@ CREATE UNIQUE INDEX IF NOT EXISTS users_boinc ON users(boinc_user_id) WHERE boin
 	// Administrators (a right of its own) see every user on the status
 	// page, the metrics and the administrator's report; the latency
 	// histograms of the metrics are kept here, since the hook and CGI
-	// requests are processes of their own (see latency.go).
+	// requests are processes of their own (see latency.go); the status
+	// page counts done steps by when they finished (steps_done_finished).
 	{version: 7, name: "administrator right, latency histograms", sql: schemaV7},
 }
 
@@ -90,6 +91,7 @@ CREATE TABLE IF NOT EXISTS notify_cursor (
 );
 INSERT INTO notify_cursor(id, last_event) SELECT 1, COALESCE(max(id), 0) FROM events;`
 const schemaV7 = `ALTER TABLE users ADD COLUMN admin INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX IF NOT EXISTS steps_done_finished ON steps(finished, chain_id, created) WHERE state = 'done';
 CREATE TABLE IF NOT EXISTS latency (
 	kind   TEXT NOT NULL,
 	bucket INTEGER NOT NULL,

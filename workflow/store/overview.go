@@ -332,3 +332,74 @@ func (d *DB) FailureReasons(ctx context.Context, userID int64) ([]string, error)
 	}
 	return scanStrings(rows, err)
 }
+
+// StepCounts are done steps counted in SQL (the page of a user with
+// 10,000 chains reads a few hundred rows, not every step).
+type StepCounts struct {
+	// Turnaround counts steps per bin of the edges given (seconds; len+1
+	// bins), PerHour per hour back from now (index 0: the last hour).
+	Turnaround []int
+	PerHour    []int
+	// Rates: per group, the steps finished since the rate cut and the
+	// earliest creation among them (not before the cut).
+	Rates map[string]GroupRate
+}
+
+// GroupRate is what a group's finishing rate is measured from.
+type GroupRate struct {
+	N     int
+	Start int64
+}
+
+// CountSteps counts the done steps of a user (userID 0: every user's; a
+// group: that group's only) finished at or after since.
+func (d *DB) CountSteps(ctx context.Context, userID int64, group string, since, now int64, edges []int64, hours int, rateCut int64) (StepCounts, error) {
+	sc := StepCounts{Turnaround: make([]int, len(edges)+1), PerHour: make([]int, hours), Rates: map[string]GroupRate{}}
+	var bin strings.Builder
+	bin.WriteString("CASE")
+	for i, e := range edges {
+		fmt.Fprintf(&bin, " WHEN s.finished - s.created < %d THEN %d", e, i)
+	}
+	fmt.Fprintf(&bin, " ELSE %d END", len(edges))
+	q := `SELECT c.grp, ` + bin.String() + `, CASE WHEN s.finished > ? THEN -1 ELSE (? - s.finished) / 3600 END,
+		count(*), min(CASE WHEN s.finished >= ? THEN max(s.created, ?) END), sum(s.finished >= ?)
+		FROM steps s JOIN chains c ON c.id = s.chain_id
+		WHERE s.state = 'done' AND s.finished >= ? AND c.state != 'purged'`
+	args := []any{now, now, rateCut, rateCut, rateCut, since}
+	if userID != 0 {
+		q += ` AND c.user_id = ?`
+		args = append(args, userID)
+	}
+	if group != "" {
+		q += ` AND c.grp = ?`
+		args = append(args, group)
+	}
+	q += ` GROUP BY 1, 2, 3`
+	rows, err := d.sql.QueryContext(ctx, q, args...)
+	if err != nil {
+		return sc, fmt.Errorf("counting finished steps: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var grp string
+		var b, h, n, recent int
+		var st sql.NullInt64
+		if err := rows.Scan(&grp, &b, &h, &n, &st, &recent); err != nil {
+			return sc, err
+		}
+		start := st.Int64
+		sc.Turnaround[b] += n
+		if h >= 0 && h < hours {
+			sc.PerHour[h] += n
+		}
+		if recent > 0 {
+			r, ok := sc.Rates[grp]
+			if !ok || start < r.Start {
+				r.Start = start
+			}
+			r.N += recent
+			sc.Rates[grp] = r
+		}
+	}
+	return sc, rows.Err()
+}

@@ -28,7 +28,7 @@ type overviewData struct {
 }
 
 func (h *Handler) overview(w http.ResponseWriter, r *http.Request, u store.User) {
-	f, err := stats.Load(r.Context(), h.E.DB, u.ID, h.now())
+	f, err := stats.Load(r.Context(), h.E.DB, u.ID, "", h.now())
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -76,7 +76,7 @@ func (h *Handler) group(w http.ResponseWriter, r *http.Request, u store.User) {
 		h.errorPage(w, http.StatusNotFound, "You have no group "+group+".")
 		return
 	}
-	f, err := stats.Load(r.Context(), h.E.DB, u.ID, h.now())
+	f, err := stats.Load(r.Context(), h.E.DB, u.ID, group, h.now())
 	if err != nil {
 		h.fail(w, r, err)
 		return
