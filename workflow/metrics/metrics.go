@@ -104,6 +104,13 @@ func (s *statusWriter) Write(b []byte) (int, error) {
 // the events feed, deadlines of slow uploads).
 func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
+// Flush keeps the writer an http.Flusher for handlers that ask so (the
+// original protocol's streamed retrieval).
+func (s *statusWriter) Flush() {
+	s.wroteHeader = true
+	http.NewResponseController(s.ResponseWriter).Flush()
+}
+
 type slogAdapter struct{ log *slog.Logger }
 
 func (a slogAdapter) Println(v ...any) { a.log.Error("metrics", "err", v) }
