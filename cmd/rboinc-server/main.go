@@ -102,7 +102,6 @@ func app(log *slog.Logger) *cli.App {
 				},
 			},
 			doctorCommand(),
-			reportCommand(),
 			migrateCommand(),
 			{
 				Name:  "serve",
@@ -143,7 +142,7 @@ func app(log *slog.Logger) *cli.App {
 						Action: func(c *cli.Context) error {
 							name := c.Args().First()
 							if c.NArg() != 1 {
-								return usagef("usage: rboinc-server user add --root DIR [--boinc-user ID] [--admin] NAME")
+								return usagef("usage: rboinc-server user add --root DIR [--boinc-user ID] NAME")
 							}
 							if c.IsSet("boinc-user") {
 								if err := checkBoincUser(c); err != nil {
@@ -171,7 +170,6 @@ func app(log *slog.Logger) *cli.App {
 						},
 					},
 					linkCommand(),
-					adminCommand(),
 					{
 						Name: "list", Usage: "list users", Flags: []cli.Flag{rootFlag},
 						Action: func(c *cli.Context) error {
@@ -199,6 +197,7 @@ func app(log *slog.Logger) *cli.App {
 					userStateCommand(false),
 					rotateCommand(),
 					notifyCommand(),
+					adminCommand(),
 				},
 			},
 			{
@@ -248,6 +247,7 @@ func app(log *slog.Logger) *cli.App {
 					return err
 				},
 			},
+			reportCommand(),
 		},
 	}
 }
