@@ -141,6 +141,7 @@ func runScripts(t *testing.T, mode, variant string, more ...func(*testscript.Env
 			"rbjsonset":   cmdJSONSet,
 			"gahp":        cmdGahp,
 			"rbcount":     cmdCount,
+			"rbget":       cmdGet,
 		},
 	})
 }

@@ -128,6 +128,13 @@ func status(c *cli.Context, cl *client.Client, ref wire.ChainRef) error {
 		}
 		return writeJSON(c.App.Writer, r)
 	}
+	if ref.Name == "" && !c.Bool("boinc") && stdoutTerminal() {
+		// A server without the progress endpoint (older) draws no bars.
+		if p, err := cl.Progress(c.Context, ref.Group); err == nil && len(p.Groups) > 0 {
+			printProgress(c.App.Writer, p.Groups, terminalWidth())
+			fmt.Fprintln(c.App.Writer)
+		}
+	}
 	for _, ch := range r.Chains {
 		label := ch.Name
 		if ref.Group == "" {

@@ -29,6 +29,10 @@ func server(t *testing.T, calls *[]string) string {
 			json.NewEncoder(w).Encode(wire.GridStatusResponse{Groups: []wire.GroupGrid{
 				{Group: "g", Chains: 2, Running: 1, Done: 1, Boinc: &wire.BoincCounts{WorkUnits: 7, InProgress: 1, Success: 6, Error: 1, Decided: 6, TurnaroundAvg: 5400}},
 			}})
+		case "/cgi" + wire.PathProgress:
+			json.NewEncoder(w).Encode(wire.ProgressResponse{Groups: []wire.GroupProgress{
+				{Group: "g", Chains: 2, States: map[string]int{"running": 1, "done": 1}, StepsDone: 7, Steps: 10, Remaining: 3, RatePerHour: 1.5, ETASeconds: 7200},
+			}})
 		case "/cgi" + wire.PathStop, "/cgi" + wire.PathPurge:
 			json.NewEncoder(w).Encode(wire.CountResponse{Count: 2})
 		case "/cgi" + wire.PathResults:

@@ -28,6 +28,7 @@ import (
 	"github.com/rboinc/rboinc/workflow/spool"
 	"github.com/rboinc/rboinc/workflow/standin"
 	"github.com/rboinc/rboinc/workflow/store"
+	"github.com/rboinc/rboinc/workflow/webstatus"
 )
 
 func main() {
@@ -109,7 +110,8 @@ func app(log *slog.Logger) *cli.App {
 				Flags: []cli.Flag{rootFlag, &cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", Usage: "address to listen on (port 0: any free port)"},
 					&cli.StringFlag{Name: "addr-file", Usage: "write the address actually listened on to this file once ready"},
 					&cli.StringFlag{Name: "tls-cert", Usage: "serve HTTPS with this PEM certificate (chain) `FILE`"},
-					&cli.StringFlag{Name: "tls-key", Usage: "the PEM private key `FILE` of --tls-cert"}},
+					&cli.StringFlag{Name: "tls-key", Usage: "the PEM private key `FILE` of --tls-cert"},
+					&cli.DurationFlag{Name: "status-refresh", Value: webstatus.DefaultRefresh, Usage: "how often the status pages (/rboinc_cgi/status/) reload themselves"}},
 				Action: func(c *cli.Context) error {
 					root := c.String("root")
 					if _, err := setup.InstallExe(absRoot(root), ""); err != nil {
@@ -128,7 +130,7 @@ func app(log *slog.Logger) *cli.App {
 							}
 						}
 					}
-					return server.ServeWith(c.Context, e, server.Listen{Addr: c.String("listen"), CertFile: c.String("tls-cert"), KeyFile: c.String("tls-key")}, log, ready)
+					return server.ServeWith(c.Context, e, server.Listen{Addr: c.String("listen"), CertFile: c.String("tls-cert"), KeyFile: c.String("tls-key"), StatusRefresh: c.Duration("status-refresh")}, log, ready)
 				},
 			},
 			{
@@ -137,7 +139,7 @@ func app(log *slog.Logger) *cli.App {
 				Subcommands: []*cli.Command{
 					{
 						Name: "add", Usage: "create a user and print its token", ArgsUsage: "NAME",
-						Flags: []cli.Flag{rootFlag, boincUserFlag},
+						Flags: []cli.Flag{rootFlag, boincUserFlag, &cli.BoolFlag{Name: "admin", Usage: "make the user an administrator (see `rboinc-server user admin`)"}},
 						Action: func(c *cli.Context) error {
 							name := c.Args().First()
 							if c.NArg() != 1 {
@@ -158,6 +160,11 @@ func app(log *slog.Logger) *cli.App {
 										return err
 									}
 								}
+								if c.Bool("admin") {
+									if err := db.SetUserAdmin(c.Context, name, true); err != nil {
+										return err
+									}
+								}
 								fmt.Println(tok)
 								return nil
 							})
@@ -174,6 +181,9 @@ func app(log *slog.Logger) *cli.App {
 									if u.Disabled {
 										state = "disabled"
 									}
+									if u.Admin {
+										state += ",admin"
+									}
 									if u.BoincUserID != 0 {
 										fmt.Printf("%s\t%s\tboinc user %d\n", u.Name, state, u.BoincUserID)
 										continue
@@ -188,6 +198,7 @@ func app(log *slog.Logger) *cli.App {
 					userStateCommand(false),
 					rotateCommand(),
 					notifyCommand(),
+					adminCommand(),
 				},
 			},
 			{
@@ -237,6 +248,7 @@ func app(log *slog.Logger) *cli.App {
 					return err
 				},
 			},
+			reportCommand(),
 		},
 	}
 }

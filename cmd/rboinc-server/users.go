@@ -136,3 +136,18 @@ func checkBoincUser(c *cli.Context) error {
 	}
 	return nil
 }
+
+// adminCommand is `user admin [--revoke] NAME`: grant (or revoke) the
+// administrator's right: every user's chains on the status page, the
+// metrics, the administrator's report.
+func adminCommand() *cli.Command {
+	return &cli.Command{
+		Name: "admin", Usage: "make a user an administrator (--revoke: no longer one)", ArgsUsage: "NAME",
+		Flags: []cli.Flag{rootFlag, &cli.BoolFlag{Name: "revoke", Usage: "take the right away"}},
+		Action: func(c *cli.Context) error {
+			return oneUser(c, func(db *store.DB, u store.User) error {
+				return db.SetUserAdmin(c.Context, u.Name, !c.Bool("revoke"))
+			})
+		},
+	}
+}

@@ -90,6 +90,16 @@ func (c *Client) Status(ctx context.Context, group, name string) (*wire.StatusRe
 	return &r, nil
 }
 
+// Progress returns the progress of the user's groups (or one), with the
+// estimated time to finish each.
+func (c *Client) Progress(ctx context.Context, group string) (*wire.ProgressResponse, error) {
+	var r wire.ProgressResponse
+	if err := c.call(ctx, http.MethodGet, wire.PathProgress, groupQuery(group, ""), nil, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
 // StatusBoinc is Status with, for each running chain, its current work
 // unit's results in BOINC (as far as the server can read BOINC's database).
 func (c *Client) StatusBoinc(ctx context.Context, group, name string) (*wire.StatusResponse, error) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/rboinc/rboinc/workflow/boinc"
 	"github.com/rboinc/rboinc/workflow/naming"
@@ -57,6 +58,7 @@ func (e *Engine) record(ctx context.Context, call boinc.HookCall, durable bool) 
 // recordInto is record that, with taken set, leaves the outputs it takes
 // to be made durable by the caller, in one batch, and lists them there.
 func (e *Engine) recordInto(ctx context.Context, call boinc.HookCall, durable bool, taken *[]string) error {
+	defer e.observe(ctx, store.LatencyHook, time.Now())
 	if call.WUName == "" {
 		e.Log.Warn("hook called without a work-unit name; nothing to do", "wu_id", call.WUID, "error_mask", call.ErrorMask)
 		return nil

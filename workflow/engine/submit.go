@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/rboinc/rboinc/workflow/boinc"
 	"github.com/rboinc/rboinc/workflow/naming"
@@ -573,7 +574,10 @@ func (e *Engine) createSteps(ctx context.Context, params boinc.WorkParams, steps
 			return err
 		}
 	}
-	if err := boinc.CreateWork(ctx, e.Proj, params, jobs); err != nil {
+	t0 := time.Now()
+	err = boinc.CreateWork(ctx, e.Proj, params, jobs)
+	e.observe(ctx, store.LatencyCreateWork, t0)
+	if err != nil {
 		return err
 	}
 	wus := make([]string, len(steps))

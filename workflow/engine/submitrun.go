@@ -112,6 +112,7 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 	if err := e.DB.SetStepState(bg, wus, "queued"); err != nil {
 		return nil, fmt.Errorf("the work units exist but recording them as queued failed: %w", err)
 	}
+	e.observe(ctx, store.LatencyCreateWork, t0)
 	e.Log.Debug("submission timing", "chains", len(created), "record_ms", ms(tRecorded.Sub(t0)),
 		"durable_ms", ms(tDurable.Sub(tRecorded)), "create_work_finish_ms", ms(tFinished.Sub(tDurable)), "queued_ms", ms(time.Since(tFinished)))
 	return created, nil

@@ -40,6 +40,9 @@ type Listen struct {
 	// CertFile and KeyFile, both given, make the server speak HTTPS only
 	// (PEM files; the certificate file may hold the whole chain).
 	CertFile, KeyFile string
+	// StatusRefresh is how often the status pages reload themselves
+	// (0: webstatus.DefaultRefresh).
+	StatusRefresh time.Duration
 }
 
 // ServeWith is Serve with TLS when l names a certificate and key.
@@ -78,6 +81,7 @@ func ServeWith(ctx context.Context, e *engine.Engine, l Listen, log *slog.Logger
 	}
 	// Failed TLS handshakes (scanners, plain HTTP) are routine: debug level.
 	s := New(e, log)
+	s.StatusRefresh = l.StatusRefresh
 	t := e.Cfg.Transfer
 	s.perUser = &userRequests{max: t.MaxUserRequests}
 	srv := &http.Server{Handler: guardTransfers(s.Handler(), t, log), ReadHeaderTimeout: 30 * time.Second, TLSConfig: tlsCfg,

@@ -10,10 +10,13 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rboinc/rboinc/workflow/engine"
 	"github.com/rboinc/rboinc/workflow/legacy"
+	"github.com/rboinc/rboinc/workflow/metrics"
 	"github.com/rboinc/rboinc/workflow/store"
+	"github.com/rboinc/rboinc/workflow/webstatus"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 
@@ -37,6 +40,15 @@ type Server struct {
 	perUser *userRequests
 
 	feed eventFeed // wakes the long polls of the events feed
+
+	// StatusRefresh is how often the status pages reload themselves
+	// (0: webstatus.DefaultRefresh).
+	StatusRefresh time.Duration
+	// status caches the status pages' handler (doctor's findings for the
+	// administrator's view are reused for a minute).
+	statusOnce sync.Once
+	status     *webstatus.Handler
+	metrics    *metrics.Metrics
 }
 
 // New makes a server.
@@ -85,6 +97,9 @@ func (s *Server) Handler() http.Handler {
 		}
 		s.answer(w, r)(s.E.Status(r.Context(), u, q.Get("group"), q.Get("name")))
 	}))
+	mux.HandleFunc("GET "+api+wire.PathProgress, s.withUser(func(w http.ResponseWriter, r *http.Request, u store.User) {
+		s.answer(w, r)(s.E.Progress(r.Context(), u, r.URL.Query().Get("group")))
+	}))
 	mux.HandleFunc("GET "+api+wire.PathGridStatus, s.withUser(func(w http.ResponseWriter, r *http.Request, u store.User) {
 		s.answer(w, r)(s.E.GridStatus(r.Context(), u, r.URL.Query().Get("group")))
 	}))
@@ -99,9 +114,17 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST "+api+wire.PathAck, s.withUser(post(s, s.E.Ack)))
 	s.batchRoutes(mux, api)
 	mux.Handle(wire.DAVPrefix, s.withUser(s.dav))
+	// The status pages, for people with a browser.
+	s.statusOnce.Do(func() {
+		s.status = webstatus.New(s.E, s.authenticate, s.Log)
+		s.status.Refresh = s.StatusRefresh
+		s.metrics = metrics.New(s.E.DB, s.Log)
+	})
+	s.status.Register(mux, Base)
+	s.metrics.Register(mux, Base, s.authenticate)
 	// The original RBoinc protocol, for the unmodified Perl clients.
 	legacy.New(s.E, s.Log, s.authenticate).Register(mux, Base)
-	return mux
+	return s.metrics.Instrument(mux)
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

@@ -27,7 +27,7 @@ const TablePrefix = "rboinc_"
 // tables are the names the queries use, each the table rboinc_<name> on
 // MariaDB.
 var tables = []string{"users", "chains", "chain_inputs", "steps", "step_inputs", "results", "pool", "uploads", "step_attempts", "events", "schema_history",
-	"notify_targets", "notify_outbox", "notify_cursor", "batches", "batch_jobs"}
+	"notify_targets", "notify_outbox", "notify_cursor", "batches", "batch_jobs", "latency"}
 
 // mysqlTable matches a table name where a query names a table (not after
 // a dot: a column qualified by an alias).
@@ -286,6 +286,17 @@ var mysqlSchema = map[int][]string{
 	UNIQUE KEY batch_jobs_name (user_id, name),
 	KEY batch_jobs_batch (batch_id),
 	FOREIGN KEY (batch_id) REFERENCES rboinc_batches(id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin`,
+	},
+	8: {
+		`ALTER TABLE rboinc_users ADD COLUMN IF NOT EXISTS admin INT NOT NULL DEFAULT 0`,
+		`CREATE INDEX IF NOT EXISTS steps_done_finished ON rboinc_steps(state, finished, chain_id, created)`,
+		`CREATE TABLE IF NOT EXISTS rboinc_latency (
+	kind   VARCHAR(64) NOT NULL,
+	bucket BIGINT NOT NULL,
+	n      BIGINT NOT NULL,
+	sum    DOUBLE NOT NULL,
+	PRIMARY KEY (kind, bucket)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin`,
 	},
 }

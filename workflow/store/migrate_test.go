@@ -158,6 +158,10 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Version 7: nobody was an administrator before the right existed.
+	if u.Admin {
+		t.Fatal("a user of the previous release is an administrator after the upgrade")
+	}
 	cs, err := db.Chains(ctx, u.ID, "g", "")
 	if err != nil || len(cs) != 2 || cs[1].State != "failed" || !strings.Contains(cs[1].Error, "error mask 2") {
 		t.Fatalf("chains after the upgrade: %+v %v", cs, err)

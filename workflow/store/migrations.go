@@ -31,6 +31,12 @@ CREATE UNIQUE INDEX IF NOT EXISTS users_boinc ON users(boinc_user_id) WHERE boin
 	// Batches (HTCondor's BOINC GAHP): named sets of one user's chains in
 	// one group, with a lease; and each chain's command-line arguments.
 	{version: 7, name: "batches, their jobs and leases; chain arguments", sql: schemaV7},
+	// Administrators (a right of its own) see every user on the status
+	// page, the metrics and the administrator's report; the latency
+	// histograms of the metrics are kept here, since the hook and CGI
+	// requests are processes of their own (see latency.go); the status
+	// page counts done steps by when they finished (steps_done_finished).
+	{version: 8, name: "administrator right, latency histograms", sql: schemaV8},
 }
 
 const schemaV5 = `ALTER TABLE chains ADD COLUMN max_attempts INTEGER NOT NULL DEFAULT 0;
@@ -109,3 +115,12 @@ CREATE TABLE IF NOT EXISTS notify_cursor (
 	last_event INTEGER NOT NULL
 );
 INSERT INTO notify_cursor(id, last_event) SELECT 1, COALESCE(max(id), 0) FROM events;`
+const schemaV8 = `ALTER TABLE users ADD COLUMN admin INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX IF NOT EXISTS steps_done_finished ON steps(finished, chain_id, created) WHERE state = 'done';
+CREATE TABLE IF NOT EXISTS latency (
+	kind   TEXT NOT NULL,
+	bucket INTEGER NOT NULL,
+	n      INTEGER NOT NULL,
+	sum    REAL NOT NULL,
+	PRIMARY KEY (kind, bucket)
+);`

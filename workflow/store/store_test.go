@@ -47,6 +47,29 @@ func TestUserOps(t *testing.T) {
 	if _, err := db.UserByName(ctx, "bob"); !errors.Is(err, ErrNotFound) {
 		t.Fatal(err)
 	}
+	// The administrator's right: off by default, granted, revoked, and
+	// read by every way of finding a user.
+	if u.Admin {
+		t.Fatal("a new user is an administrator")
+	}
+	if err := db.SetUserAdmin(ctx, "alice", true); err != nil {
+		t.Fatal(err)
+	}
+	if u, _ := db.UserByToken(ctx, "h2"); !u.Admin {
+		t.Fatal("granted, UserByToken says not an administrator")
+	}
+	if us, _ := db.Users(ctx); len(us) != 1 || !us[0].Admin {
+		t.Fatalf("granted, Users says %+v", us)
+	}
+	if err := db.SetUserAdmin(ctx, "alice", false); err != nil {
+		t.Fatal(err)
+	}
+	if u, _ := db.UserByName(ctx, "alice"); u.Admin {
+		t.Fatal("revoked, still an administrator")
+	}
+	if err := db.SetUserAdmin(ctx, "bob", true); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("unknown user made administrator: %v", err)
+	}
 }
 
 func newChain(name string, inputs ...string) NewChain {

@@ -14,6 +14,21 @@ type User struct {
 	Disabled bool
 	// BoincUserID is the BOINC account linked to the user (0: none).
 	BoincUserID int64
+	// Admin: the user may see every user's chains on the status page, the
+	// metrics and the administrator's report (schema version 7).
+	Admin bool
+}
+
+// userCols are the columns scanUser reads, in its order.
+const userCols = `id, name, disabled, boinc_user_id, admin`
+
+func scanUser(r scanner, u *User) error {
+	var dis, adm int
+	if err := r.Scan(&u.ID, &u.Name, &dis, &u.BoincUserID, &adm); err != nil {
+		return err
+	}
+	u.Disabled, u.Admin = dis != 0, adm != 0
+	return nil
 }
 
 // AddUser creates a user with the given token hash.
@@ -36,21 +51,16 @@ func (d *DB) AddUser(ctx context.Context, name, tokenHash string) (int64, error)
 // UserByToken finds the enabled user holding a token (by its hash).
 func (d *DB) UserByToken(ctx context.Context, tokenHash string) (User, error) {
 	var u User
-	var dis int
-	err := d.queryRow(ctx, `SELECT id, name, disabled, boinc_user_id FROM users WHERE token_hash = ?`, tokenHash).Scan(&u.ID, &u.Name, &dis, &u.BoincUserID)
+	err := scanUser(d.queryRow(ctx, `SELECT `+userCols+` FROM users WHERE token_hash = ?`, tokenHash), &u)
 	if errors.Is(err, sql.ErrNoRows) {
 		return u, ErrNotFound
 	}
-	if err != nil {
-		return u, err
-	}
-	u.Disabled = dis != 0
-	return u, nil
+	return u, err
 }
 
 // Users lists all users by name.
 func (d *DB) Users(ctx context.Context) ([]User, error) {
-	rows, err := d.sql.QueryContext(ctx, `SELECT id, name, disabled, boinc_user_id FROM users ORDER BY name`)
+	rows, err := d.sql.QueryContext(ctx, `SELECT `+userCols+` FROM users ORDER BY name`)
 	if err != nil {
 		return nil, err
 	}
@@ -58,11 +68,9 @@ func (d *DB) Users(ctx context.Context) ([]User, error) {
 	var out []User
 	for rows.Next() {
 		var u User
-		var dis int
-		if err := rows.Scan(&u.ID, &u.Name, &dis, &u.BoincUserID); err != nil {
+		if err := scanUser(rows, &u); err != nil {
 			return nil, err
 		}
-		u.Disabled = dis != 0
 		out = append(out, u)
 	}
 	return out, rows.Err()
@@ -71,16 +79,11 @@ func (d *DB) Users(ctx context.Context) ([]User, error) {
 // UserByName finds a user by name (case-insensitive).
 func (d *DB) UserByName(ctx context.Context, name string) (User, error) {
 	var u User
-	var dis int
-	err := d.sql.QueryRowContext(ctx, `SELECT id, name, disabled, boinc_user_id FROM users WHERE name = ?`, name).Scan(&u.ID, &u.Name, &dis, &u.BoincUserID)
+	err := scanUser(d.sql.QueryRowContext(ctx, `SELECT `+userCols+` FROM users WHERE name = ?`, name), &u)
 	if errors.Is(err, sql.ErrNoRows) {
 		return u, fmt.Errorf("user %q: %w", name, ErrNotFound)
 	}
-	if err != nil {
-		return u, err
-	}
-	u.Disabled = dis != 0
-	return u, nil
+	return u, err
 }
 
 // SetUserDisabled disables (or enables again) a user; a disabled user's
@@ -93,20 +96,23 @@ func (d *DB) SetUserDisabled(ctx context.Context, name string, disabled bool) er
 	return d.updateUser(ctx, name, `UPDATE users SET disabled = ? WHERE name = ?`, v, name)
 }
 
+// SetUserAdmin grants (or revokes) the administrator's right.
+func (d *DB) SetUserAdmin(ctx context.Context, name string, admin bool) error {
+	v := 0
+	if admin {
+		v = 1
+	}
+	return d.updateUser(ctx, name, `UPDATE users SET admin = ? WHERE name = ?`, v, name)
+}
+
 // UserByBoincID finds the user linked to a BOINC account.
 func (d *DB) UserByBoincID(ctx context.Context, boincID int64) (User, error) {
 	var u User
-	var dis int
-	err := d.sql.QueryRowContext(ctx, `SELECT id, name, disabled, boinc_user_id FROM users WHERE boinc_user_id = ? AND boinc_user_id != 0`, boincID).
-		Scan(&u.ID, &u.Name, &dis, &u.BoincUserID)
+	err := scanUser(d.sql.QueryRowContext(ctx, `SELECT `+userCols+` FROM users WHERE boinc_user_id = ? AND boinc_user_id != 0`, boincID), &u)
 	if errors.Is(err, sql.ErrNoRows) {
 		return u, ErrNotFound
 	}
-	if err != nil {
-		return u, err
-	}
-	u.Disabled = dis != 0
-	return u, nil
+	return u, err
 }
 
 // SetBoincUser links a user to a BOINC account (0 unlinks); one account

@@ -441,3 +441,28 @@ type JobOutput struct {
 	Stderr     string       `json:"stderr"`
 	Files      []ResultFile `json:"files"`
 }
+
+// PathProgress answers GET ?group=G with ProgressResponse: each group's
+// progress and estimated time to finish (rboinc-retrieve -status on a
+// terminal draws it).
+const PathProgress = APIPrefix + "/progress"
+
+// GroupProgress is one group's progress.
+type GroupProgress struct {
+	Group     string         `json:"group"`
+	Chains    int            `json:"chains"`
+	States    map[string]int `json:"states"`
+	StepsDone int            `json:"steps_done"`
+	Steps     int            `json:"steps"`
+	// Remaining is the steps left in running chains; RatePerHour the
+	// group's steps finished per hour lately; ETASeconds the estimated
+	// time to finish them (0: not known, or nothing left).
+	Remaining   int     `json:"remaining"`
+	RatePerHour float64 `json:"rate_per_hour"`
+	ETASeconds  int64   `json:"eta_seconds,omitempty"`
+}
+
+// ProgressResponse answers PathProgress, groups sorted by name.
+type ProgressResponse struct {
+	Groups []GroupProgress `json:"groups"`
+}
