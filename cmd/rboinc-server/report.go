@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -51,7 +50,7 @@ func reportCommand() *cli.Command {
 					return usagef("--mail: the report of every user needs --to ADDRESS")
 				}
 			}
-			db, err := store.Open(c.Context, filepath.Join(root, "state.db"))
+			db, err := engine.OpenState(c.Context, root)
 			if err != nil {
 				return err
 			}
