@@ -336,17 +336,7 @@ func (d *DB) Chains(ctx context.Context, userID int64, group, name string) ([]Ch
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []Chain
-	for rows.Next() {
-		c, err := scanChain(rows)
-		if err != nil {
-			return nil, err
-		}
-		c.User = strings.ToUpper(c.User)
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return scanChains(rows)
 }
 
 // Stop marks running chains of a group (or one chain) stopped: their next
@@ -399,17 +389,7 @@ func chainsIn(ctx context.Context, tx *sql.Tx, userID int64, group, name string,
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []Chain
-	for rows.Next() {
-		c, err := scanChain(rows)
-		if err != nil {
-			return nil, err
-		}
-		c.User = strings.ToUpper(c.User)
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return scanChains(rows)
 }
 
 // scanStrings reads a one-column result.
@@ -484,4 +464,20 @@ func (d *DB) Purge(ctx context.Context, userID int64, group, name string) ([]Cha
 		return nil
 	})
 	return chains, files, err
+}
+
+// scanChains reads every chain of rows (closing them), the user's name in
+// capitals as work-unit names carry it.
+func scanChains(rows *sql.Rows) ([]Chain, error) {
+	defer rows.Close()
+	var out []Chain
+	for rows.Next() {
+		c, err := scanChain(rows)
+		if err != nil {
+			return nil, err
+		}
+		c.User = strings.ToUpper(c.User)
+		out = append(out, c)
+	}
+	return out, rows.Err()
 }
