@@ -41,6 +41,7 @@ func (e *Engine) kickCreator(ctx context.Context) error {
 	f, err := e.lockCreator()
 	if errors.Is(err, spool.ErrBusy) {
 		e.pendingHint.Store(true) // for this process's RunCreator, if it holds the lock
+		spool.AskPass(e.Root)     // for another process's, at its next look
 		return nil
 	}
 	if err != nil {
@@ -83,7 +84,7 @@ const (
 
 // idleDBLook bounds how long a step recorded as pending by another process,
 // which found the creator lock held and left it, waits for the creator.
-const idleDBLook = time.Second
+var idleDBLook = time.Second // a variable for the tests
 
 // creatorPass takes the spooled hook calls in and creates the pending
 // steps; it returns how many of both it handled.
@@ -155,14 +156,15 @@ func (e *Engine) RunCreator(ctx context.Context, poll time.Duration, stop func()
 			}
 		}
 		e.maybeDuplicateLate(ctx)
-		e.ExpireLeasesSoon(ctx) // batches whose lease ended: within seconds
-		spool.ClearAsk(e.Root)  // this pass serves whoever waits now
+		e.ExpireLeasesSoon(ctx)         // batches whose lease ended: within seconds
+		asked := spool.ClearAsk(e.Root) // this pass serves whoever waits now
 		// While idle, a look is one read of the spool directory: the
 		// database is asked for pending steps only when calls came in,
-		// this process left some, or once every idleDBLook (a process
-		// without the lock may have recorded some).
+		// somebody asked (a process without the lock that recorded some:
+		// the native assimilator, a synchronous hook), this process left
+		// some, or once every idleDBLook.
 		n, err := e.IntakeSpool(ctx)
-		if err == nil && (n > 0 || e.pendingHint.Swap(false) || time.Since(lastDB) >= idleDBLook) {
+		if err == nil && (n > 0 || asked || e.pendingHint.Swap(false) || time.Since(lastDB) >= idleDBLook) {
 			var m int
 			m, err = e.CreatePending(ctx)
 			n += m

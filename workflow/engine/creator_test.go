@@ -12,6 +12,7 @@ import (
 
 	"github.com/rboinc/rboinc/workflow/boinc"
 	"github.com/rboinc/rboinc/workflow/engine"
+	"github.com/rboinc/rboinc/workflow/spool"
 	"github.com/rboinc/rboinc/workflow/store"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
@@ -229,8 +230,21 @@ func (f *fixture) waitCreatorLocked() {
 
 // A step recorded by another process, which found the creator lock held
 // and left the step pending, is created by the running creator all the
-// same: its idle looks ask the database once a second.
+// same: that process asks it for a pass, and its idle looks ask the
+// database once a second anyway.
 func TestRunCreatorCreatesWhatOtherProcessesLeave(t *testing.T) {
+	for _, asked := range []bool{true, false} {
+		t.Run(map[bool]string{true: "asked", false: "idle look"}[asked], func(t *testing.T) {
+			if asked {
+				// Only the request for a pass can make the step in time.
+				defer engine.SetIdleDBLook(time.Hour)()
+			}
+			testCreatorTakesOthersSteps(t, asked)
+		})
+	}
+}
+
+func testCreatorTakesOthersSteps(t *testing.T, asked bool) {
 	f := newFixture(t)
 	wus := f.submitMany("g", 2, 2)
 	ctx, cancel := context.WithCancel(f.ctx)
@@ -247,6 +261,9 @@ func TestRunCreatorCreatesWhatOtherProcessesLeave(t *testing.T) {
 		if err := other.Advance(f.ctx, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if !asked {
+		os.Remove(filepath.Join(spool.Dir(f.root), ".wait")) // as if the request were lost
 	}
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if f.stepState(wus[0], 1) == "queued" && f.stepState(wus[1], 1) == "queued" {

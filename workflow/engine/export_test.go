@@ -16,3 +16,11 @@ func SetNotifyRetry(d time.Duration) (restore func()) {
 	notifyFirstRetry = d
 	return func() { notifyFirstRetry = old }
 }
+
+// SetIdleDBLook sets how often an idle creator asks the database for
+// pending steps nobody told it about.
+func SetIdleDBLook(d time.Duration) (restore func()) {
+	old := idleDBLook
+	idleDBLook = d
+	return func() { idleDBLook = old }
+}

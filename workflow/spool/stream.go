@@ -1,6 +1,8 @@
 package spool
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -39,7 +41,12 @@ func MarkCall(root string) {
 
 // AskPass asks the creator for a pass at its next look.
 func AskPass(root string) {
-	if f, err := os.OpenFile(filepath.Join(Dir(root), waitMarker), os.O_WRONLY|os.O_CREATE, 0o644); err == nil {
+	p := filepath.Join(Dir(root), waitMarker)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE, 0o644)
+	if errors.Is(err, fs.ErrNotExist) && os.MkdirAll(Dir(root), 0o755) == nil {
+		f, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE, 0o644) // no call was spooled here yet
+	}
+	if err == nil {
 		f.Close()
 	}
 }
@@ -51,4 +58,5 @@ func PassAsked(root string) bool {
 }
 
 // ClearAsk is done at the start of a pass: the pass serves whoever asked.
-func ClearAsk(root string) { os.Remove(filepath.Join(Dir(root), waitMarker)) }
+// It reports whether anybody had.
+func ClearAsk(root string) bool { return os.Remove(filepath.Join(Dir(root), waitMarker)) == nil }
