@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -52,12 +53,13 @@ func (e *Engine) Advance(ctx context.Context, call boinc.HookCall) error {
 // With durable, the outputs are made durable as they are taken (they are
 // BOINC's); the spool's are durable already.
 func (e *Engine) record(ctx context.Context, call boinc.HookCall, durable bool) error {
-	return e.recordInto(ctx, call, durable, nil)
+	return e.recordInto(ctx, call, durable, nil, nil)
 }
 
 // recordInto is record that, with taken set, leaves the outputs it takes
-// to be made durable by the caller, in one batch, and lists them there.
-func (e *Engine) recordInto(ctx context.Context, call boinc.HookCall, durable bool, taken *[]string) error {
+// to be made durable by the caller, in one batch (their writes started),
+// and lists them there. wo, when not nil, holds outputs taken ahead.
+func (e *Engine) recordInto(ctx context.Context, call boinc.HookCall, durable bool, taken *[]string, wo *wuOutputs) error {
 	defer e.observe(ctx, store.LatencyHook, time.Now())
 	if call.WUName == "" {
 		e.Log.Warn("hook called without a work-unit name; nothing to do", "wu_id", call.WUID, "error_mask", call.ErrorMask)
@@ -111,13 +113,27 @@ func (e *Engine) recordInto(ctx context.Context, call boinc.HookCall, durable bo
 				return err
 			}
 			lo, known := lay.output(o.Index)
-			if _, err := os.Stat(path); err != nil {
-				continue // optional outputs may be missing; checked below
-			}
 			dst := filepath.Join(dir, naming.ResultFile(call.WUName, o.Index))
-			sum, size, err := pool.TakeOutput(path, dst, durable && taken == nil)
-			if err != nil {
-				return err
+			var sum string
+			var size int64
+			if t := wo.take(path, dst); t != nil && (t.err == nil || errors.Is(t.err, fs.ErrNotExist)) {
+				if t.err != nil {
+					continue // optional outputs may be missing; checked below
+				}
+				t.used = true
+				sum, size = t.sum, t.size
+			} else {
+				if _, err := os.Stat(path); err != nil {
+					continue
+				}
+				if taken != nil {
+					sum, size, err = pool.TakeOutputStarted(path, dst)
+				} else {
+					sum, size, err = pool.TakeOutput(path, dst, durable)
+				}
+				if err != nil {
+					return err
+				}
 			}
 			if taken != nil {
 				*taken = append(*taken, dst)

@@ -147,6 +147,8 @@ func (a *Assimilator) assimilate(ctx context.Context, wus []boincdb.ReadyWU) (in
 	var taken []string
 	var failure error
 	t0 := time.Now()
+	pre := a.pretake(ctx, wus)
+	defer pre.finish()
 	// One transaction of rboinc's own for the whole batch: a commit per
 	// work unit would cost more than the rest of its work.
 	berr := a.E.DB.Batch(ctx, func(ctx context.Context) error {
@@ -154,7 +156,7 @@ func (a *Assimilator) assimilate(ctx context.Context, wus []boincdb.ReadyWU) (in
 			if d, ok := a.deferred[w.ID]; ok && time.Now().Before(d.next) {
 				continue
 			}
-			err := a.one(ctx, w, &taken)
+			err := a.one(ctx, w, pre.outputs(w.ID), &taken)
 			var later *deferError
 			switch {
 			case errors.As(err, &later):
@@ -220,8 +222,9 @@ func (a *Assimilator) deferWU(w boincdb.ReadyWU, reason string) {
 	a.deferred[w.ID] = d
 }
 
-// one advances the chain of one work unit as the hook would.
-func (a *Assimilator) one(ctx context.Context, w boincdb.ReadyWU, taken *[]string) error {
+// one advances the chain of one work unit as the hook would; wo, when
+// not nil, is its outputs read and taken ahead.
+func (a *Assimilator) one(ctx context.Context, w boincdb.ReadyWU, wo *wuOutputs, taken *[]string) error {
 	e := a.E
 	call := boinc.HookCall{WUName: w.Name, WUID: w.ID, Batch: w.Batch}
 	if w.ErrorMask != 0 {
@@ -230,7 +233,13 @@ func (a *Assimilator) one(ctx context.Context, w boincdb.ReadyWU, taken *[]strin
 		if w.Canonical == nil {
 			return &deferError{fmt.Sprintf("no canonical result (canonical_resultid %d) although BOINC made the work unit ready for assimilation", w.CanonicalResultID)}
 		}
-		outs, err := boincdb.OutputFiles(w.Canonical.XMLDocIn)
+		var outs []boincdb.OutputFile
+		var err error
+		if wo != nil {
+			outs, err = wo.outs, wo.parseErr
+		} else {
+			outs, err = boincdb.OutputFiles(w.Canonical.XMLDocIn)
+		}
 		if err != nil {
 			return &deferError{fmt.Sprintf("canonical result %s: %v", w.Canonical.Name, err)}
 		}
@@ -238,7 +247,15 @@ func (a *Assimilator) one(ctx context.Context, w boincdb.ReadyWU, taken *[]strin
 		for _, o := range outs {
 			path := e.Proj.UploadPath(o.Name)
 			call.Files = append(call.Files, path)
-			if _, err := os.Stat(path); err != nil && !o.Optional {
+			if o.Optional {
+				continue
+			}
+			gone, known := wo.missing(path)
+			if !known {
+				_, err := os.Stat(path)
+				gone = err != nil
+			}
+			if gone {
 				missing = append(missing, path)
 			}
 		}
@@ -246,7 +263,7 @@ func (a *Assimilator) one(ctx context.Context, w boincdb.ReadyWU, taken *[]strin
 			return &deferError{fmt.Sprintf("output files of canonical result %s missing: %s", w.Canonical.Name, strings.Join(missing, ", "))}
 		}
 	}
-	err := e.recordInto(ctx, call, false, taken)
+	err := e.recordInto(ctx, call, false, taken, wo)
 	var up *unplacedError
 	if errors.As(err, &up) {
 		// As the hook: the outputs go aside for the administrator, and
@@ -270,10 +287,11 @@ func (a *Assimilator) waitsForOutputs(ctx context.Context, wu string) bool {
 	return err == nil && s.State != "done" && s.State != "failed"
 }
 
-// syncTaken writes out the data of the taken files, then commits their
-// names with one barrier per directory.
+// syncTaken waits for the data of the taken files (their writes were
+// started as they were taken), then commits their names with one barrier
+// per directory.
 func syncTaken(paths []string) error {
-	if err := fsync.DataAll(paths); err != nil {
+	if err := fsync.WaitData(paths); err != nil {
 		return err
 	}
 	dirs := map[string]bool{}

@@ -194,6 +194,43 @@ func TestNativeAssimilatorRedoesUnmarked(t *testing.T) {
 	})
 }
 
+// A work unit made ready again after its step was recorded (BOINC, or a
+// pass stopped before it marked) does not take its outputs again: the
+// results retrieved and acknowledged meanwhile do not come back.
+func TestNativeAssimilatorTakesRecordedOutputsOnce(t *testing.T) {
+	forEngines(t, func(t *testing.T, e *engine.Engine, u store.User) {
+		ctx := context.Background()
+		resp := submitChains(t, e, u, "g", 4, 2)
+		boincDone(t, e, nil)
+		if n, err := newAssimilator(t, e).Pass(ctx); err != nil || n != 4 {
+			t.Fatalf("pass: %d, %v", n, err)
+		}
+		taken, _ := filepath.Glob(filepath.Join(e.Root, "results", "*", "*"))
+		if len(taken) == 0 {
+			t.Fatal("no results taken")
+		}
+		for _, p := range taken {
+			os.Remove(p) // retrieved and acknowledged
+		}
+		if _, err := e.DB.SQL().ExecContext(ctx, `UPDATE results SET acked = 1`); err != nil {
+			t.Fatal(err)
+		}
+		a := newAssimilator(t, e)
+		if _, err := a.BDB.ExecContext(ctx, `UPDATE workunit SET assimilate_state = 1 WHERE name LIKE '%-0-2-%'`); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := a.Pass(ctx); err != nil || n != 4 {
+			t.Fatalf("pass again: %d, %v", n, err)
+		}
+		if back, _ := filepath.Glob(filepath.Join(e.Root, "results", "*", resp.Chains[0].FirstWU+"_*")); len(back) != 0 {
+			t.Errorf("results taken twice: %v", back)
+		}
+		if total, _ := boincCounts(t, e); total != 8 {
+			t.Errorf("BOINC has %d work units, want 8", total)
+		}
+	})
+}
+
 // Outputs missing, or no canonical result: the work unit waits for a
 // retry (logged), nothing is marked or lost, other work units go on.
 func TestNativeAssimilatorLeavesBrokenWorkUnits(t *testing.T) {
@@ -223,6 +260,11 @@ func TestNativeAssimilatorLeavesBrokenWorkUnits(t *testing.T) {
 		}
 		if _, ready := boincCounts(t, e); ready != 2 {
 			t.Errorf("%d work units left ready, want 2", ready)
+		}
+		// The outputs that were there were not kept for the work unit left
+		// for a retry: the retry takes them.
+		if left, _ := filepath.Glob(filepath.Join(e.Root, "results", "*", resp.Chains[0].FirstWU+"_*")); len(left) != 0 {
+			t.Errorf("results of a work unit left for a retry: %v", left)
 		}
 		// Logged once; the next pass does not retry before its time.
 		log.Reset()

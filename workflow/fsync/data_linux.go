@@ -13,8 +13,8 @@ func Data(f *os.File) error {
 	return unix.SyncFileRange(int(f.Fd()), 0, 0, unix.SYNC_FILE_RANGE_WAIT_BEFORE|unix.SYNC_FILE_RANGE_WRITE|unix.SYNC_FILE_RANGE_WAIT_AFTER)
 }
 
-// startData starts writing a file's data out without waiting for it, so
+// StartData starts writing a file's data out without waiting for it, so
 // that DataAll's waits find most of the writes of a batch done together.
-func startData(f *os.File) error {
+func StartData(f *os.File) error {
 	return unix.SyncFileRange(int(f.Fd()), 0, 0, unix.SYNC_FILE_RANGE_WRITE)
 }

@@ -62,12 +62,18 @@ func DataAll(paths []string) error {
 		if err != nil {
 			return err
 		}
-		err = startData(f)
+		err = StartData(f)
 		f.Close()
 		if err != nil {
 			return err
 		}
 	}
+	return WaitData(paths)
+}
+
+// WaitData makes the data of files whose writes were started (StartData)
+// durable: each is waited for, and written now if it was not started.
+func WaitData(paths []string) error {
 	for _, p := range paths {
 		if err := DataPath(p); err != nil {
 			return err

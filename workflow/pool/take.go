@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"syscall"
+
+	"github.com/rboinc/rboinc/workflow/fsync"
 )
 
 // TakeOutput puts a file BOINC is about to delete (a finished work unit's
@@ -19,6 +21,27 @@ import (
 // BOINC forgets the output once the hook has returned; a file taken from
 // the hook's spool is on disk already.
 func TakeOutput(src, dst string, durable bool) (string, int64, error) {
+	how := leaveData
+	if durable {
+		how = syncData
+	}
+	return takeOutput(src, dst, how)
+}
+
+// TakeOutputStarted is TakeOutput that starts writing the file's data out
+// and leaves the wait to the caller (fsync.WaitData over many outputs).
+func TakeOutputStarted(src, dst string) (string, int64, error) {
+	return takeOutput(src, dst, startData)
+}
+
+// What a take does about the taken file's data.
+const (
+	leaveData = iota
+	startData
+	syncData
+)
+
+func takeOutput(src, dst string, how int) (string, int64, error) {
 	tmp, err := linkTemp(src, dst)
 	if err != nil {
 		if !errors.Is(err, syscall.EXDEV) && !errors.Is(err, syscall.EPERM) {
@@ -26,7 +49,7 @@ func TakeOutput(src, dst string, durable bool) (string, int64, error) {
 		}
 		return CopyAtomic(src, dst, 0o444)
 	}
-	sum, size, err := hashFile(tmp, durable)
+	sum, size, err := hashFile(tmp, how)
 	if err == nil {
 		os.Chmod(tmp, 0o444) // best effort: the inode may belong to BOINC's upload handler
 		err = publish(tmp, dst)
@@ -38,9 +61,9 @@ func TakeOutput(src, dst string, durable bool) (string, int64, error) {
 	return sum, size, nil
 }
 
-// hashFile reads a file once for its MD5 and, with durable, flushes it to
-// disk.
-func hashFile(path string, durable bool) (string, int64, error) {
+// hashFile reads a file once for its MD5 and, as how says, flushes it to
+// disk or starts to.
+func hashFile(path string, how int) (string, int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", 0, err
@@ -48,8 +71,13 @@ func hashFile(path string, durable bool) (string, int64, error) {
 	defer f.Close()
 	h := md5.New()
 	n, err := io.Copy(h, f)
-	if err == nil && durable {
-		err = f.Sync()
+	if err == nil {
+		switch how {
+		case syncData:
+			err = f.Sync()
+		case startData:
+			err = fsync.StartData(f)
+		}
 	}
 	if err != nil {
 		return "", 0, err

@@ -169,7 +169,7 @@ func (d *DB) SetStepState(ctx context.Context, wus []string, state string) error
 
 // StepByWU finds a step and its chain by work-unit name.
 func (d *DB) StepByWU(ctx context.Context, wu string) (Chain, Step, error) {
-	row := d.sql.QueryRowContext(ctx, `SELECT `+chainCols+`, s.step, s.state, s.attempts FROM steps s JOIN chains c ON c.id = s.chain_id JOIN users u ON u.id = c.user_id WHERE s.wu_name = ?`, wu)
+	row := d.queryRow(ctx, `SELECT `+chainCols+`, s.step, s.state, s.attempts FROM steps s JOIN chains c ON c.id = s.chain_id JOIN users u ON u.id = c.user_id WHERE s.wu_name = ?`, wu)
 	var c Chain
 	var s Step
 	err := row.Scan(&c.ID, &c.UserID, &c.User, &c.Group, &c.Name, &c.Queue, &c.App, &c.Tag, &c.NSteps, &c.Priority, &c.Params, &c.WUTmpl, &c.ResTmpl, &c.Layout, &c.State, &c.StepsDone, &c.Error, &c.MaxAttempts, &c.Args, &s.Step, &s.State, &s.Attempts)
@@ -200,7 +200,7 @@ func (d *DB) StepOf(ctx context.Context, c Chain, n int) (Step, error) {
 }
 
 func (d *DB) stepInputs(ctx context.Context, wu string) ([]string, error) {
-	return scanStrings(d.sql.QueryContext(ctx, `SELECT md5 FROM step_inputs WHERE wu_name = ? ORDER BY pos`, wu))
+	return scanStrings(d.query(ctx, `SELECT md5 FROM step_inputs WHERE wu_name = ? ORDER BY pos`, wu))
 }
 
 // Result is one output file of a finished step.
@@ -225,7 +225,8 @@ func (d *DB) CompleteStep(ctx context.Context, c Chain, step int, results []Resu
 // added to the pool (the chained outputs) in the same transaction, whether
 // or not the step was already done.
 func (d *DB) CompleteStepPooling(ctx context.Context, c Chain, step int, results []Result, pooled []PoolEntry, next *Step) (done, nextCreated bool, state string, err error) {
-	err = d.Tx(ctx, func(tx *sql.Tx) error {
+	err = d.Tx(ctx, func(sqltx *sql.Tx) error {
+		tx := inTx(ctx, sqltx)
 		if err := poolUpsert(ctx, tx, pooled); err != nil {
 			return err
 		}
@@ -481,3 +482,40 @@ func scanChains(rows *sql.Rows) ([]Chain, error) {
 	}
 	return out, rows.Err()
 }
+
+// StepStates are the states of the steps of work units wus and of their
+// chains, by work-unit name (names of no step are left out), read in one
+// query: the native assimilator asks it for a batch before taking the
+// outputs of those that still wait for them.
+func (d *DB) StepStates(ctx context.Context, wus []string) (map[string]StepState, error) {
+	out := make(map[string]StepState, len(wus))
+	for start := 0; start < len(wus); start += maxListArgs {
+		part := wus[start:min(start+maxListArgs, len(wus))]
+		rows, err := d.sql.QueryContext(ctx, `SELECT s.wu_name, s.state, c.state FROM steps s JOIN chains c ON c.id = s.chain_id
+			WHERE s.wu_name IN `+inList(len(part)), anys(part)...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var wu string
+			var st StepState
+			if err := rows.Scan(&wu, &st.Step, &st.Chain); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[wu] = st
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// StepState is a step's state and its chain's.
+type StepState struct{ Step, Chain string }
+
+// maxListArgs bounds the names of one IN list (SQLite's default limit on
+// a statement's parameters is far above it).
+const maxListArgs = 500

@@ -33,7 +33,7 @@ type Event struct {
 }
 
 // addEvent records an event in the transaction of the transition.
-func addEvent(ctx context.Context, tx *sql.Tx, c Chain, typ string, step int, reason string) error {
+func addEvent(ctx context.Context, tx txRunner, c Chain, typ string, step int, reason string) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO events(time, user_id, type, grp, name, step, reason) VALUES (?,?,?,?,?,?,?)`,
 		now(), c.UserID, typ, c.Group, c.Name, step, reason)
 	if err != nil {
@@ -44,13 +44,13 @@ func addEvent(ctx context.Context, tx *sql.Tx, c Chain, typ string, step int, re
 
 // groupDoneEvent adds group_done when no chain of c's group runs any more
 // (and none waits to).
-func groupDoneEvent(ctx context.Context, tx *sql.Tx, c Chain) error {
+func groupDoneEvent(ctx context.Context, tx txRunner, c Chain) error {
 	var running int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM chains WHERE user_id = ? AND grp = ? AND state = 'running'`,
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM chains WHERE user_id = ? AND grp = ? AND state = 'running')`,
 		c.UserID, c.Group).Scan(&running); err != nil {
 		return err
 	}
-	if running > 0 {
+	if running != 0 {
 		return nil
 	}
 	return addEvent(ctx, tx, Chain{UserID: c.UserID, Group: c.Group}, EvGroupDone, -1, "")

@@ -46,6 +46,15 @@ func (s *stmtCache) QueryContext(ctx context.Context, q string, args ...any) (*s
 	return st.QueryContext(ctx, args...)
 }
 
+// QueryRowContext runs q through its prepared statement.
+func (s *stmtCache) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	st, err := s.prepare(ctx, q)
+	if err != nil {
+		return s.tx.QueryRowContext(ctx, q, args...) // carries the error
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
 // Close releases the statements (the transaction's end would too).
 func (s *stmtCache) Close() {
 	for _, st := range s.m {
@@ -78,6 +87,33 @@ func (d *DB) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
 		return d.sql.QueryRowContext(ctx, q, args...) // carries the error
 	}
 	return st.QueryRowContext(ctx, args...)
+}
+
+// query is QueryContext through the prepared statement of q.
+func (d *DB) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	st, err := d.prepared(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// txRunner runs statements in a transaction: the transaction itself, or
+// the statement cache of the batch it belongs to.
+type txRunner interface {
+	execer
+	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
+}
+
+// inTx gives what runs tx's statements: within a Batch (ctx from it) the
+// batch's cache, which prepares each statement once for the hundreds of
+// records of the batch; otherwise tx.
+func inTx(ctx context.Context, tx *sql.Tx) txRunner {
+	if b, ok := ctx.Value(batchKey{}).(*batch); ok && b.tx == tx {
+		return b.stmts
+	}
+	return tx
 }
 
 // execer is a transaction or its statement cache.

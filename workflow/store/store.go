@@ -188,9 +188,10 @@ func now() int64 { return time.Now().Unix() }
 type batchKey struct{}
 
 type batch struct {
-	db *DB
-	tx *sql.Tx
-	n  int
+	db    *DB
+	tx    *sql.Tx
+	stmts *stmtCache
+	n     int
 	// lost is set when the server ended the whole transaction (MariaDB
 	// does on a deadlock: the savepoint is gone with it). Nothing more
 	// may run in it, as later statements would run outside it, and the
@@ -232,7 +233,8 @@ func (d *DB) Batch(ctx context.Context, fn func(ctx context.Context) error) erro
 	if err != nil {
 		return fmt.Errorf("state database: %w", err)
 	}
-	b := &batch{db: d, tx: tx}
+	b := &batch{db: d, tx: tx, stmts: newStmtCache(tx)}
+	defer b.stmts.Close()
 	if err := fn(context.WithValue(ctx, batchKey{}, b)); err != nil {
 		tx.Rollback()
 		return err
