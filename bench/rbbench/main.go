@@ -63,14 +63,15 @@ type bench struct {
 	rows  []row
 	notes []string
 	// figures shared between stages
-	md5sumRate float64 // bytes/s, fastest md5sum
-	cpTime     time.Duration
-	md5Time    time.Duration
-	cwAlone    time.Duration // create_work --stdin alone for the submission's work units
-	bigWU      string        // the large upload's work unit, whose output is retrieved
-	s1kWUs     []string      // first work units of the 1,000-chain submission, for the hook
-	cwSeen     int           // creator passes already counted in the server's log
-	hookRate   float64       // chains/s through the hook, one process per call
+	nativeSmall nativeFigures // stageNative's run, the baseline of stageNativeMem
+	md5sumRate  float64       // bytes/s, fastest md5sum
+	cpTime      time.Duration
+	md5Time     time.Duration
+	cwAlone     time.Duration // create_work --stdin alone for the submission's work units
+	bigWU       string        // the large upload's work unit, whose output is retrieved
+	s1kWUs      []string      // first work units of the 1,000-chain submission, for the hook
+	cwSeen      int           // creator passes already counted in the server's log
+	hookRate    float64       // chains/s through the hook, one process per call
 }
 
 func main() {
@@ -146,7 +147,8 @@ func (b *bench) run() error {
 	stages := map[string]func() error{
 		"hash": b.stageHash, "upload": b.stageUploadBig, "retrieve-big": b.stageRetrieveBig,
 		"submit": b.stageSubmit, "resubmit": b.stageResubmit, "hook": b.stageHook, "native": b.stageNative,
-		"retrieve": b.stageRetrieve, "status": b.stageStatus, "scale": b.stageScale,
+		"native-mem": b.stageNativeMem,
+		"retrieve":   b.stageRetrieve, "status": b.stageStatus, "scale": b.stageScale,
 	}
 	for _, name := range stageNames {
 		if len(b.only) > 0 && !b.only[name] {
@@ -174,8 +176,8 @@ func (b *bench) run() error {
 // stageNames in the order they run; stageNeeds are the earlier stages a
 // stage builds on.
 var (
-	stageNames = []string{"hash", "upload", "retrieve-big", "submit", "resubmit", "hook", "native", "retrieve", "status", "scale"}
-	stageNeeds = map[string][]string{"upload": {"hash"}, "retrieve-big": {"hash", "upload"}, "resubmit": {"submit"}, "hook": {"submit"}, "scale": {"status"}}
+	stageNames = []string{"hash", "upload", "retrieve-big", "submit", "resubmit", "hook", "native", "native-mem", "retrieve", "status", "scale"}
+	stageNeeds = map[string][]string{"native-mem": {"native"}, "upload": {"hash"}, "retrieve-big": {"hash", "upload"}, "resubmit": {"submit"}, "hook": {"submit"}, "scale": {"status"}}
 )
 
 func countErrors(path string) int {

@@ -38,6 +38,14 @@ func (b *bench) stageNative() error {
 		Verdict:  verdict(r >= 1000),
 		Command:  "rboinc-server assimilator --root ROOT --one_pass (work units made ready beforehand)",
 	})
+	b.nativeSmall = small
+	return nil
+}
+
+// stageNativeMem: the native assimilator's memory over many more work
+// units than stageNative's, against its figure there.
+func (b *bench) stageNativeMem() error {
+	small := b.nativeSmall
 	big, err := b.nativeRun("natmem", b.sz.NativeMem)
 	if err != nil {
 		return err

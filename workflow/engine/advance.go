@@ -127,7 +127,7 @@ func (e *Engine) recordInto(ctx context.Context, call boinc.HookCall, durable bo
 					continue
 				}
 				if taken != nil {
-					sum, size, err = pool.TakeOutputStarted(path, dst)
+					sum, size, _, err = pool.TakeOutputStarted(path, dst)
 				} else {
 					sum, size, err = pool.TakeOutput(path, dst, durable)
 				}

@@ -130,9 +130,7 @@ func (j pretakeJob) run(ctx context.Context, e *Engine) {
 		}
 		src := e.Proj.UploadPath(o.Name)
 		t := &pretaken{dst: filepath.Join(j.dir, naming.ResultFile(j.w.Name, po.Index))}
-		_, existed := os.Lstat(t.dst)
-		t.sum, t.size, t.err = pool.TakeOutputStarted(src, t.dst)
-		t.created = t.err == nil && existed != nil
+		t.sum, t.size, t.created, t.err = pool.TakeOutputStarted(src, t.dst)
 		j.out.takes[src] = t
 	}
 }

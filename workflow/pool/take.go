@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"syscall"
 
@@ -25,12 +26,14 @@ func TakeOutput(src, dst string, durable bool) (string, int64, error) {
 	if durable {
 		how = syncData
 	}
-	return takeOutput(src, dst, how)
+	sum, size, _, err := takeOutput(src, dst, how)
+	return sum, size, err
 }
 
 // TakeOutputStarted is TakeOutput that starts writing the file's data out
-// and leaves the wait to the caller (fsync.WaitData over many outputs).
-func TakeOutputStarted(src, dst string) (string, int64, error) {
+// and leaves the wait to the caller (fsync.WaitData over many outputs). It
+// also tells whether it made dst (nothing was there before).
+func TakeOutputStarted(src, dst string) (sum string, size int64, made bool, err error) {
 	return takeOutput(src, dst, startData)
 }
 
@@ -41,30 +44,52 @@ const (
 	syncData
 )
 
-func takeOutput(src, dst string, how int) (string, int64, error) {
+func takeOutput(src, dst string, how int) (string, int64, bool, error) {
+	// Where dst is not there yet, dst itself is the link: it is the
+	// finished output's inode, whole from the start, so no temporary name
+	// is needed to make it appear atomically.
+	err := os.Link(src, dst)
+	if err == nil {
+		sum, size, err := hashFile(dst, how)
+		if err != nil {
+			os.Remove(dst)
+			return "", 0, false, fmt.Errorf("taking output %s: %w", src, err)
+		}
+		os.Chmod(dst, 0o444) // best effort: the inode may belong to BOINC's upload handler
+		return sum, size, true, nil
+	}
+	if !errors.Is(err, fs.ErrExist) {
+		if !errors.Is(err, syscall.EXDEV) && !errors.Is(err, syscall.EPERM) {
+			return "", 0, false, fmt.Errorf("taking output %s: %w", src, err)
+		}
+		sum, size, err := CopyAtomic(src, dst, 0o444)
+		return sum, size, false, err
+	}
+	// dst is there (a take before a crash, a retry): replaced whole.
 	tmp, err := linkTemp(src, dst)
 	if err != nil {
 		if !errors.Is(err, syscall.EXDEV) && !errors.Is(err, syscall.EPERM) {
-			return "", 0, fmt.Errorf("taking output %s: %w", src, err)
+			return "", 0, false, fmt.Errorf("taking output %s: %w", src, err)
 		}
-		return CopyAtomic(src, dst, 0o444)
+		sum, size, err := CopyAtomic(src, dst, 0o444)
+		return sum, size, false, err
 	}
 	sum, size, err := hashFile(tmp, how)
 	if err == nil {
-		os.Chmod(tmp, 0o444) // best effort: the inode may belong to BOINC's upload handler
+		os.Chmod(tmp, 0o444)
 		err = publish(tmp, dst)
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return "", 0, fmt.Errorf("taking output %s: %w", src, err)
+		return "", 0, false, fmt.Errorf("taking output %s: %w", src, err)
 	}
-	return sum, size, nil
+	return sum, size, false, nil
 }
 
 // hashFile reads a file once for its MD5 and, as how says, flushes it to
 // disk or starts to.
 func hashFile(path string, how int) (string, int64, error) {
-	f, err := os.Open(path)
+	f, err := fsync.OpenRead(path)
 	if err != nil {
 		return "", 0, err
 	}
