@@ -11,6 +11,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/rboinc/rboinc/workflow/fsync"
 )
 
 // FileMD5 streams a file and returns its MD5 (hex) and size.
@@ -82,7 +84,7 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	var err error
 	for range 10 {
 		tmp = dir + "." + base + ".tmp" + strconv.FormatUint(rand.Uint64(), 36)
-		f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		f, err = fsync.CreateExcl(tmp, perm)
 		if !errors.Is(err, fs.ErrExist) {
 			break
 		}
@@ -94,13 +96,6 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	cerr := f.Close()
 	if werr == nil {
 		werr = cerr
-	}
-	if werr == nil && perm&^0o777 == 0 {
-		// OpenFile's mode passed through the umask; only a mode the umask
-		// narrowed needs setting again.
-		if fi, err := os.Stat(tmp); err == nil && fi.Mode().Perm() != perm {
-			werr = os.Chmod(tmp, perm)
-		}
 	}
 	if werr == nil {
 		werr = os.Rename(tmp, path)

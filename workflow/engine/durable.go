@@ -25,7 +25,9 @@ func (e *Engine) durableForBOINC(fresh []string, staged string) error {
 		paths[i] = e.Pool.Path(sum)
 	}
 	// All writes started first, then each waited for: one wait per file
-	// made a submission's durability point most of its time.
+	// made a submission's durability point most of its time. (Starting
+	// each as it is written measured slower: the writers then wait for
+	// the disk's block allocation.)
 	if err := fsync.DataAll(paths); err != nil {
 		return &diskError{fmt.Errorf("writing new contents to disk: %w", err)}
 	}

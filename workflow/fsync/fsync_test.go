@@ -1,8 +1,11 @@
 package fsync
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -36,5 +39,28 @@ func TestDataAndBarrier(t *testing.T) {
 	}
 	if err := Barrier(filepath.Join(dir, "missing")); err == nil {
 		t.Fatal("a barrier on a missing directory succeeded")
+	}
+}
+
+// A file made by CreateExcl has exactly the mode asked for, also where the
+// umask would narrow it (the pool's files must stay readable by the web
+// server that BOINC's clients download them from).
+func TestCreateExclModeDespiteUmask(t *testing.T) {
+	old := syscall.Umask(0o077)
+	defer syscall.Umask(old)
+	saved := umask
+	umask = 0o077
+	defer func() { umask = saved }()
+	p := filepath.Join(t.TempDir(), "f")
+	f, err := CreateExcl(p, 0o444)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o444 {
+		t.Fatalf("mode %v, %v; want 0444", fi.Mode().Perm(), err)
+	}
+	if _, err := CreateExcl(p, 0o444); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("second create: %v", err)
 	}
 }

@@ -2,13 +2,17 @@ package pool
 
 import (
 	"crypto/md5"
+	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/rboinc/rboinc/workflow/fsync"
 )
 
 // ErrShortContent is returned by WriteVerified when r ends before size
@@ -29,10 +33,10 @@ func (p *Pool) WriteVerified(r io.Reader, want string, size int64) error {
 		return fmt.Errorf("%q is not an MD5 checksum", want)
 	}
 	dir := filepath.Dir(p.Path(want))
-	f, err := os.CreateTemp(dir, ".in*")
+	f, err := createTemp(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		if err = os.MkdirAll(dir, 0o755); err == nil {
-			f, err = os.CreateTemp(dir, ".in*")
+			f, err = createTemp(dir)
 		}
 	}
 	if err != nil {
@@ -45,9 +49,6 @@ func (p *Pool) WriteVerified(r io.Reader, want string, size int64) error {
 	copyBufs.Put(bp)
 	if err == nil && n < size {
 		err = fmt.Errorf("%w: %d of %d bytes of %s", ErrShortContent, n, size, want)
-	}
-	if err == nil {
-		err = f.Chmod(0o444)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -65,6 +66,20 @@ func (p *Pool) WriteVerified(r io.Reader, want string, size int64) error {
 		return err
 	}
 	return nil
+}
+
+// createTemp creates a temporary file in dir, read-only from the start
+// (its mode is set at creation: a chmod would be one more metadata change
+// per content).
+func createTemp(dir string) (*os.File, error) {
+	for {
+		var b [8]byte
+		rand.Read(b[:])
+		f, err := fsync.CreateExcl(filepath.Join(dir, ".in"+hex.EncodeToString(b[:])), 0o444)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
 }
 
 // MismatchError is a content whose bytes do not have the announced MD5.
