@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 
 	"github.com/rboinc/rboinc/workflow/fsync"
@@ -20,9 +21,18 @@ import (
 // commit per file system carries all their names and links.
 // Its errors are diskErrors.
 func (e *Engine) durableForBOINC(fresh []string, staged string) error {
-	paths := make([]string, len(fresh))
-	for i, sum := range fresh {
-		paths[i] = e.Pool.Path(sum)
+	paths := make([]string, 0, len(fresh))
+	ids := make(map[string]fileID, len(fresh))
+	for _, sum := range fresh {
+		p := e.Pool.Path(sum)
+		id, ok := identity(p)
+		if ok && e.synced.has(sum, id) {
+			continue // made durable by this process, and the same file still
+		}
+		paths = append(paths, p)
+		if ok {
+			ids[sum] = id
+		}
 	}
 	// All writes started first, then each waited for: one wait per file
 	// made a submission's durability point most of its time. (Starting
@@ -43,7 +53,59 @@ func (e *Engine) durableForBOINC(fresh []string, staged string) error {
 	if err := e.DB.Sync(); err != nil {
 		return &diskError{err}
 	}
+	e.synced.add(ids)
 	return nil
+}
+
+// syncedSet remembers the pool files this process has made durable. A
+// pool file never changes once written, so it needs no second sync: a
+// resubmission of thousands of chains would otherwise open each of its
+// inputs twice again. A file is known by its identity (device, inode,
+// change time), so a content collected and written anew is synced anew.
+type syncedSet struct {
+	mu sync.Mutex
+	m  map[string]fileID
+}
+
+type fileID struct {
+	dev, ino    uint64
+	mtime, size int64
+}
+
+// syncedMax bounds the set (about 100 bytes an entry); when full it
+// starts again, which costs only syncs already made.
+const syncedMax = 1 << 18
+
+func (s *syncedSet) has(sum string, id fileID) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	got, ok := s.m[sum]
+	return ok && got == id
+}
+
+func (s *syncedSet) add(ids map[string]fileID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil || len(s.m)+len(ids) > syncedMax {
+		s.m = make(map[string]fileID, len(ids))
+	}
+	for sum, id := range ids {
+		s.m[sum] = id
+	}
+}
+
+// identity is a file's (device, inode, modification time, size); ok is
+// false when it cannot be read.
+func identity(path string) (fileID, bool) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileID{}, false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fileID{}, false
+	}
+	return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino), mtime: fi.ModTime().UnixNano(), size: fi.Size()}, true
 }
 
 // diskError is a failure of the server's own disk, not of a chain: the

@@ -180,6 +180,9 @@ type Engine struct {
 	// lastLease is when batch leases were last checked (UnixNano).
 	lastLease atomic.Int64
 
+	// synced are the pool files this process made durable (durable.go).
+	synced syncedSet
+
 	// bdb is BOINC's database, for status views (boincDB).
 	bdbMu sync.Mutex
 	bdb   *boincdb.DB
