@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/rboinc/rboinc/workflow/fsync"
 )
@@ -37,8 +39,14 @@ func (e *Engine) durableForBOINC(fresh []string, staged string) error {
 	// The three waits are independent and each mostly waits for the
 	// disk: they run together. The state database's log is synced while
 	// the contents' data is written out and the names are committed.
+	t0 := time.Now()
+	var dbTook, barrierTook atomic.Int64
 	dbDone := make(chan error, 1)
-	go func() { dbDone <- e.DB.Sync() }()
+	go func() {
+		err := e.DB.Sync()
+		dbTook.Store(int64(time.Since(t0)))
+		dbDone <- err
+	}()
 	dirs := []string{e.Pool.Dir}
 	if staged != "" && !sameFS(dirs[0], filepath.Dir(staged)) {
 		dirs = append(dirs, filepath.Dir(staged))
@@ -46,7 +54,9 @@ func (e *Engine) durableForBOINC(fresh []string, staged string) error {
 	barriers := make(chan error, len(dirs))
 	for _, d := range dirs {
 		go func() {
-			if err := fsync.Barrier(d); err != nil {
+			err := fsync.Barrier(d)
+			barrierTook.Store(max(barrierTook.Load(), int64(time.Since(t0))))
+			if err != nil {
 				barriers <- fmt.Errorf("making new files durable in %s: %w", d, err)
 				return
 			}
@@ -61,6 +71,7 @@ func (e *Engine) durableForBOINC(fresh []string, staged string) error {
 	if err := fsync.DataAll(paths); err != nil {
 		errs = append(errs, fmt.Errorf("writing new contents to disk: %w", err))
 	}
+	dataTook := time.Since(t0)
 	for range dirs {
 		if err := <-barriers; err != nil {
 			errs = append(errs, err)
@@ -72,6 +83,8 @@ func (e *Engine) durableForBOINC(fresh []string, staged string) error {
 	if len(errs) > 0 {
 		return &diskError{errors.Join(errs...)}
 	}
+	e.Log.Debug("durable for BOINC", "files", len(paths), "known_synced", len(fresh)-len(paths), "data_ms", ms(dataTook),
+		"barrier_ms", ms(time.Duration(barrierTook.Load())), "state_log_ms", ms(time.Duration(dbTook.Load())))
 	e.synced.add(ids)
 	return nil
 }
@@ -80,7 +93,8 @@ func (e *Engine) durableForBOINC(fresh []string, staged string) error {
 // pool file never changes once written, so it needs no second sync: a
 // resubmission of thousands of chains would otherwise open each of its
 // inputs twice again. A file is known by its identity (device, inode,
-// change time), so a content collected and written anew is synced anew.
+// modification time, size), so a content collected and written anew is
+// synced anew.
 type syncedSet struct {
 	mu sync.Mutex
 	m  map[string]fileID
