@@ -249,6 +249,7 @@ func app(log *slog.Logger) *cli.App {
 				},
 			},
 			reportCommand(),
+			lateCommand(),
 		},
 	}
 }

@@ -49,9 +49,17 @@ func (e *Engine) catchup(ctx context.Context, jobs []stepJob) (map[int]int, erro
 // (48 h by default) one more replica, its priority raised by 1000, once;
 // it needs BOINC's database, and says so when it cannot have it.
 func (e *Engine) DuplicateLate(ctx context.Context) (int, error) {
-	after := defaultLateAfter
-	if e.Cfg.LateAfterHours > 0 {
-		after = time.Duration(e.Cfg.LateAfterHours * float64(time.Hour))
+	return e.DuplicateLateAfter(ctx, 0)
+}
+
+// DuplicateLateAfter is DuplicateLate for the steps BOINC has held longer
+// than after (0: late_after), as `rboinc-server late` asks.
+func (e *Engine) DuplicateLateAfter(ctx context.Context, after time.Duration) (int, error) {
+	if after <= 0 {
+		after = defaultLateAfter
+		if e.Cfg.LateAfterHours > 0 {
+			after = time.Duration(e.Cfg.LateAfterHours * float64(time.Hour))
+		}
 	}
 	wus, err := e.DB.LateSteps(ctx, time.Now().Add(-after).Unix(), 500)
 	if err != nil || len(wus) == 0 {
