@@ -33,6 +33,8 @@ MAX_ERROR_RESULTS=${MAX_ERROR_RESULTS:-2} # rboinc.json max_error_results (BOINC
 FOREIGN_WUS=${FOREIGN_WUS:-1}           # work units of the same application made without rboinc: it must leave them alone
 TIMEOUT=${TIMEOUT:-1500}                # seconds to wait for the chains
 CRON_EVERY=${CRON_EVERY:-60}            # run `bin/start --cron` this often while waiting (0: never)
+CONTROL=${CONTROL:-1}                   # 7: cancel a stopped chain's work unit, a replica and priority for a late step (0: skip)
+CTL_GROUP=ctl
 JOBS=${JOBS:-$(nproc)}
 SKIP_APT=${SKIP_APT:-0}
 
@@ -756,6 +758,115 @@ retrieve_and_check() {
 	log "every step's output arrived and is right; all $CHAINS chains are done"
 }
 
+# ------------------------------------------------------------ 7. control
+# sqlv prints the value(s) of a query, without headers.
+sqlv() { mariadb --no-defaults -S "$RUN/db/mysqld.sock" -uroot "$PROJECT_NAME" -N -B -e "$1"; }
+
+# wait_sql waits at most $2 seconds until query $1 prints $3.
+wait_sql() {
+	local q=$1 secs=$2 want=$3 got=""
+	for _ in $(seq "$secs"); do
+		got=$(sqlv "$q" 2>&1) && [ "$got" = "$want" ] && return 0
+		sleep 1
+	done
+	log "waited ${secs}s for [$q] to print $want; it prints: $got"
+	return 1
+}
+
+# control_work: live control of work units already in BOINC, done by rboinc
+# in BOINC's database as BOINC's own tools do it; BOINC's daemons (the
+# transitioner, the feeder, the assimilator) must then do the rest. A
+# stopped chain's unsent work unit is cancelled (cancel_jobs' way); a late
+# step gets one more replica (target_nresults, transition_time: the
+# transitioner makes the result) and a raised priority, then comes back
+# right from the volunteer.
+control_work() {
+	[ "$CONTROL" = 1 ] || return 0
+	stage "7. live control through BOINC's database (group $CTL_GROUP): cancel, one more replica, priority"
+	local up=${SCI_USER^^} name t0
+	local swu="stopme-${up}\\_${CTL_GROUP}-0-2-%" lwu="lateone-${up}\\_${CTL_GROUP}-0-2-%"
+	# The volunteer takes no new work meanwhile: both work units stay unsent.
+	client --project "$MASTER_URL" nomorework >/dev/null 2>&1 || fail "boinccmd --project $MASTER_URL nomorework"
+	mkdir -p "$SCI/ctl"
+	: >"$SCI/ctl/jobs.txt"
+	for name in stopme lateone; do
+		echo "chain $name" >"$SCI/ctl/$name.state"
+		echo "$name -state_file ctl/$name.state" >>"$SCI/ctl/jobs.txt"
+	done
+	sci rboinc-submit -app_name "$QUEUE" -group "$CTL_GROUP" -num_steps 2 -jobs ctl/jobs.txt 2>&1 | indent
+	[ "${PIPESTATUS[0]}" = 0 ] || fail "rboinc-submit of group $CTL_GROUP"
+	local target prio
+	for w in "$swu" "$lwu"; do
+		wait_sql "select count(*) > 0 from workunit where name like '$w'" 60 1 || fail "no work unit $w in BOINC"
+		target=$(sqlv "select target_nresults from workunit where name like '$w'")
+		wait_sql "select count(*) from result r join workunit w on w.id = r.workunitid where w.name like '$w' and r.server_state = 2" 120 "$target" ||
+			fail "BOINC's transitioner made no unsent results for $w"
+	done
+	target=$(sqlv "select target_nresults from workunit where name like '$lwu'")
+	prio=$(sqlv "select priority from workunit where name like '$lwu'")
+	log "both work units unsent in BOINC; the late one: target_nresults $target, priority $prio"
+
+	# Cancel: -stop cancels the chain's work unit in BOINC.
+	sci rboinc-retrieve -group "$CTL_GROUP" -name stopme -stop -yes 2>&1 | tee "$LOGS/ctl-stop.log" | indent
+	[ "${PIPESTATUS[0]}" = 0 ] || fail "rboinc-retrieve -stop"
+	grep -q "1 work unit(s) cancelled in BOINC" "$LOGS/ctl-stop.log" || fail "-stop cancelled no work unit in BOINC"
+	wait_sql "select error_mask & 16 from workunit where name like '$swu'" 5 16 || fail "the stopped chain's work unit lacks error_mask bit 16 (cancelled)"
+	wait_sql "select count(*) from result r join workunit w on w.id = r.workunitid where w.name like '$swu' and not (r.server_state = 5 and r.outcome = 5)" 5 0 ||
+		fail "the cancelled work unit's results are not over (5) and not needed (5)"
+	t0=$(date +%s)
+	wait_sql "select assimilate_state from workunit where name like '$swu'" 180 2 ||
+		fail "BOINC's transitioner and the assimilator did not take the cancelled work unit in"
+	TIMES[cancel_assimilated]=$(($(date +%s) - t0))s
+	log "cancelled: error_mask 16, results over and not needed, assimilated ${TIMES[cancel_assimilated]} later"
+
+	# One more replica and a raised priority for the late step.
+	sleep 2
+	(cd "$RUN" && as_owner "$RUN/bin/rboinc-server" late --root "$RROOT" --after 1s) 2>&1 | tee "$LOGS/ctl-late.log" | indent
+	[ "${PIPESTATUS[0]}" = 0 ] || fail "rboinc-server late"
+	grep -qx "1 late step(s) given one more replica" "$LOGS/ctl-late.log" || fail "rboinc-server late did not give exactly one step a replica"
+	wait_sql "select target_nresults from workunit where name like '$lwu'" 5 $((target + 1)) || fail "target_nresults not raised"
+	wait_sql "select priority from workunit where name like '$lwu'" 5 $((prio + 1000)) || fail "the work unit's priority not raised by 1000"
+	t0=$(date +%s)
+	wait_sql "select count(*) from result r join workunit w on w.id = r.workunitid where w.name like '$lwu'" 120 $((target + 1)) ||
+		fail "BOINC's transitioner made no extra result"
+	TIMES[replica]=$(($(date +%s) - t0))s
+	wait_sql "select count(*) from result r join workunit w on w.id = r.workunitid where w.name like '$lwu' and r.server_state = 2 and r.priority < $((prio + 1000))" 5 0 ||
+		fail "unsent results of the late step keep a lower priority"
+	log "late step: target_nresults $((target + 1)), priority $((prio + 1000)), the transitioner's extra result ${TIMES[replica]} later"
+	sql "select r.id, r.name, r.server_state, r.outcome, r.priority from result r join workunit w on w.id = r.workunitid where w.name like '$lwu' or w.name like '$swu'" 2>&1 | indent
+
+	# The volunteer may work again: the late chain must finish right.
+	client --project "$MASTER_URL" allowmorework >/dev/null 2>&1 || fail "boinccmd --project $MASTER_URL allowmorework"
+	local deadline=$(($(date +%s) + TIMEOUT)) st last_poke=0 now
+	t0=$(date +%s)
+	while :; do
+		now=$(date +%s)
+		st=$(sci rboinc-retrieve -group "$CTL_GROUP" -status 2>&1) || true
+		echo "$st" | awk -F'\t' '$1 == "lateone" && $3 == "done" {f = 1} END {exit !f}' && break
+		echo "$st" | awk -F'\t' '$1 == "lateone" && $3 ~ /fail|stop/ {f = 1} END {exit !f}' && { indent <<<"$st"; fail "the late chain ended wrong"; }
+		[ "$now" -ge "$deadline" ] && { indent <<<"$st"; fail "timeout: the late chain was not done after ${TIMEOUT}s"; }
+		if [ $((now - last_poke)) -ge 20 ]; then
+			client --project "$MASTER_URL" update >/dev/null 2>&1 || true
+			last_poke=$now
+		fi
+		sleep 5
+	done
+	TIMES[late_chain]=$(($(date +%s) - t0))s
+	st=$(sci rboinc-retrieve -group "$CTL_GROUP" -status 2>&1)
+	indent <<<"$st"
+	echo "$st" | awk -F'\t' '$1 == "stopme" && $3 == "stopped" {f = 1} END {exit !f}' || fail "the stopped chain does not say stopped"
+	mkdir -p "$SCI/ctlres"
+	sci rboinc-retrieve -group "$CTL_GROUP" -into ctlres 2>&1 | indent
+	[ "${PIPESTATUS[0]}" = 0 ] || fail "rboinc-retrieve of group $CTL_GROUP"
+	local f want
+	want=$(printf 'chain lateone\nstep 1 default-param\nstep 2 default-param')
+	f=$(find "$SCI/ctlres" -maxdepth 1 -regextype posix-extended -iregex ".*/lateone-${SCI_USER}_$CTL_GROUP-1-2-RND[0-9]+_0\.state" | head -n 1)
+	[ -n "$f" ] && [ "$(cat "$f")" = "$want" ] || { [ -n "$f" ] && indent <"$f"; fail "the late chain's last state is missing or wrong (${f:-no file})"; }
+	[ -z "$(find "$SCI/ctlres" -maxdepth 1 -name 'stopme-*')" ] || fail "the cancelled chain brought results back"
+	sql "select r.id, r.name, r.server_state, r.outcome, r.validate_state, r.hostid from result r join workunit w on w.id = r.workunitid where w.name like '$lwu'" 2>&1 | indent
+	log "live control: cancel, replica and priority done by BOINC as asked; the late chain came back right in ${TIMES[late_chain]}"
+}
+
 # -------------------------------------------------------------- main
 mkdir -p "$WORK"
 # stop_stale stops what a previous run that could not clean up (killed with
@@ -802,6 +913,7 @@ foreign_work
 submit
 wait_chains
 retrieve_and_check
+control_work
 [ "$DAEMON_DEATHS" = 0 ] || log "note: $DAEMON_DEATHS BOINC daemon exit(s) seen while waiting (see the warnings above)"
 [ "$DOCTOR_PROBLEMS" = 0 ] || log "note: rboinc-server doctor reported problems (see above)"
-log "PASS (ASSIMILATOR=$ASSIMILATOR): build ${TIMES[build]}, first step ${TIMES[first_step]}, first chain ${TIMES[first_chain]}, all chains settled ${TIMES[all_chains]}, total $(($(date +%s) - T0))s"
+log "PASS (ASSIMILATOR=$ASSIMILATOR): build ${TIMES[build]}, first step ${TIMES[first_step]}, first chain ${TIMES[first_chain]}, all chains settled ${TIMES[all_chains]}, control ${TIMES[late_chain]:-skipped}, total $(($(date +%s) - T0))s"
