@@ -776,7 +776,7 @@ wait_sql() {
 # control_work: live control of work units already in BOINC, done by rboinc
 # in BOINC's database as BOINC's own tools do it; BOINC's daemons (the
 # transitioner, the feeder, the assimilator) must then do the rest. A
-# stopped chain's unsent work unit is cancelled (cancel_jobs' way); a late
+# stopped chain's unsent work unit is cancelled (-abort, cancel_jobs' way); a late
 # step gets one more replica (target_nresults, transition_time: the
 # transitioner makes the result) and a raised priority, then comes back
 # right from the volunteer.
@@ -784,14 +784,14 @@ control_work() {
 	[ "$CONTROL" = 1 ] || return 0
 	stage "7. live control through BOINC's database (group $CTL_GROUP): cancel, one more replica, priority"
 	local up=${SCI_USER^^} name t0
-	local swu="stopme-${up}\\_${CTL_GROUP}-0-2-%" lwu="lateone-${up}\\_${CTL_GROUP}-0-2-%"
+	local swu="abortme-${up}\\_${CTL_GROUP}-0-2-%" lwu="lateone-${up}\\_${CTL_GROUP}-0-2-%"
 	# The volunteer takes no new work meanwhile: both work units stay unsent.
 	client --project "$MASTER_URL" nomorework >/dev/null 2>&1 || fail "boinccmd --project $MASTER_URL nomorework"
 	mkdir -p "$SCI/ctl"
 	: >"$SCI/ctl/jobs.txt"
-	for name in stopme lateone; do
+	for name in abortme lateone; do
 		echo "chain $name" >"$SCI/ctl/$name.state"
-		echo "$name -state_file ctl/$name.state" >>"$SCI/ctl/jobs.txt"
+		echo "$name -state_file $name.state" >>"$SCI/ctl/jobs.txt" # relative to the jobs file
 	done
 	sci rboinc-submit -app_name "$QUEUE" -group "$CTL_GROUP" -num_steps 2 -jobs ctl/jobs.txt 2>&1 | indent
 	[ "${PIPESTATUS[0]}" = 0 ] || fail "rboinc-submit of group $CTL_GROUP"
@@ -806,10 +806,10 @@ control_work() {
 	prio=$(sqlv "select priority from workunit where name like '$lwu'")
 	log "both work units unsent in BOINC; the late one: target_nresults $target, priority $prio"
 
-	# Cancel: -stop cancels the chain's work unit in BOINC.
-	sci rboinc-retrieve -group "$CTL_GROUP" -name stopme -stop -yes 2>&1 | tee "$LOGS/ctl-stop.log" | indent
-	[ "${PIPESTATUS[0]}" = 0 ] || fail "rboinc-retrieve -stop"
-	grep -q "1 work unit(s) cancelled in BOINC" "$LOGS/ctl-stop.log" || fail "-stop cancelled no work unit in BOINC"
+	# Cancel: -abort stops the chain and cancels its work unit in BOINC.
+	sci rboinc-retrieve -group "$CTL_GROUP" -name abortme -abort -yes 2>&1 | tee "$LOGS/ctl-abort.log" | indent
+	[ "${PIPESTATUS[0]}" = 0 ] || fail "rboinc-retrieve -abort"
+	grep -q "1 work unit(s) cancelled in BOINC" "$LOGS/ctl-abort.log" || fail "-abort cancelled no work unit in BOINC"
 	wait_sql "select error_mask & 16 from workunit where name like '$swu'" 5 16 || fail "the stopped chain's work unit lacks error_mask bit 16 (cancelled)"
 	wait_sql "select count(*) from result r join workunit w on w.id = r.workunitid where w.name like '$swu' and not (r.server_state = 5 and r.outcome = 5)" 5 0 ||
 		fail "the cancelled work unit's results are not over (5) and not needed (5)"
@@ -854,7 +854,7 @@ control_work() {
 	TIMES[late_chain]=$(($(date +%s) - t0))s
 	st=$(sci rboinc-retrieve -group "$CTL_GROUP" -status 2>&1)
 	indent <<<"$st"
-	echo "$st" | awk -F'\t' '$1 == "stopme" && $3 == "stopped" {f = 1} END {exit !f}' || fail "the stopped chain does not say stopped"
+	echo "$st" | awk -F'\t' '$1 == "abortme" && $3 == "aborted" {f = 1} END {exit !f}' || fail "the aborted chain does not say aborted"
 	mkdir -p "$SCI/ctlres"
 	sci rboinc-retrieve -group "$CTL_GROUP" -into ctlres 2>&1 | indent
 	[ "${PIPESTATUS[0]}" = 0 ] || fail "rboinc-retrieve of group $CTL_GROUP"
@@ -862,7 +862,7 @@ control_work() {
 	want=$(printf 'chain lateone\nstep 1 default-param\nstep 2 default-param')
 	f=$(find "$SCI/ctlres" -maxdepth 1 -regextype posix-extended -iregex ".*/lateone-${SCI_USER}_$CTL_GROUP-1-2-RND[0-9]+_0\.state" | head -n 1)
 	[ -n "$f" ] && [ "$(cat "$f")" = "$want" ] || { [ -n "$f" ] && indent <"$f"; fail "the late chain's last state is missing or wrong (${f:-no file})"; }
-	[ -z "$(find "$SCI/ctlres" -maxdepth 1 -name 'stopme-*')" ] || fail "the cancelled chain brought results back"
+	[ -z "$(find "$SCI/ctlres" -maxdepth 1 -name 'abortme-*')" ] || fail "the aborted chain brought results back"
 	sql "select r.id, r.name, r.server_state, r.outcome, r.validate_state, r.hostid from result r join workunit w on w.id = r.workunitid where w.name like '$lwu'" 2>&1 | indent
 	log "live control: cancel, replica and priority done by BOINC as asked; the late chain came back right in ${TIMES[late_chain]}"
 }
