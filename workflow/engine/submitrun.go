@@ -75,21 +75,26 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 	tRecorded := time.Now()
 	close(feed)
 	st.stop()
-	ferr := <-fed
-	var tDurable, tFinished time.Time
+	var tFed, tDurable, tFinished time.Time
 	if err != nil {
+		<-fed
 		run.Abort()
 		return nil, err
 	}
+	// What create_work's jobs read is made durable while create_work still
+	// reads its input (it is the slower of the two); it inserts the jobs
+	// only when its input ends, after both.
+	durable := make(chan error, 1)
+	go func() { durable <- e.durableForBOINC(st.sums, st.anyStaged()) }()
+	ferr := <-fed
+	tFed = time.Now()
+	if derr := <-durable; ferr == nil {
+		ferr = derr
+	}
+	tDurable = time.Now()
 	if ferr == nil {
-		// create_work inserts the jobs when its input ends.
-		if ferr = e.durableForBOINC(st.sums, st.anyStaged()); ferr == nil {
-			tDurable = time.Now()
-			ferr = run.Finish()
-			tFinished = time.Now()
-		} else {
-			run.Abort()
-		}
+		ferr = run.Finish()
+		tFinished = time.Now()
 	} else {
 		run.Abort()
 	}
@@ -114,7 +119,7 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 	}
 	e.observe(ctx, store.LatencyCreateWork, t0)
 	e.Log.Debug("submission timing", "chains", len(created), "record_ms", ms(tRecorded.Sub(t0)),
-		"durable_ms", ms(tDurable.Sub(tRecorded)), "create_work_finish_ms", ms(tFinished.Sub(tDurable)), "queued_ms", ms(time.Since(tFinished)))
+		"fed_ms", ms(tFed.Sub(tRecorded)), "durable_ms", ms(tDurable.Sub(tRecorded)), "create_work_finish_ms", ms(tFinished.Sub(tDurable)), "queued_ms", ms(time.Since(tFinished)))
 	return created, nil
 }
 
