@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rboinc/rboinc/workflow/fsync"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 
@@ -41,7 +42,7 @@ func newInputHasher(cache *HashCache) *inputHasher {
 // the file opened is the very file cached, unchanged.
 func (h *inputHasher) hash(path string) (wire.FileRef, error) {
 	start := time.Now()
-	f, err := os.Open(path)
+	f, err := fsync.OpenRead(path) // a plain descriptor: a jobs file may name thousands
 	if err != nil {
 		return wire.FileRef{}, fmt.Errorf("hashing %s: %w", path, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/rboinc/rboinc/workflow/fsync"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 
@@ -106,7 +107,7 @@ func (b *inlineBody) Read(p []byte) (int, error) {
 			return 0, io.EOF
 		}
 		ct := b.files[b.i]
-		f, err := os.Open(ct.path)
+		f, err := fsync.OpenRead(ct.path) // a plain descriptor: thousands of small files
 		if err != nil {
 			return 0, b.fail(fmt.Errorf("reading %s: %w", ct.path, err))
 		}

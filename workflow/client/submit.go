@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/rboinc/rboinc/workflow/fsync"
 	"github.com/rboinc/rboinc/workflow/naming"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
@@ -86,7 +87,7 @@ func BuildChains(q *wire.Queue, shared map[string]string, jobs []Job) ([]Chain, 
 
 // checkReadable opens path to prove it is a readable regular file.
 func checkReadable(path string) error {
-	f, err := os.Open(path)
+	f, err := fsync.OpenRead(path)
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
