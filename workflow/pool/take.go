@@ -49,7 +49,8 @@ func takeOutput(src, dst string, how int) (string, int64, bool, error) {
 	// finished output's inode, whole from the start, so no temporary name
 	// is needed to make it appear atomically.
 	err := os.Link(src, dst)
-	if err == nil {
+	switch {
+	case err == nil:
 		sum, size, err := hashFile(dst, how)
 		if err != nil {
 			os.Remove(dst)
@@ -57,22 +58,20 @@ func takeOutput(src, dst string, how int) (string, int64, bool, error) {
 		}
 		os.Chmod(dst, 0o444) // best effort: the inode may belong to BOINC's upload handler
 		return sum, size, true, nil
-	}
-	if !errors.Is(err, fs.ErrExist) {
-		if !errors.Is(err, syscall.EXDEV) && !errors.Is(err, syscall.EPERM) {
-			return "", 0, false, fmt.Errorf("taking output %s: %w", src, err)
-		}
+	case unlinkable(err): // dst was not there either
 		sum, size, err := CopyAtomic(src, dst, 0o444)
-		return sum, size, false, err
+		return sum, size, err == nil, err
+	case !errors.Is(err, fs.ErrExist):
+		return "", 0, false, fmt.Errorf("taking output %s: %w", src, err)
 	}
 	// dst is there (a take before a crash, a retry): replaced whole.
 	tmp, err := linkTemp(src, dst)
-	if err != nil {
-		if !errors.Is(err, syscall.EXDEV) && !errors.Is(err, syscall.EPERM) {
-			return "", 0, false, fmt.Errorf("taking output %s: %w", src, err)
-		}
+	if unlinkable(err) {
 		sum, size, err := CopyAtomic(src, dst, 0o444)
 		return sum, size, false, err
+	}
+	if err != nil {
+		return "", 0, false, fmt.Errorf("taking output %s: %w", src, err)
 	}
 	sum, size, err := hashFile(tmp, how)
 	if err == nil {
@@ -84,6 +83,13 @@ func takeOutput(src, dst string, how int) (string, int64, bool, error) {
 		return "", 0, false, fmt.Errorf("taking output %s: %w", src, err)
 	}
 	return sum, size, false, nil
+}
+
+// unlinkable tells a link refused because it would cross file systems, or
+// because the kernel does not let this user link another's file: a copy
+// does instead.
+func unlinkable(err error) bool {
+	return errors.Is(err, syscall.EXDEV) || errors.Is(err, syscall.EPERM)
 }
 
 // hashFile reads a file once for its MD5 and, as how says, flushes it to
