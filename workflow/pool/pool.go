@@ -204,7 +204,7 @@ func (p *Pool) Stage(proj *boinc.Project, sum string, size int64) (string, error
 			}
 			return name, boinc.WriteSidecar(dst, sum, size)
 		}
-	case !errors.Is(err, syscall.EXDEV) && !errors.Is(err, syscall.EPERM):
+	case !unlinkable(err):
 		return "", fmt.Errorf("staging %s into the download hierarchy: %w", name, err)
 	}
 	// Across file systems, or a damaged file under the name: put a good
@@ -227,7 +227,7 @@ func (p *Pool) Unstage(proj *boinc.Project, sum string) {
 func linkOrCopy(src, dst string) error {
 	tmp, err := linkTemp(src, dst)
 	if err != nil {
-		if !errors.Is(err, syscall.EXDEV) && !errors.Is(err, syscall.EPERM) {
+		if !unlinkable(err) {
 			return err
 		}
 		_, _, err := CopyAtomic(src, dst, 0o444)
