@@ -99,7 +99,16 @@ type submitReport struct {
 func (b *bench) submit(args ...string) (runResult, submitReport, error) {
 	var rep submitReport
 	args = append([]string{"-app_name", "langevin", "-json"}, args...)
+	// RBBENCH_CLIENT_LOG=FILE: the clients' debug lines (their timing)
+	// are appended to FILE.
+	logTo := os.Getenv("RBBENCH_CLIENT_LOG")
+	if logTo != "" {
+		args = append([]string{"-verbose"}, args...)
+	}
 	r, err := run(b.ctx, cmdSpec{Name: filepath.Join(b.bin, "rboinc-submit"), Args: args, Env: b.srv.env()})
+	if logTo != "" {
+		appendLog(logTo, r.Stderr)
+	}
 	if err != nil {
 		return r, rep, err
 	}

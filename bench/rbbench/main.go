@@ -128,6 +128,9 @@ func (b *bench) run() error {
 	}
 	fmt.Printf("rbbench: %s run, %d CPUs, %s, load average at start %s\n", mode, runtime.NumCPU(), runtime.Version(), loadAvg())
 	b.notes = append(b.notes, fmt.Sprintf("%s run; %d CPUs; %s; load average at start: %s", mode, runtime.NumCPU(), runtime.Version(), loadAvg()))
+	if n := journalNote(b.work); n != "" {
+		b.note("%s", n)
+	}
 	t0 := time.Now()
 	srv, err := startServer(b.ctx, b.bin, b.work)
 	if err != nil {

@@ -23,6 +23,7 @@ type runResult struct {
 	CPU    time.Duration // user + system, its waited-for children included
 	MaxRSS int64         // bytes, the largest of the process and its children
 	Stdout []byte
+	Stderr []byte
 }
 
 // cmdSpec is one command to run: no shell, arguments as they are.
@@ -45,7 +46,7 @@ func run(ctx context.Context, c cmdSpec) (runResult, error) {
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	t0 := time.Now()
 	err := cmd.Run()
-	r := runResult{Wall: time.Since(t0), Stdout: out.Bytes()}
+	r := runResult{Wall: time.Since(t0), Stdout: out.Bytes(), Stderr: errb.Bytes()}
 	if cmd.ProcessState != nil {
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			r.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
@@ -136,4 +137,14 @@ func loadAvg() string {
 		return "?"
 	}
 	return strings.Join(f[:3], " ")
+}
+
+// appendLog adds b to the file at path; a failure only loses the log.
+func appendLog(path string, b []byte) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return
+	}
+	f.Write(b)
+	f.Close()
 }

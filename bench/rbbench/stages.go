@@ -276,6 +276,9 @@ func (b *bench) createWorkAlone(wus []string, prefix string) (time.Duration, err
 	}
 	proj := b.eng.Proj.Dir
 	r, err := run(b.ctx, cmdSpec{Dir: proj, Name: filepath.Join(proj, "bin", "create_work"), Args: args, Stdin: strings.NewReader(lines)})
+	if os.Getenv("RBBENCH_CLIENT_LOG") != "" {
+		appendLog(os.Getenv("RBBENCH_CLIENT_LOG"), fmt.Appendf(nil, "create_work alone: wall %s, cpu %s\n", ms(r.Wall), ms(r.CPU)))
+	}
 	return r.Wall, err
 }
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // CreateWorkRun is one `bin/create_work --stdin` run fed a job at a time,
@@ -166,4 +167,17 @@ func (l *lockedBuffer) excerpt() string {
 		msg = msg[:2000] + "..."
 	}
 	return msg
+}
+
+// CPU is the processor time create_work used (user and system, its
+// children included), once it has ended; 0 before.
+func (r *CreateWorkRun) CPU() time.Duration {
+	if r.cmd.ProcessState == nil {
+		return 0
+	}
+	ru, ok := r.cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -1,6 +1,8 @@
 package boinc
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -59,5 +61,23 @@ func TestSidecar(t *testing.T) {
 	os.WriteFile(p+".md5", []byte(sum+" 5\n\n"), 0o644)
 	if _, _, ok := ReadSidecar(p); ok {
 		t.Fatal("two newlines accepted")
+	}
+}
+
+func TestCreateSidecarLeavesOneThere(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f")
+	os.WriteFile(p, []byte("hello"), 0o644)
+	const sum = "5d41402abc4b2a76b9719d911017c592"
+	if err := CreateSidecar(p, sum, 5); err != nil {
+		t.Fatal(err)
+	}
+	if got, n, ok := ReadSidecar(p); !ok || got != sum || n != 5 {
+		t.Fatalf("ReadSidecar = %s %d %v", got, n, ok)
+	}
+	if err := CreateSidecar(p, "00000000000000000000000000000000", 1); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("a second CreateSidecar: %v, want an error matching fs.ErrExist", err)
+	}
+	if got, _, _ := ReadSidecar(p); got != sum {
+		t.Fatalf("the sidecar there was changed: %s", got)
 	}
 }

@@ -67,6 +67,27 @@ func ReadSidecar(path string) (sum string, size int64, ok bool) {
 	return f[0], int64(v), true
 }
 
+// CreateSidecar writes path+".md5" where there is none, in place: one new
+// file, no temporary name and rename (a submission writes thousands). It
+// fails with an error matching fs.ErrExist when a sidecar is there. Only
+// for a sidecar nothing reads before CreateSidecar returns: one a crash
+// cut short is malformed, which ReadSidecar tells (and BOINC recomputes).
+func CreateSidecar(path, sum string, size int64) error {
+	f, err := fsync.CreateExcl(path+".md5", 0o644)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write([]byte(SidecarText(sum, size)))
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		os.Remove(path + ".md5")
+		return fmt.Errorf("writing %s.md5: %w", path, werr)
+	}
+	return nil
+}
+
 // WriteSidecar writes path+".md5" atomically.
 func WriteSidecar(path, sum string, size int64) error {
 	return WriteFileAtomic(path+".md5", []byte(SidecarText(sum, size)), 0o644)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/rboinc/rboinc/workflow/fsync"
 	"github.com/rboinc/rboinc/workflow/naming"
@@ -165,6 +166,7 @@ func (c *Client) SubmitChains(ctx context.Context, in SubmitInput) (*SubmitRepor
 			}
 		}
 	}
+	t0 := time.Now()
 	hashed := make([]wire.FileRef, len(paths))
 	hasher := newInputHasher(in.HashCache)
 	errs := parallel(ctx, len(paths), hashWorkers, true, func(ctx context.Context, i int) error {
@@ -212,6 +214,7 @@ func (c *Client) SubmitChains(ctx context.Context, in SubmitInput) (*SubmitRepor
 	}
 
 	rep := &SubmitReport{}
+	tHashed := time.Now()
 	var missing []string
 	if len(md5s) > 0 {
 		var err error
@@ -262,6 +265,7 @@ func (c *Client) SubmitChains(ctx context.Context, in SubmitInput) (*SubmitRepor
 		in.Resume.forget(c.Base.String(), resumable)
 		in.Resume.Save()
 	}
+	tSubmit := time.Now()
 	var resp *wire.SubmitResponse
 	var err error
 	if len(inline) > 0 {
@@ -285,6 +289,8 @@ func (c *Client) SubmitChains(ctx context.Context, in SubmitInput) (*SubmitRepor
 	if err != nil {
 		return nil, err
 	}
+	slog.Debug("submission timing", "files", len(paths), "hash_ms", msSince(t0, tHashed),
+		"ask_upload_ms", msSince(tHashed, tSubmit), "submit_ms", msSince(tSubmit, time.Now()))
 	rep.Chains, rep.DryRun, rep.AlreadySubmitted = resp.Chains, resp.DryRun || in.Options.DryRun, resp.AlreadySubmitted
 	return rep, nil
 }
@@ -360,3 +366,6 @@ func sortedValues(m map[string]string) []string {
 	slices.Sort(v)
 	return slices.Compact(v)
 }
+
+// msSince is the time from a to b in milliseconds, for debug lines.
+func msSince(a, b time.Time) float64 { return float64(b.Sub(a).Microseconds()) / 1000 }

@@ -119,7 +119,8 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 	}
 	e.observe(ctx, store.LatencyCreateWork, t0)
 	e.Log.Debug("submission timing", "chains", len(created), "record_ms", ms(tRecorded.Sub(t0)),
-		"fed_ms", ms(tFed.Sub(tRecorded)), "durable_ms", ms(tDurable.Sub(tRecorded)), "create_work_finish_ms", ms(tFinished.Sub(tDurable)), "queued_ms", ms(time.Since(tFinished)))
+		"fed_ms", ms(tFed.Sub(tRecorded)), "durable_ms", ms(tDurable.Sub(tRecorded)), "create_work_finish_ms", ms(tFinished.Sub(tDurable)), "queued_ms", ms(time.Since(tFinished)),
+		"create_work_cpu_ms", ms(run.CPU()))
 	return created, nil
 }
 

@@ -7,6 +7,7 @@
 package fsync
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"syscall"
@@ -104,23 +105,54 @@ var umask = func() os.FileMode {
 	return os.FileMode(m)
 }()
 
-// DataAll is DataPath for many files: it first starts the writes of all of
-// them, then waits for each, so the disk gets them together instead of one
-// wait per file.
+// DataAll is DataPath for many files: it starts the writes of up to
+// dataWindow of them before it waits for the first, so the disk gets them
+// together instead of one wait per file, and opens each file once.
 func DataAll(paths []string) error {
+	open := make([]*os.File, 0, min(len(paths), dataWindow))
+	defer func() {
+		for _, f := range open {
+			f.Close()
+		}
+	}()
+	// wait makes the oldest started file durable and closes it.
+	wait := func() error {
+		f := open[0]
+		open = open[1:]
+		err := Data(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("writing %s to disk: %w", f.Name(), err)
+		}
+		return nil
+	}
 	for _, p := range paths {
+		if len(open) == dataWindow {
+			if err := wait(); err != nil {
+				return err
+			}
+		}
 		f, err := OpenRead(p)
 		if err != nil {
 			return err
 		}
-		err = StartData(f)
-		f.Close()
-		if err != nil {
+		open = append(open, f)
+		if err := StartData(f); err != nil {
+			return fmt.Errorf("writing %s to disk: %w", p, err)
+		}
+	}
+	for len(open) > 0 {
+		if err := wait(); err != nil {
 			return err
 		}
 	}
-	return WaitData(paths)
+	return nil
 }
+
+// dataWindow bounds the files DataAll holds open at once.
+const dataWindow = 512
 
 // WaitData makes the data of files whose writes were started (StartData)
 // durable: each is waited for, and written now if it was not started.

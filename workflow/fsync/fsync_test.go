@@ -2,9 +2,12 @@ package fsync
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -62,5 +65,39 @@ func TestCreateExclModeDespiteUmask(t *testing.T) {
 	}
 	if _, err := CreateExcl(p, 0o444); !errors.Is(err, fs.ErrExist) {
 		t.Fatalf("second create: %v", err)
+	}
+}
+
+func TestDataAllOpensEachOnceAndClosesAll(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for i := range dataWindow + 100 {
+		p := filepath.Join(dir, fmt.Sprint(i))
+		if err := os.WriteFile(p, []byte("data"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	fds := func() int {
+		es, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skip("no /proc/self/fd")
+		}
+		return len(es)
+	}
+	before := fds()
+	if err := DataAll(paths); err != nil {
+		t.Fatal(err)
+	}
+	// A file gone half-way: named in the error, every descriptor closed.
+	gone := filepath.Join(dir, "gone")
+	bad := append(slices.Clone(paths[:dataWindow+10]), gone)
+	bad = append(bad, paths[dataWindow+10:]...)
+	err := DataAll(bad)
+	if err == nil || !strings.Contains(err.Error(), gone) {
+		t.Fatalf("DataAll with a missing file: %v", err)
+	}
+	if after := fds(); after != before {
+		t.Fatalf("%d descriptors open before, %d after", before, after)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -196,13 +197,15 @@ func (p *Pool) Stage(proj *boinc.Project, sum string, size int64) (string, error
 	}
 	switch {
 	case err == nil:
-		return name, boinc.WriteSidecar(dst, sum, size)
+		// A new link: its sidecar is written in place, as no job reads it
+		// before Stage returns.
+		if err := boinc.CreateSidecar(dst, sum, size); !errors.Is(err, fs.ErrExist) {
+			return name, err
+		}
+		return name, keepSidecar(dst, sum, size)
 	case errors.Is(err, os.ErrExist):
 		if fi, serr := os.Stat(dst); serr == nil && fi.Size() == size {
-			if _, _, ok := boinc.ReadSidecar(dst); ok {
-				return name, nil
-			}
-			return name, boinc.WriteSidecar(dst, sum, size)
+			return name, keepSidecar(dst, sum, size)
 		}
 	case !unlinkable(err):
 		return "", fmt.Errorf("staging %s into the download hierarchy: %w", name, err)
@@ -213,6 +216,16 @@ func (p *Pool) Stage(proj *boinc.Project, sum string, size int64) (string, error
 		return "", fmt.Errorf("staging %s into the download hierarchy: %w", name, err)
 	}
 	return name, boinc.WriteSidecar(dst, sum, size)
+}
+
+// keepSidecar keeps the sidecar of staged file dst when it tells its content
+// (a sidecar a crash cut short does not) and replaces it atomically when it
+// does not.
+func keepSidecar(dst, sum string, size int64) error {
+	if got, n, ok := boinc.ReadSidecar(dst); ok && got == sum && n == size {
+		return nil
+	}
+	return boinc.WriteSidecar(dst, sum, size)
 }
 
 // Unstage removes a content's download link and sidecar.

@@ -111,6 +111,24 @@ func TestStageRepairs(t *testing.T) {
 	if _, _, ok := boinc.ReadSidecar(dst); !ok {
 		t.Fatal("sidecar not written again")
 	}
+	// A sidecar cut short by a crash, or one telling another content, is
+	// replaced, whether the link is there or new.
+	for _, stale := range []string{"", boinc.SidecarText("00000000000000000000000000000001", 5)} {
+		for _, relink := range []bool{false, true} {
+			if relink {
+				os.Remove(dst)
+			}
+			if err := os.WriteFile(dst+".md5", []byte(stale), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.Stage(proj, helloMD5, 5); err != nil {
+				t.Fatal(err)
+			}
+			if sum, n, ok := boinc.ReadSidecar(dst); !ok || sum != helloMD5 || n != 5 {
+				t.Fatalf("stale sidecar %q (link new: %v) kept: %s %d %v", stale, relink, sum, n, ok)
+			}
+		}
+	}
 	os.Remove(dst)
 	os.WriteFile(dst, []byte("hello, damaged"), 0o644)
 	if _, err := p.Stage(proj, helloMD5, 5); err != nil {
