@@ -80,6 +80,16 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 	if err := e.checkQuota(ctx, u, req); err != nil {
 		return resp, err
 	}
+	// create_work starts now, so that it is ready by the time the first
+	// jobs come; recordAndCreate ends it, and so does a failure before
+	// that. One that cannot start is tried again there, where its error
+	// comes after the request has been read, as it always did.
+	var early *boinc.CreateWorkRun
+	if !req.Options.DryRun {
+		if early, _ = boinc.StartCreateWork(ctx, e.Proj, params); early != nil {
+			defer early.Abort() // nothing once ended
+		}
+	}
 	// What this request brings into the pool leaves it again when the
 	// request fails (after the intake below has finished writing).
 	var brought fresh
@@ -192,7 +202,7 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 	if err := e.addSubmissionTargets(ctx, u.ID, req.Group, req.Options.Notify); err != nil {
 		return resp, err
 	}
-	created, err := e.recordAndCreate(ctx, u, params, chains, in)
+	created, err := e.recordAndCreate(ctx, u, params, chains, in, early)
 	if errors.Is(err, store.ErrExists) && ctx.Value(strictNamesKey{}) == nil && req.Batch == nil {
 		// A retry of a submission whose answer was lost finds its chains:
 		// identical ones are answered as made, new ones made, different
@@ -205,7 +215,7 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 				err = taken.finish(ctx) // the new chains read what it wrote
 			}
 			if len(chains) > 0 && err == nil {
-				created, err = e.recordAndCreate(ctx, u, params, chains, nil)
+				created, err = e.recordAndCreate(ctx, u, params, chains, nil, nil)
 			}
 		}
 	}

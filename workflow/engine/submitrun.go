@@ -35,11 +35,17 @@ const stageWorkers = 2
 // in, when not nil, is still writing (and staging) the submission's inline
 // contents: the jobs that read them wait for them, the commit waits for
 // all of them, and they enter the pool's index in the same transaction.
-func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc.WorkParams, chains []store.NewChain, in *intake) ([]store.Chain, error) {
+//
+// run, when not nil, is a create_work run started earlier for params (it
+// then starts while the request is still read); recordAndCreate ends it
+// either way.
+func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc.WorkParams, chains []store.NewChain, in *intake, run *boinc.CreateWorkRun) ([]store.Chain, error) {
 	t0 := time.Now()
-	run, err := boinc.StartCreateWork(ctx, e.Proj, params)
-	if err != nil {
-		return nil, err
+	if run == nil {
+		var err error
+		if run, err = boinc.StartCreateWork(ctx, e.Proj, params); err != nil {
+			return nil, err
+		}
 	}
 	st := newStager(e, chains, in)
 	feed := make(chan feedJob, len(chains)) // never blocks the transaction

@@ -158,3 +158,64 @@ func TestPoolRecordedWithTheStep(t *testing.T) {
 		t.Fatalf("missing %v, %v", missing, err)
 	}
 }
+
+// Queueing many steps at once: each step still creating or pending is
+// queued with one step-created event, in the order named (a step named
+// twice gets one), and a step that moved on is left as it is.
+func TestSetStepStateQueuesManyInOrder(t *testing.T) {
+	ctx := context.Background()
+	db, u := openBatchDB(t)
+	var ncs []NewChain
+	for i := range stepStateChunk + 300 {
+		ncs = append(ncs, batchChain("g", fmt.Sprint("c", i), md5n(i)))
+	}
+	created, err := db.CreateChains(ctx, u, ncs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := created[7].WU(0)
+	if err := db.SetStepState(ctx, []string{done}, "done"); err != nil {
+		t.Fatal(err)
+	}
+	last, err := db.LastEventID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wus []string
+	for i := len(created) - 1; i >= 0; i-- { // not the order they were made
+		wus = append(wus, created[i].WU(0))
+	}
+	wus = append(wus, created[3].WU(0)) // twice
+	if err := db.SetStepState(ctx, wus, StateQueued); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := db.Events(ctx, u.ID, last, 10*len(wus))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ev := range evs {
+		if ev.Type == EvStepCreated {
+			got = append(got, ev.Name)
+		}
+	}
+	var want []string
+	for i := len(created) - 1; i >= 0; i-- {
+		if i != 7 {
+			want = append(want, created[i].Name)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("%d step-created events (first %v), want %d (first %v)", len(got), got[:min(3, len(got))], len(want), want[:3])
+	}
+	for i, c := range created {
+		s, err := db.StepOf(ctx, c, 0)
+		wantState := StateQueued
+		if i == 7 {
+			wantState = "done"
+		}
+		if err != nil || s.State != wantState {
+			t.Fatalf("chain %s: state %q (%v), want %s", c.Name, s.State, err, wantState)
+		}
+	}
+}

@@ -135,36 +135,74 @@ func (d *DB) DeleteChains(ctx context.Context, ids []int64) error {
 // steps still creating or pending: a work unit BOINC finished (and another
 // process, or host, recorded done) before its creator got here stays done.
 func (d *DB) SetStepState(ctx context.Context, wus []string, state string) error {
-	q := `UPDATE steps SET state = ? WHERE wu_name = ?`
-	if state == StateQueued {
-		q += ` AND state IN ('creating', 'pending')`
-	}
 	return d.Tx(ctx, func(tx *sql.Tx) error {
-		st := newStmtCache(tx)
-		defer st.Close()
-		var queued []string
-		for _, w := range wus {
-			res, err := st.ExecContext(ctx, q, state, w)
-			if err != nil {
-				return err
-			}
-			if n, _ := res.RowsAffected(); n > 0 {
-				queued = append(queued, w)
-			}
-		}
-		if state != StateQueued {
-			return nil
-		}
-		// The work units are in BOINC: one event each.
-		for _, w := range queued {
-			if _, err := st.ExecContext(ctx, `INSERT INTO events(time, user_id, type, grp, name, step, reason)
-				SELECT ?, c.user_id, ?, c.grp, c.name, s.step, '' FROM steps s JOIN chains c ON c.id = s.chain_id WHERE s.wu_name = ?`,
-				now(), EvStepCreated, w); err != nil {
+		for start := 0; start < len(wus); start += stepStateChunk {
+			if err := setStepStates(ctx, tx, wus[start:min(start+stepStateChunk, len(wus))], state); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+}
+
+// stepStateChunk is how many steps one statement of SetStepState names: a
+// submission queues thousands at once.
+const stepStateChunk = 500
+
+func setStepStates(ctx context.Context, tx *sql.Tx, wus []string, state string) error {
+	args := make([]any, len(wus))
+	for i, w := range wus {
+		args[i] = w
+	}
+	if state != StateQueued {
+		_, err := tx.ExecContext(ctx, `UPDATE steps SET state = ? WHERE wu_name IN `+inList(len(wus)), append([]any{state}, args...)...)
+		return err
+	}
+	// The steps that move get an event each, in the order given: the work
+	// units are in BOINC.
+	rows, err := tx.QueryContext(ctx, `SELECT s.wu_name, c.user_id, c.grp, c.name, s.step FROM steps s JOIN chains c ON c.id = s.chain_id
+		WHERE s.state IN ('creating', 'pending') AND s.wu_name IN `+inList(len(wus)), args...)
+	if err != nil {
+		return err
+	}
+	type moving struct {
+		userID    int64
+		grp, name string
+		step      int
+	}
+	found := map[string]moving{}
+	for rows.Next() {
+		var w string
+		var m moving
+		if err := rows.Scan(&w, &m.userID, &m.grp, &m.name, &m.step); err != nil {
+			rows.Close()
+			return err
+		}
+		found[w] = m
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	moved := make([]any, 0, len(found))
+	events := make([]any, 0, 7*len(found))
+	t := now()
+	for _, w := range wus {
+		m, ok := found[w]
+		if !ok {
+			continue
+		}
+		delete(found, w) // named twice: one event
+		moved = append(moved, w)
+		events = append(events, t, m.userID, EvStepCreated, m.grp, m.name, m.step, "")
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'queued' WHERE state IN ('creating', 'pending') AND wu_name IN `+inList(len(moved)), moved...); err != nil {
+		return err
+	}
+	return insertValues(ctx, tx, `INSERT INTO events(time, user_id, type, grp, name, step, reason) VALUES `, 7, events)
 }
 
 // StepByWU finds a step and its chain by work-unit name.
