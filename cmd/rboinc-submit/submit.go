@@ -45,7 +45,7 @@ func submit(c *cli.Context, cl *client.Client, q *wire.Queue) error {
 			shared[p.Name] = c.String(p.Name)
 		}
 	}
-	chains, err := client.BuildChains(q, shared, jobs)
+	chains, err := client.BuildChainsForSubmit(q, shared, jobs)
 	if err != nil {
 		return err
 	}
@@ -66,6 +66,7 @@ func submit(c *cli.Context, cl *client.Client, q *wire.Queue) error {
 	}
 	rep, err := cl.SubmitChains(c.Context, client.SubmitInput{
 		Queue: q.Name, Group: group, Options: opts, Chains: chains, OnUpload: start, HashCache: cache, Resume: resume,
+		CheckFiles: true,
 	})
 	finish()
 	if err != nil {

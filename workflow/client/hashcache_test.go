@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+	"crypto/md5"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,7 +39,7 @@ func cachedHash(t *testing.T, cachePath, path string) (wire.FileRef, bool) {
 		t.Fatal(err)
 	}
 	_, _, hit := c.Lookup(path, fi)
-	ref, err := newInputHasher(c).hash(path)
+	ref, _, err := newInputHasher(c).hash(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +150,7 @@ func TestHashCacheKeepsTheMostRecentlyUsed(t *testing.T) {
 	h := newInputHasher(c)
 	for i, name := range []string{"1", "2", "3", "4", "5"} {
 		c.today = int32(100 + i) // each used on a later day
-		if _, err := h.hash(filepath.Join(dir, name)); err != nil {
+		if _, _, err := h.hash(filepath.Join(dir, name)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -231,5 +233,31 @@ func TestHashCacheSkipsSmallFiles(t *testing.T) {
 	}
 	if ref, hit := cachedHash(t, cache, filepath.Join(dir, "big.coor")); !hit || ref.MD5 != md5hex([]byte(big)) {
 		t.Errorf("a file of %d bytes was not cached: %+v", len(big), ref)
+	}
+}
+
+// Small files' bytes are kept as hashed (the request sends them without
+// reading the file again); a large file's are not, nor any past the budget.
+func TestHashKeepsSmallFiles(t *testing.T) {
+	dir := t.TempDir()
+	small, empty, large := filepath.Join(dir, "small"), filepath.Join(dir, "empty"), filepath.Join(dir, "large")
+	os.WriteFile(small, []byte("0.5 0 0\n"), 0o644)
+	os.WriteFile(empty, nil, 0o644)
+	os.WriteFile(large, make([]byte, keepMax+1), 0o644)
+	h := newInputHasher(nil)
+	ref, data, err := h.hash(small)
+	if err != nil || string(data) != "0.5 0 0\n" || ref.Size != 8 || ref.MD5 != fmt.Sprintf("%x", md5.Sum(data)) {
+		t.Fatalf("small: %+v %q %v", ref, data, err)
+	}
+	if _, data, err := h.hash(empty); err != nil || data == nil || len(data) != 0 {
+		t.Fatalf("empty: %q (nil %v) %v", data, data == nil, err)
+	}
+	ref, data, err = h.hash(large)
+	if err != nil || data != nil || ref.Size != keepMax+1 {
+		t.Fatalf("large: %+v kept %d bytes, %v", ref, len(data), err)
+	}
+	h.kept.Store(keepTotal)
+	if _, data, err := h.hash(small); err != nil || data != nil {
+		t.Fatalf("past the budget: kept %q, %v", data, err)
 	}
 }

@@ -78,8 +78,9 @@ func (c *Client) SubmitInline(ctx context.Context, req wire.SubmitRequest, files
 }
 
 // inlineBody is the body of an inline submission: the JSON request, then
-// each file's bytes, read from disk as the transport asks for them and
-// checked against the MD5 they were announced with.
+// each file's bytes: those kept when it was hashed, or read from disk as
+// the transport asks for them and checked against the MD5 they were
+// announced with.
 type inlineBody struct {
 	head       *bytes.Reader
 	files      []content
@@ -87,6 +88,7 @@ type inlineBody struct {
 
 	mu   sync.Mutex // the transport reads and closes from its own goroutines
 	i    int        // current file
+	off  int        // bytes of its kept data sent
 	f    *os.File   // open current file, nil between files
 	left int64      // its bytes still to send
 	h    hash.Hash
@@ -107,6 +109,19 @@ func (b *inlineBody) Read(p []byte) (int, error) {
 			return 0, io.EOF
 		}
 		ct := b.files[b.i]
+		if ct.data != nil {
+			// The very bytes hashed, kept: sent as they are.
+			if b.off < len(ct.data) {
+				n := copy(p, ct.data[b.off:])
+				b.off += n
+				if b.onProgress != nil {
+					b.onProgress(int64(n))
+				}
+				return n, nil
+			}
+			b.i, b.off = b.i+1, 0
+			continue
+		}
 		f, err := fsync.OpenRead(ct.path) // a plain descriptor: thousands of small files
 		if err != nil {
 			return 0, b.fail(fmt.Errorf("reading %s: %w", ct.path, err))

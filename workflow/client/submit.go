@@ -36,6 +36,18 @@ type Chain struct {
 // readable regular file, and each mandatory parameter is given. All the
 // errors it returns are usage errors.
 func BuildChains(q *wire.Queue, shared map[string]string, jobs []Job) ([]Chain, error) {
+	return buildChains(q, shared, jobs, true)
+}
+
+// BuildChainsForSubmit is BuildChains without opening the files: for chains
+// that go straight to SubmitChains with CheckFiles set, which reads each
+// file anyway and tells one it cannot read in the same words (a jobs file
+// may name thousands).
+func BuildChainsForSubmit(q *wire.Queue, shared map[string]string, jobs []Job) ([]Chain, error) {
+	return buildChains(q, shared, jobs, false)
+}
+
+func buildChains(q *wire.Queue, shared map[string]string, jobs []Job, checkFiles bool) ([]Chain, error) {
 	known := map[string]wire.Parameter{}
 	for _, p := range q.Parameters {
 		known[p.Name] = p
@@ -73,6 +85,9 @@ func BuildChains(q *wire.Queue, shared map[string]string, jobs []Job) ([]Chain, 
 			}
 		}
 		chains = append(chains, ch)
+	}
+	if !checkFiles {
+		return chains, nil
 	}
 	// A jobs file may name thousands of files: opened a few at a time.
 	errs := parallel(context.Background(), len(paths), hashWorkers, false, func(_ context.Context, i int) error {
@@ -127,6 +142,10 @@ type SubmitInput struct {
 	// Batch, when set, makes the chains a batch of that name, each chain
 	// the job Chain.Job.
 	Batch *wire.BatchSpec
+	// CheckFiles: the chains come from BuildChainsForSubmit, so a file that
+	// is no readable regular file is a usage error worded as BuildChains
+	// words it.
+	CheckFiles bool
 }
 
 // SubmitReport is what a submission did; its JSON is rboinc-submit -json.
@@ -144,6 +163,7 @@ type SubmitReport struct {
 type content struct {
 	path string
 	ref  wire.FileRef
+	data []byte // the bytes hashed, when kept (small files); nil: read path again
 }
 
 // SubmitChains hashes every distinct input file once, sends only the
@@ -168,16 +188,22 @@ func (c *Client) SubmitChains(ctx context.Context, in SubmitInput) (*SubmitRepor
 	}
 	t0 := time.Now()
 	hashed := make([]wire.FileRef, len(paths))
+	kept := make([][]byte, len(paths))
 	hasher := newInputHasher(in.HashCache)
+	hasher.checkFiles = in.CheckFiles
 	errs := parallel(ctx, len(paths), hashWorkers, true, func(ctx context.Context, i int) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		var err error
-		hashed[i], err = hasher.hash(paths[i])
+		hashed[i], kept[i], err = hasher.hash(paths[i])
 		return err
 	})
 	if err := firstError(errs); err != nil {
+		var ue *unreadableError
+		if errors.As(err, &ue) {
+			return nil, Usagef("cannot read -%s %s: %v", paramOf(in.Chains, ue.path), ue.path, ue.reason)
+		}
 		return nil, err
 	}
 	if in.HashCache != nil {
@@ -199,7 +225,7 @@ func (c *Client) SubmitChains(ctx context.Context, in SubmitInput) (*SubmitRepor
 		ref := hashed[i]
 		refs[path] = ref
 		if _, dup := byMD5[ref.MD5]; !dup {
-			byMD5[ref.MD5] = content{path: path, ref: ref}
+			byMD5[ref.MD5] = content{path: path, ref: ref, data: kept[i]}
 			md5s = append(md5s, ref.MD5)
 		}
 	}
@@ -365,6 +391,19 @@ func sortedValues(m map[string]string) []string {
 	}
 	slices.Sort(v)
 	return slices.Compact(v)
+}
+
+// paramOf names a parameter path is given for (the first by name).
+func paramOf(chains []Chain, path string) string {
+	best := ""
+	for _, ch := range chains {
+		for p, v := range ch.Files {
+			if v == path && (best == "" || p < best) {
+				best = p
+			}
+		}
+	}
+	return best
 }
 
 // msSince is the time from a to b in milliseconds, for debug lines.
