@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/rboinc/rboinc/workflow/client"
 	"github.com/rboinc/rboinc/workflow/client/clitool"
@@ -36,6 +37,7 @@ func run(ctx context.Context, args []string) int {
 		slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	}
 	cl, q, err := connect(ctx, pre)
+	slog.Debug("queue fetched", "ms", sinceStart())
 	if errors.Is(err, client.ErrUsage) {
 		// "-a langevin": that -a is ambiguous says more than "missing
 		// -app_name". (Only now: a queue's option may be named -a.)
@@ -124,3 +126,10 @@ func newApp(cl *client.Client, q *wire.Queue) *cli.App {
 	clitool.Setup(app)
 	return app
 }
+
+// started is about when the process started (package initialisation).
+var started = time.Now()
+
+// sinceStart is the time since the process started, in milliseconds, for
+// debug lines.
+func sinceStart() float64 { return float64(time.Since(started).Microseconds()) / 1000 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -49,6 +50,7 @@ func submit(c *cli.Context, cl *client.Client, q *wire.Queue) error {
 	if err != nil {
 		return err
 	}
+	slog.Debug("chains built", "chains", len(chains), "ms", sinceStart())
 	opts, err := options(c)
 	if err != nil {
 		return err
