@@ -524,3 +524,57 @@ func TestCollectSweepsCrashTemporaries(t *testing.T) {
 		}
 	}
 }
+
+// create_work starts before a submission's contents are taken: a submission
+// refused after that (a content neither on the server nor uploaded) leaves
+// no work unit and no create_work behind.
+func TestRefusedSubmissionEndsItsCreateWork(t *testing.T) {
+	f := newFixture(t)
+	up, refs := f.upload("1 2 3\n", "0 0 0\n")
+	missing := wire.FileRef{MD5: md5s("nowhere\n"), Size: 8}
+	_, err := f.e.Submit(f.ctx, f.u, wire.SubmitRequest{Queue: "langevin", Group: "g", Upload: up,
+		Chains: []wire.ChainSpec{{Name: "x", Files: map[string]wire.FileRef{"coor_file": refs[0], "vel_file": missing}}}})
+	if engine.KindOf(err) != engine.KindMissingContent {
+		t.Fatalf("got %v (kind %d), want the missing content refused", err, engine.KindOf(err))
+	}
+	db, err := sql.Open("sqlite", filepath.Join(f.e.Proj.Dir, "standin.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM workunit`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d work units after a refused submission (%v)", n, err)
+	}
+	if kids := childrenNamed(t, "create_work"); len(kids) > 0 {
+		t.Fatalf("create_work still running after a refused submission: %v", kids)
+	}
+}
+
+// childrenNamed lists this process's children whose command line holds s.
+func childrenNamed(t *testing.T, s string) []string {
+	t.Helper()
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	if stats == nil {
+		t.Skip("no /proc")
+	}
+	var out []string
+	for _, p := range stats {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: the comm may hold spaces.
+		rest := string(b[strings.LastIndexByte(string(b), ')')+1:])
+		var state string
+		var ppid int
+		if _, err := fmt.Sscan(rest, &state, &ppid); err != nil || ppid != os.Getpid() {
+			continue
+		}
+		cmd, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "cmdline"))
+		if strings.Contains(string(cmd), s) {
+			out = append(out, strings.ReplaceAll(string(cmd), "\x00", " "))
+		}
+	}
+	return out
+}
