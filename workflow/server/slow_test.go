@@ -8,11 +8,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/rboinc/rboinc/workflow/server"
+	"github.com/rboinc/rboinc/workflow/store"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 
@@ -37,6 +40,10 @@ func serveStandalone(t *testing.T, v *env) string {
 	return ""
 }
 
+// answers holds the start of what the server answered to each slowPut, by
+// path.
+var answers sync.Map
+
 // slowPut opens a connection and starts a PUT of size bytes into user's
 // scratch area, sending the headers and then one byte every gap (gap 0:
 // nothing more). It returns the connection and a channel that receives
@@ -52,7 +59,14 @@ func slowPut(t *testing.T, addr, token, path string, size int, gap time.Duration
 	start := time.Now()
 	cut := make(chan time.Duration, 1)
 	go func() {
-		io.Copy(io.Discard, c) // returns when the server closes the connection
+		// Returns when the server answers or closes the connection; the
+		// start of its answer is kept (answers), for a test that expected
+		// the request to be held.
+		var head [200]byte
+		if n, _ := io.ReadAtLeast(c, head[:], 1); n > 0 {
+			answers.Store(path, string(head[:n]))
+		}
+		io.Copy(io.Discard, c)
 		cut <- time.Since(start)
 	}()
 	if gap > 0 {
@@ -115,27 +129,48 @@ func TestUserRequestCap(t *testing.T) {
 	v.e.Cfg.MinTransferRate, v.e.Cfg.MaxUserRequests = 0, 2
 	addr := serveStandalone(t, v)
 	up := v.newUpload("alice")
+	var held []<-chan time.Duration
 	for i := range 2 {
-		slowPut(t, addr, v.tokens["alice"], fmt.Sprintf("%s%d", up.DAVPath, i), 1000, 0)
+		_, cut := slowPut(t, addr, v.tokens["alice"], fmt.Sprintf("%s%d", up.DAVPath, i), 1000, 0)
+		held = append(held, cut)
+	}
+	// Both held PUTs counted before alice asks again: each has its
+	// temporary file once past the cap. Asked earlier, alice's third
+	// request could take the second place, and the PUT it beat be refused
+	// (its 429 then waits behind the body it never gets).
+	dir := filepath.Join(v.e.DAVRoot(store.User{Name: "alice"}), up.ID)
+	for start := time.Now(); ; time.Sleep(10 * time.Millisecond) {
+		temps, _ := filepath.Glob(filepath.Join(dir, ".rboinc-put-*"))
+		if len(temps) == 2 {
+			break
+		}
+		if time.Since(start) > 30*time.Second {
+			t.Fatalf("the two held PUTs did not both start writing in 30 s (%d temporary files in %s)", len(temps), dir)
+		}
 	}
 	call := func(user string) (int, string) {
-		for range 500 { // the two held requests may still be on their way in (a loaded machine)
-			req, _ := http.NewRequest("GET", "http://"+addr+"/rboinc_cgi/api/v1/queues", nil)
-			req.Header.Set("Authorization", "Bearer "+v.tokens[user])
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != 200 || user != "alice" {
-				return resp.StatusCode, string(b) + resp.Header.Get("Retry-After")
-			}
-			time.Sleep(20 * time.Millisecond)
+		req, _ := http.NewRequest("GET", "http://"+addr+"/rboinc_cgi/api/v1/queues", nil)
+		req.Header.Set("Authorization", "Bearer "+v.tokens[user])
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
 		}
-		return 200, ""
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, string(b) + resp.Header.Get("Retry-After")
 	}
 	if st, body := call("alice"); st != http.StatusTooManyRequests || !strings.Contains(body, wire.CodeTooManyRequests) || !strings.Contains(body, "2 requests in progress") {
+		for i, cut := range held {
+			a, answered := answers.Load(fmt.Sprintf("%s%d", up.DAVPath, i))
+			select {
+			case d := <-cut:
+				t.Errorf("alice's held request %d ended after %s, answered %q", i, d, a)
+			default:
+				if answered {
+					t.Errorf("alice's held request %d was answered: %q", i, a)
+				}
+			}
+		}
 		t.Fatalf("alice's third request: %d %s, want 429", st, body)
 	}
 	if st, body := call("bob"); st != 200 {
