@@ -149,9 +149,15 @@ func (h *inputHasher) unreadable(path string, err error) error {
 	if !h.checkFiles {
 		return fmt.Errorf("hashing %s: %w", path, err)
 	}
+	return &unreadableError{path: path, reason: systemReason(err)}
+}
+
+// systemReason is the system's own reason (the errno) inside a path error,
+// for messages that name the path themselves.
+func systemReason(err error) error {
 	var pe *os.PathError
 	if errors.As(err, &pe) {
-		err = pe.Err
+		return pe.Err
 	}
-	return &unreadableError{path: path, reason: err}
+	return err
 }

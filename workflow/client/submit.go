@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
 	"slices"
 	"time"
 
@@ -105,11 +104,7 @@ func buildChains(q *wire.Queue, shared map[string]string, jobs []Job, checkFiles
 func checkReadable(path string) error {
 	f, err := fsync.OpenRead(path)
 	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			return pe.Err
-		}
-		return err
+		return systemReason(err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
