@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -112,14 +113,7 @@ func prepareApache(env *testscript.Env, root string) error {
 		}
 	}
 	name := apacheUser()
-	u, err := user.Lookup(name)
-	if err != nil && os.Getenv("RBOINC_E2E_APACHE_USER") == "" {
-		// As a BOINC project's owner would: a user of its own, not www-data.
-		if out, aerr := exec.Command("useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name).CombinedOutput(); aerr != nil {
-			return fmt.Errorf("creating the user %s that runs Apache in the test: %v: %s", name, aerr, out)
-		}
-		u, err = user.Lookup(name)
-	}
+	u, err := apacheAccount(name)
 	if err != nil {
 		return fmt.Errorf("the Apache variant runs the server as %s when the test runs as root: %w", name, err)
 	}
@@ -135,6 +129,32 @@ func prepareApache(env *testscript.Env, root string) error {
 	}
 	return nil
 }
+
+// apacheAccount looks the Apache user up, creating it (once per test
+// process) when it is missing. The scripts' set-ups run in parallel, and
+// two useradd runs at once can leave /etc/passwd holding a uid that a
+// lookup saw in between no more: seen as Apache, started under the stale
+// uid, unable to write its own directory.
+func apacheAccount(name string) (*user.User, error) {
+	apacheUserOnce.Do(func() {
+		if _, err := user.Lookup(name); err == nil || os.Getenv("RBOINC_E2E_APACHE_USER") != "" {
+			return
+		}
+		// As a BOINC project's owner would: a user of its own, not www-data.
+		if out, err := exec.Command("useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name).CombinedOutput(); err != nil {
+			apacheUserErr = fmt.Errorf("creating the user %s that runs Apache in the test: %v: %s", name, err, out)
+		}
+	})
+	if apacheUserErr != nil {
+		return nil, apacheUserErr
+	}
+	return user.Lookup(name)
+}
+
+var (
+	apacheUserOnce sync.Once
+	apacheUserErr  error
+)
 
 // serveApache starts Apache with the CGI + mod_dav configuration on a free
 // loopback port, and the stand-in's volunteer loop; both stop with the
