@@ -138,7 +138,11 @@ func ServeWith(ctx context.Context, e *engine.Engine, l Listen, log *slog.Logger
 func ServeCGI(e *engine.Engine, log *slog.Logger) error {
 	h := New(e, log).Handler()
 	return cgi.Serve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(w, r)
+		// The request ends when the web server stops waiting for it, as a
+		// standalone server's ends when its client goes away.
+		ctx, stop := watchHangup(r.Context(), 1)
+		defer stop()
+		h.ServeHTTP(w, r.WithContext(ctx))
 		// A CGI program that exits with part of the request unread resets
 		// its socket, and Apache then loses the answer.
 		io.Copy(io.Discard, r.Body)
