@@ -237,8 +237,15 @@ func (d *DB) StepOf(ctx context.Context, c Chain, n int) (Step, error) {
 	return s, err
 }
 
+// stepInputs reads what a step reads: its own rows in step_inputs, or, for
+// a step 0 recorded with its chain (which has none), the chain's inputs.
 func (d *DB) stepInputs(ctx context.Context, wu string) ([]string, error) {
-	return scanStrings(d.query(ctx, `SELECT md5 FROM step_inputs WHERE wu_name = ? ORDER BY pos`, wu))
+	return scanStrings(d.query(ctx, `SELECT md5 FROM (
+		SELECT pos, md5 FROM step_inputs WHERE wu_name = ?
+		UNION ALL
+		SELECT ci.pos, ci.md5 FROM steps s JOIN chain_inputs ci ON ci.chain_id = s.chain_id
+			WHERE s.wu_name = ? AND s.step = 0 AND NOT EXISTS (SELECT 1 FROM step_inputs WHERE wu_name = ?)
+	) AS step_reads ORDER BY pos`, wu, wu, wu))
 }
 
 // Result is one output file of a finished step.

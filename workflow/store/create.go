@@ -112,7 +112,10 @@ func checkPoolBytes(ctx context.Context, tx *sql.Tx, userID, max int64) error {
 }
 
 // insertChains inserts a batch of chains with their inputs and their step
-// 0 (state "creating"), a statement per table.
+// 0 (state "creating"), a statement per table. Step 0 reads the chain's
+// inputs: they are stored once, in chain_inputs (stepInputs and the pool's
+// queries read them there), not again in step_inputs, which held a third of
+// a submission's B-tree insertions.
 func insertChains(ctx context.Context, st *stmtCache, u User, batch []NewChain) ([]Chain, error) {
 	t := now()
 	cs := make([]Chain, len(batch))
@@ -155,7 +158,7 @@ func insertChains(ctx context.Context, st *stmtCache, u User, batch []NewChain) 
 	if err := rows.Err(); err != nil {
 		return nil, chainsTaken(ctx, st, u, cs, err)
 	}
-	var inputs, steps, stepInputs []any
+	var inputs, steps []any
 	for i := range cs {
 		c := &cs[i]
 		id, ok := ids[[2]string{c.Group, c.Name}]
@@ -167,7 +170,6 @@ func insertChains(ctx context.Context, st *stmtCache, u User, batch []NewChain) 
 		steps = append(steps, c.ID, 0, wu, "creating", t)
 		for pos, m := range batch[i].Inputs {
 			inputs = append(inputs, c.ID, pos, m)
-			stepInputs = append(stepInputs, wu, pos, m)
 		}
 	}
 	if err := insertValues(ctx, st, `INSERT INTO chain_inputs(chain_id, pos, md5) VALUES `, 3, inputs); err != nil {
@@ -177,9 +179,6 @@ func insertChains(ctx context.Context, st *stmtCache, u User, batch []NewChain) 
 		if isUnique(err) {
 			return nil, fmt.Errorf("a work unit of chains %s to %s: %w", cs[0].Name, cs[len(cs)-1].Name, ErrExists)
 		}
-		return nil, err
-	}
-	if err := insertValues(ctx, st, `INSERT INTO step_inputs(wu_name, pos, md5) VALUES `, 3, stepInputs); err != nil {
 		return nil, err
 	}
 	return cs, nil

@@ -50,9 +50,10 @@ func (d *DB) ForgetUnused(ctx context.Context, md5s []string, remove func(unused
 // refers to.
 func referenced(ctx context.Context, tx *sql.Tx, md5s []string) (map[string]bool, error) {
 	in := `(?` + strings.Repeat(",?", len(md5s)-1) + `)`
-	args := append(anys(md5s), anys(md5s)...)
+	args := append(append(anys(md5s), anys(md5s)...), anys(md5s)...)
 	rows, err := tx.QueryContext(ctx, `SELECT ci.md5 FROM chain_inputs ci JOIN chains c ON c.id = ci.chain_id WHERE ci.md5 IN `+in+` AND c.state != 'purged'
-		UNION SELECT si.md5 FROM step_inputs si JOIN steps s ON s.wu_name = si.wu_name WHERE si.md5 IN `+in+` AND s.state IN ('creating', 'pending', 'queued')`, args...)
+		UNION SELECT si.md5 FROM step_inputs si JOIN steps s ON s.wu_name = si.wu_name WHERE si.md5 IN `+in+` AND s.state IN ('creating', 'pending', 'queued')
+		UNION SELECT ci.md5 FROM chain_inputs ci JOIN steps s ON s.chain_id = ci.chain_id AND s.step = 0 WHERE ci.md5 IN `+in+` AND s.state IN ('creating', 'pending', 'queued')`, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -74,12 +74,11 @@ func (d *DB) Collect(ctx context.Context, before int64, remove func(pool, links 
 	return d.Tx(ctx, func(tx *sql.Tx) error {
 		pool, err := column(ctx, tx, `SELECT md5 FROM pool p WHERE touched < ?
 			AND NOT EXISTS (SELECT 1 FROM chain_inputs ci JOIN chains c ON c.id = ci.chain_id WHERE ci.md5 = p.md5 AND c.state != 'purged')
-			AND NOT EXISTS (SELECT 1 FROM step_inputs si JOIN steps s ON s.wu_name = si.wu_name WHERE si.md5 = p.md5 AND s.state IN ('creating', 'pending', 'queued'))`, before)
+			AND NOT `+readByUnfinished("p.md5"), before)
 		if err != nil {
 			return err
 		}
-		links, err := column(ctx, tx, `SELECT md5 FROM pool p WHERE
-			NOT EXISTS (SELECT 1 FROM step_inputs si JOIN steps s ON s.wu_name = si.wu_name WHERE si.md5 = p.md5 AND s.state IN ('creating', 'pending', 'queued'))`)
+		links, err := column(ctx, tx, `SELECT md5 FROM pool p WHERE NOT `+readByUnfinished("p.md5"))
 		if err != nil {
 			return err
 		}
@@ -110,4 +109,12 @@ func column(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]string, e
 		out = append(out, s)
 	}
 	return out, rows.Err()
+}
+
+// readByUnfinished is the condition "a step BOINC has or will have reads
+// content md5": a step's own inputs, or the chain's inputs for a step 0
+// recorded with its chain (see insertChains).
+func readByUnfinished(md5 string) string {
+	return `(EXISTS (SELECT 1 FROM step_inputs si JOIN steps s ON s.wu_name = si.wu_name WHERE si.md5 = ` + md5 + ` AND s.state IN ('creating', 'pending', 'queued'))
+		OR EXISTS (SELECT 1 FROM chain_inputs ci JOIN steps s ON s.chain_id = ci.chain_id AND s.step = 0 WHERE ci.md5 = ` + md5 + ` AND s.state IN ('creating', 'pending', 'queued')))`
 }
