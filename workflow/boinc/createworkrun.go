@@ -40,8 +40,9 @@ func StartCreateWork(ctx context.Context, p *Project, params WorkParams) (*Creat
 	r.cmd.Dir = p.Dir
 	// Its own process group, killed whole: a wrapper script that does not
 	// exec must not leave a create_work behind that would see its input end
-	// (and insert the jobs) when this process closes it.
-	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// (and insert the jobs) when this process closes it. Killed as well
+	// when this process dies (see createWorkProcAttr).
+	r.cmd.SysProcAttr = createWorkProcAttr()
 	r.cmd.Cancel = r.kill
 	r.cmd.Stdout = &r.out
 	r.cmd.Stderr = &r.out
