@@ -54,6 +54,14 @@ func action(c *cli.Context) error {
 		}
 		extend = n
 	}
+	var priority int
+	if c.IsSet("priority") {
+		n, err := strconv.Atoi(strings.TrimSpace(c.String("priority")))
+		if err != nil {
+			return client.Usagef("-priority takes a whole number, not %q", c.String("priority"))
+		}
+		priority = n
+	}
 	switch {
 	case c.Bool("purge"):
 		return change(c, "purge", "Purge", ref, cl.Purge)
@@ -68,6 +76,13 @@ func action(c *cli.Context) error {
 		return change(c, "extend", fmt.Sprintf("Add %d step(s) to", extend), ref, func(ctx context.Context, ref wire.ChainRef) (*wire.CountResponse, error) {
 			return cl.Extend(ctx, wire.ExtendRequest{ChainRef: ref, Steps: extend})
 		})
+	case c.IsSet("priority"):
+		// Changed back as easily: asked for no confirmation.
+		r, err := cl.SetPriority(c.Context, wire.PriorityRequest{ChainRef: ref, Priority: priority})
+		if err != nil {
+			return fmt.Errorf("cannot set the priority of %s: %w", describe(ref), err)
+		}
+		return printCount(c, "Priority set", r)
 	case c.Bool("watch"):
 		return watch(c, cl, group)
 	case c.IsSet("follow"):
@@ -87,10 +102,7 @@ const engineMaxExtend = 100000
 // purges.
 func change(c *cli.Context, verb, Verb string, ref wire.ChainRef,
 	do func(ctx context.Context, ref wire.ChainRef) (*wire.CountResponse, error)) error {
-	what := "group " + ref.Group
-	if ref.Name != "" {
-		what += " (chain " + ref.Name + ")"
-	}
+	what := describe(ref)
 	prompt := fmt.Sprintf("%s %s? [y/N] ", Verb, what)
 	if err := clitool.Confirm(os.Stdin, os.Stderr, clitool.Interactive(), c.Bool("yes"), verb, prompt); err != nil {
 		return err
@@ -99,6 +111,20 @@ func change(c *cli.Context, verb, Verb string, ref wire.ChainRef,
 	if err != nil {
 		return fmt.Errorf("cannot %s %s: %w", verb, what, err)
 	}
+	return printCount(c, Verb, r)
+}
+
+// describe names the group (and chain) a command acts on.
+func describe(ref wire.ChainRef) string {
+	what := "group " + ref.Group
+	if ref.Name != "" {
+		what += " (chain " + ref.Name + ")"
+	}
+	return what
+}
+
+// printCount prints what a change did: its message, or the count.
+func printCount(c *cli.Context, Verb string, r *wire.CountResponse) error {
 	switch {
 	case c.Bool("json"):
 		return writeJSON(c.App.Writer, r)

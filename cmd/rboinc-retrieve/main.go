@@ -43,6 +43,7 @@ func newApp() *cli.App {
 			&cli.BoolFlag{Name: "resume", Category: catAction, Usage: "continue stopped, failed or aborted chains from their last good step"},
 			&cli.StringFlag{Name: "extend", Category: catAction, Usage: "add `K` steps to the chains (also to done ones)"},
 			&cli.BoolFlag{Name: "abort", Category: catAction, Usage: "stop the chains and cancel their work units in BOINC"},
+			&cli.StringFlag{Name: "priority", Category: catAction, Usage: "give the chains the base priority `P` (as -priority of rboinc-submit): their next steps, and their work units BOINC has not sent yet"},
 			&cli.StringSliceFlag{Name: "follow", Category: catAction, Usage: "retrieve `GROUP`'s results as its steps finish, until the group is done (repeatable; -into/-intotree as for a retrieval)"},
 			&cli.BoolFlag{Name: "watch", Category: catAction, Usage: "print your chains' events as they happen, until interrupted (-group: of that group only)"},
 			&cli.BoolFlag{Name: "yes", Category: catAction, Usage: "do not ask before -stop, -abort, -resume, -extend or -purge"},

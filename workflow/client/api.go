@@ -182,6 +182,12 @@ func (c *Client) Extend(ctx context.Context, req wire.ExtendRequest) (*wire.Coun
 	return c.count(ctx, wire.PathExtend, req)
 }
 
+// SetPriority gives chains a new base priority (their next steps, and
+// their work units BOINC has not sent yet).
+func (c *Client) SetPriority(ctx context.Context, req wire.PriorityRequest) (*wire.CountResponse, error) {
+	return c.count(ctx, wire.PathPriority, req)
+}
+
 func (c *Client) count(ctx context.Context, path string, body any) (*wire.CountResponse, error) {
 	var r wire.CountResponse
 	if err := c.call(ctx, http.MethodPost, path, nil, body, &r); err != nil {

@@ -106,6 +106,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST "+api+wire.PathStop, s.withUser(post(s, s.E.Stop)))
 	mux.HandleFunc("POST "+api+wire.PathResume, s.withUser(post(s, s.E.Resume)))
 	mux.HandleFunc("POST "+api+wire.PathExtend, s.withUser(post(s, s.E.Extend)))
+	mux.HandleFunc("POST "+api+wire.PathPriority, s.withUser(post(s, s.E.SetPriority)))
 	mux.HandleFunc("POST "+api+wire.PathAbort, s.withUser(post(s, s.E.Abort)))
 	mux.HandleFunc("GET "+api+wire.PathEvents, s.withUser(s.events))
 	mux.HandleFunc("POST "+api+wire.PathPurge, s.withUser(post(s, s.E.Purge)))

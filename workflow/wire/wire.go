@@ -18,16 +18,17 @@ const (
 	PathStatus  = APIPrefix + "/status"       // GET ?group=G[&name=N][&boinc=1] -> StatusResponse
 	// PathGridStatus: GET ?[group=G] -> GridStatusResponse
 	PathGridStatus = APIPrefix + "/gridstatus"
-	PathStop       = APIPrefix + "/stop"    // POST ChainRef -> CountResponse
-	PathResume     = APIPrefix + "/resume"  // POST ChainRef -> CountResponse
-	PathExtend     = APIPrefix + "/extend"  // POST ExtendRequest -> CountResponse
-	PathAbort      = APIPrefix + "/abort"   // POST ChainRef -> CountResponse
-	PathEvents     = APIPrefix + "/events"  // GET ?after=ID&wait=30s -> EventsResponse
-	PathPurge      = APIPrefix + "/purge"   // POST ChainRef -> CountResponse
-	PathResults    = APIPrefix + "/results" // GET ?group=G[&name=N] -> ResultsResponse
-	PathFiles      = APIPrefix + "/files"   // GET /files/{group}/{file} -> bytes
-	PathAck        = APIPrefix + "/ack"     // POST AckRequest -> CountResponse
-	PathWhoAmI     = APIPrefix + "/whoami"  // GET -> WhoAmI
+	PathStop       = APIPrefix + "/stop"     // POST ChainRef -> CountResponse
+	PathResume     = APIPrefix + "/resume"   // POST ChainRef -> CountResponse
+	PathExtend     = APIPrefix + "/extend"   // POST ExtendRequest -> CountResponse
+	PathAbort      = APIPrefix + "/abort"    // POST ChainRef -> CountResponse
+	PathPriority   = APIPrefix + "/priority" // POST PriorityRequest -> CountResponse
+	PathEvents     = APIPrefix + "/events"   // GET ?after=ID&wait=30s -> EventsResponse
+	PathPurge      = APIPrefix + "/purge"    // POST ChainRef -> CountResponse
+	PathResults    = APIPrefix + "/results"  // GET ?group=G[&name=N] -> ResultsResponse
+	PathFiles      = APIPrefix + "/files"    // GET /files/{group}/{file} -> bytes
+	PathAck        = APIPrefix + "/ack"      // POST AckRequest -> CountResponse
+	PathWhoAmI     = APIPrefix + "/whoami"   // GET -> WhoAmI
 	// Batches (made by PathSubmit with SubmitRequest.Batch).
 	PathBatches     = APIPrefix + "/batches"        // GET -> BatchesResponse (every batch, no jobs)
 	PathBatchQuery  = APIPrefix + "/batches/query"  // POST BatchQuery -> BatchesResponse
@@ -223,6 +224,13 @@ type ChainRef struct {
 	Name  string `json:"name,omitempty"`
 	// Cancel, with PathStop, also cancels the chains' work units in BOINC.
 	Cancel bool `json:"cancel,omitempty"`
+}
+
+// PriorityRequest gives the chains of Group (or chain Name) a new base
+// priority: step k's work unit gets Priority-k, as at submission.
+type PriorityRequest struct {
+	ChainRef
+	Priority int `json:"priority"`
 }
 
 // ExtendRequest adds Steps steps to the chains of Group (or chain Name).

@@ -1,0 +1,69 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/rboinc/rboinc/workflow/store"
+	"github.com/rboinc/rboinc/workflow/wire"
+)
+
+// SetPriority gives chains a new base priority, within the server's
+// max_priority: their next steps' work units get it (less one per step, as
+// at submission), and the work units BOINC holds now get it too, with
+// their results not sent yet (what BOINC's feeder orders by).
+func (e *Engine) SetPriority(ctx context.Context, u store.User, req wire.PriorityRequest) (wire.CountResponse, error) {
+	if err := e.selected(ctx, u, req.ChainRef); err != nil {
+		return wire.CountResponse{}, err
+	}
+	if err := e.checkPolicy(wire.Options{}, req.Priority); err != nil {
+		return wire.CountResponse{}, err
+	}
+	n, held, err := e.DB.SetPriority(ctx, u.ID, req.Group, req.Name, req.Priority)
+	if err != nil {
+		return wire.CountResponse{}, err
+	}
+	note := ""
+	if changed, err := e.prioritizeWUs(ctx, held, req.Priority); err != nil {
+		e.Log.Warn("changing priorities in BOINC", "err", err)
+		note = "; " + err.Error()
+	} else if changed > 0 {
+		note = fmt.Sprintf("; %d work unit(s) changed in BOINC", changed)
+	}
+	return wire.CountResponse{Count: n, Message: fmt.Sprintf("priority of %d chain(s) set to %d%s", n, req.Priority, note)}, nil
+}
+
+// prioritizeWUs gives the work units BOINC holds for steps the priority
+// base-step, in one change per distinct priority.
+func (e *Engine) prioritizeWUs(ctx context.Context, held []store.HeldStep, base int) (int, error) {
+	if len(held) == 0 {
+		return 0, nil
+	}
+	bdb, err := e.boincDB(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("the work units BOINC holds keep their priority (its database is not available: %w); the next steps get the new one", err)
+	}
+	wus := make([]string, len(held))
+	for i, h := range held {
+		wus[i] = h.WU
+	}
+	ids, err := bdb.WUIDs(ctx, wus)
+	if err != nil {
+		return 0, err
+	}
+	byPriority := map[int][]int64{}
+	for _, h := range held {
+		if id, ok := ids[h.WU]; ok {
+			byPriority[base-h.Step] = append(byPriority[base-h.Step], id)
+		}
+	}
+	total := 0
+	for p, list := range byPriority {
+		k, err := bdb.SetPriority(ctx, list, p)
+		if err != nil {
+			return total, err
+		}
+		total += k
+	}
+	return total, nil
+}
