@@ -59,7 +59,9 @@ func cmdGahp(ts *testscript.TestScript, neg bool, args []string) {
 	cmd.Stderr = &stderr
 	ts.Check(cmd.Start())
 	d := &gahpDriver{ts: ts, in: stdin, lines: make(chan string, 1000), out: ts.Stdout()}
+	read := make(chan struct{})
 	go func() {
+		defer close(read)
 		sc := bufio.NewScanner(stdout)
 		sc.Buffer(make([]byte, 1<<20), 64<<20)
 		for sc.Scan() {
@@ -67,8 +69,14 @@ func cmdGahp(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		close(d.lines)
 	}()
+	// Wait closes the output pipe once the process has exited: only after
+	// the last line is read, or a process that answers QUIT and exits at
+	// once can lose that answer (seen in CI under load).
 	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	go func() {
+		<-read
+		exited <- cmd.Wait()
+	}()
 	defer func() {
 		cmd.Process.Kill()
 		if stderr.Len() > 0 {
