@@ -1,11 +1,16 @@
-//go:build !linux
+//go:build !unix
 
 package boinc
 
-import "syscall"
+import (
+	"os"
+	"syscall"
+)
 
-// createWorkProcAttr: create_work in a process group of its own, killed
-// whole. (Only Linux kills it with the process that feeds it.)
-func createWorkProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true}
-}
+// Only the client programs are built for systems without Unix processes;
+// the server, which runs create_work, is not. These keep the package
+// building there.
+
+func createWorkProcAttr() *syscall.SysProcAttr { return nil }
+
+func killCreateWork(p *os.Process) error { return p.Kill() }

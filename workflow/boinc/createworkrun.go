@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -132,9 +131,7 @@ func (r *CreateWorkRun) Abort() {
 }
 
 // kill ends create_work and whatever it started.
-func (r *CreateWorkRun) kill() error {
-	return syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
-}
+func (r *CreateWorkRun) kill() error { return killCreateWork(r.cmd.Process) }
 
 // exited turns a failed write to create_work into its own account of why
 // it stopped reading (it exits early on a job it refuses).
@@ -176,9 +173,5 @@ func (r *CreateWorkRun) CPU() time.Duration {
 	if r.cmd.ProcessState == nil {
 		return 0
 	}
-	ru, ok := r.cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return r.cmd.ProcessState.UserTime() + r.cmd.ProcessState.SystemTime()
 }

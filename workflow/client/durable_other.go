@@ -11,7 +11,7 @@ import (
 // syncContents syncs each file of the batch (no syncfs here).
 func syncContents(batch []pendingFile) error {
 	for _, f := range batch {
-		if err := syncPath(f.tmp); err != nil {
+		if err := syncFile(f.tmp); err != nil {
 			return err
 		}
 	}
@@ -27,7 +27,7 @@ func syncNames(batch []pendingFile) error {
 			continue
 		}
 		done[dir] = true
-		if err := syncPath(dir); err != nil {
+		if err := syncDir(dir); err != nil {
 			return err
 		}
 	}
@@ -40,19 +40,10 @@ func syncNames(batch []pendingFile) error {
 func syncPresent(paths []string) error {
 	batch := make([]pendingFile, len(paths))
 	for k, p := range paths {
-		if err := syncPath(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := syncFile(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
 		batch[k].dest = p
 	}
 	return syncNames(batch)
-}
-
-func syncPath(p string) error {
-	f, err := os.Open(p)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return f.Sync()
 }

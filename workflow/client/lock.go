@@ -1,12 +1,9 @@
 package client
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-
-	"golang.org/x/sys/unix"
 )
 
 // LockName is the lock file rboinc-retrieve keeps in its download directory.
@@ -24,9 +21,9 @@ func LockDir(dir string) (*Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot create the lock file: %w", err)
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	if busy, err := lockExclusive(f); err != nil {
 		f.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
+		if busy {
 			return nil, &kindError{msg: "another rboinc-retrieve is running in " + dir, kind: ErrLocked}
 		}
 		return nil, fmt.Errorf("cannot lock %s: %w", path, err)
@@ -36,6 +33,6 @@ func LockDir(dir string) (*Lock, error) {
 
 // Unlock releases the lock.
 func (l *Lock) Unlock() error {
-	// Closing the descriptor drops the flock.
+	// Closing the descriptor drops the lock.
 	return l.f.Close()
 }

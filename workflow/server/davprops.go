@@ -34,7 +34,7 @@ type fder interface{ Fd() uintptr }
 func readProps(f fder) (map[xml.Name]webdav.Property, error) {
 	buf := make([]byte, maxPropsBytes)
 	n, err := unix.Fgetxattr(int(f.Fd()), propsXattr, buf)
-	if errors.Is(err, unix.ENODATA) || errors.Is(err, unix.ENOTSUP) {
+	if errors.Is(err, errNoAttr) || errors.Is(err, unix.ENOTSUP) {
 		return map[xml.Name]webdav.Property{}, nil
 	}
 	if err != nil {
@@ -87,7 +87,7 @@ func patchProps(f fder, patches []webdav.Proppatch, put *putState) ([]webdav.Pro
 		put.onLimit()
 		status = http.StatusInsufficientStorage
 	case len(stored) == 0:
-		if err := unix.Fremovexattr(int(f.Fd()), propsXattr); err != nil && !errors.Is(err, unix.ENODATA) {
+		if err := unix.Fremovexattr(int(f.Fd()), propsXattr); err != nil && !errors.Is(err, errNoAttr) {
 			put.writeFailed(err)
 			return nil, err
 		}
