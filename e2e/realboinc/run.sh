@@ -835,6 +835,18 @@ control_work() {
 	log "late step: target_nresults $((target + 1)), priority $((prio + 1000)), the transitioner's extra result ${TIMES[replica]} later"
 	sql "select r.id, r.name, r.server_state, r.outcome, r.priority from result r join workunit w on w.id = r.workunitid where w.name like '$lwu' or w.name like '$swu'" 2>&1 | indent
 
+	# The scientist's own command: a new base priority for the late chain
+	# (its step 0's work unit gets it, and the results BOINC has not sent).
+	local np=$((prio + 3000))
+	sci rboinc-retrieve -group "$CTL_GROUP" -name lateone -priority "$np" 2>&1 | tee "$LOGS/ctl-priority.log" | indent
+	[ "${PIPESTATUS[0]}" = 0 ] || fail "rboinc-retrieve -priority $np"
+	grep -qx "priority of 1 chain(s) set to $np; 1 work unit(s) changed in BOINC" "$LOGS/ctl-priority.log" ||
+		fail "rboinc-retrieve -priority changed no work unit in BOINC"
+	wait_sql "select priority from workunit where name like '$lwu'" 5 "$np" || fail "the work unit's priority is not $np"
+	wait_sql "select count(*) from result r join workunit w on w.id = r.workunitid where w.name like '$lwu' and r.server_state = 2 and r.priority != $np" 5 0 ||
+		fail "unsent results of the late step do not have priority $np"
+	log "rboinc-retrieve -priority $np: the work unit and its unsent results have it"
+
 	# The volunteer may work again: the late chain must finish right.
 	client --project "$MASTER_URL" allowmorework >/dev/null 2>&1 || fail "boinccmd --project $MASTER_URL allowmorework"
 	local deadline=$(($(date +%s) + TIMEOUT)) st last_poke=0 now
@@ -864,7 +876,7 @@ control_work() {
 	[ -n "$f" ] && [ "$(cat "$f")" = "$want" ] || { [ -n "$f" ] && indent <"$f"; fail "the late chain's last state is missing or wrong (${f:-no file})"; }
 	[ -z "$(find "$SCI/ctlres" -maxdepth 1 -name 'abortme-*')" ] || fail "the aborted chain brought results back"
 	sql "select r.id, r.name, r.server_state, r.outcome, r.validate_state, r.hostid from result r join workunit w on w.id = r.workunitid where w.name like '$lwu'" 2>&1 | indent
-	log "live control: cancel, replica and priority done by BOINC as asked; the late chain came back right in ${TIMES[late_chain]}"
+	log "live control: cancel, replica and priorities done by BOINC as asked; the late chain came back right in ${TIMES[late_chain]}"
 }
 
 # -------------------------------------------------------------- main

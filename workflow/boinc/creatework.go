@@ -119,6 +119,11 @@ func CreateWork(ctx context.Context, p *Project, params WorkParams, jobs []Job) 
 	args := append(params.Args(), "--stdin")
 	cmd := exec.CommandContext(ctx, filepath.Join(p.Dir, "bin", "create_work"), args...)
 	cmd.Dir = p.Dir
+	// As for a fed run: its own process group, ended whole when ctx ends
+	// (a project's wrapper may have children that hold its output open),
+	// and gone with this process.
+	cmd.SysProcAttr = createWorkProcAttr()
+	cmd.Cancel = func() error { return killCreateWork(cmd.Process) }
 	cmd.Stdin = &in
 	var out bytes.Buffer
 	cmd.Stdout = &out
