@@ -213,12 +213,14 @@ build_boinc() {
 		log "building $rev (log: $WORK/boinc-build.log)"
 		(cd "$BUILD" && ./_autosetup && ./configure --disable-client --disable-manager) >"$WORK/boinc-build.log" 2>&1 ||
 			{ tail -n 30 "$WORK/boinc-build.log"; fail "configuring BOINC (see $WORK/boinc-build.log)"; }
-		# lib/Makefile links parse_test against ../lib/.libs/libboinc.a without
-		# depending on it, so a parallel make can fail once on that race: a
-		# second make finishes the build.
+		# A parallel make races with itself in lib/: lib/Makefile links
+		# parse_test against ../lib/.libs/libboinc.a without depending on it,
+		# and api/ builds ../lib/libboinc.la while lib/ does (each object
+		# compiled twice at once: "is not a valid libtool object", "ar: unable
+		# to copy file"). A second make, one job at a time, finishes the build.
 		if ! (cd "$BUILD" && make -j"$JOBS") >>"$WORK/boinc-build.log" 2>&1; then
-			log "make -j$JOBS failed ($(grep -m1 -E 'cannot find|error:' "$WORK/boinc-build.log" || true)); running make again"
-			(cd "$BUILD" && make -j"$JOBS") >>"$WORK/boinc-build.log" 2>&1 ||
+			log "make -j$JOBS failed ($(grep -m1 -E 'cannot find|error:' "$WORK/boinc-build.log" || true)); running make again, one job at a time"
+			(cd "$BUILD" && make -j1) >>"$WORK/boinc-build.log" 2>&1 ||
 				{ tail -n 30 "$WORK/boinc-build.log"; fail "building BOINC (see $WORK/boinc-build.log)"; }
 		fi
 		echo "$rev" >"$BUILD/.rboinc-built"
