@@ -18,17 +18,15 @@ import (
 // the real create_work as a child would otherwise outlive the kill, and
 // CreateWork would wait for the child to close the output it holds.
 func TestCreateWorkCancelEndsItsChildren(t *testing.T) {
-	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "bin"), 0o755)
-	os.MkdirAll(filepath.Join(dir, "templates"), 0o755)
-	os.WriteFile(filepath.Join(dir, "templates", "r_out"), []byte("<file_info/>"), 0o644)
+	p := fakeCreateWork(t)
+	dir := p.Dir
 	script := "#!/bin/sh\ncat > got.txt\nsleep 60 &\necho $! > child.pid\nwait\n"
 	if err := os.WriteFile(filepath.Join(dir, "bin", "create_work"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- CreateWork(ctx, &Project{Dir: dir}, WorkParams{App: "a"}, []Job{job("w1")}) }()
+	go func() { done <- CreateWork(ctx, p, WorkParams{App: "a"}, []Job{job("w1")}) }()
 	pidFile := filepath.Join(dir, "child.pid")
 	var pid int
 	for deadline := time.Now().Add(10 * time.Second); pid == 0; time.Sleep(10 * time.Millisecond) {
