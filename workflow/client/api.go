@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"time"
 
@@ -44,12 +45,18 @@ func (c *Client) Queues(ctx context.Context) ([]wire.QueueSummary, error) {
 }
 
 // Missing returns the subset of md5s whose contents the server lacks.
+// A long list is asked about in pieces of wire.MaxMissingMD5s, what one
+// request may carry.
 func (c *Client) Missing(ctx context.Context, md5s []string) ([]string, error) {
-	var r wire.MissingResponse
-	if err := c.call(ctx, http.MethodPost, wire.PathMissing, nil, wire.MissingRequest{MD5s: md5s}, &r); err != nil {
-		return nil, err
+	missing := []string{}
+	for part := range slices.Chunk(md5s, wire.MaxMissingMD5s) {
+		var r wire.MissingResponse
+		if err := c.call(ctx, http.MethodPost, wire.PathMissing, nil, wire.MissingRequest{MD5s: part}, &r); err != nil {
+			return nil, err
+		}
+		missing = append(missing, r.Missing...)
 	}
-	return r.Missing, nil
+	return missing, nil
 }
 
 // NewUpload opens a fresh WebDAV collection for the missing contents.
@@ -159,12 +166,25 @@ func (c *Client) Results(ctx context.Context, group, name string) (*wire.Results
 }
 
 // Ack tells the server the client holds these files, so it may drop them.
+// A long list goes in pieces of wire.MaxAckFiles, what one request may
+// carry; the counts add up.
 func (c *Client) Ack(ctx context.Context, req wire.AckRequest) (*wire.CountResponse, error) {
-	var r wire.CountResponse
-	if err := c.call(ctx, http.MethodPost, wire.PathAck, nil, req, &r); err != nil {
-		return nil, err
+	if len(req.Files) <= wire.MaxAckFiles {
+		var r wire.CountResponse
+		if err := c.call(ctx, http.MethodPost, wire.PathAck, nil, req, &r); err != nil {
+			return nil, err
+		}
+		return &r, nil
 	}
-	return &r, nil
+	var n int
+	for part := range slices.Chunk(req.Files, wire.MaxAckFiles) {
+		var r wire.CountResponse
+		if err := c.call(ctx, http.MethodPost, wire.PathAck, nil, wire.AckRequest{Group: req.Group, Files: part}, &r); err != nil {
+			return nil, err
+		}
+		n += r.Count
+	}
+	return &wire.CountResponse{Count: n, Message: fmt.Sprintf("removed %d file(s) from the server", n)}, nil
 }
 
 // Resume sets stopped, failed or aborted chains running again.

@@ -81,11 +81,15 @@ type Transfer struct {
 	// MaxUserRequests bounds one user's requests in progress at once
 	// (HTTP 429 beyond). 0: no limit.
 	MaxUserRequests int `json:"max_user_requests"`
+	// MaxJSONInFlight bounds the bytes of JSON request bodies the server
+	// holds at once, from all users together (HTTP 503 with Retry-After
+	// beyond); each route also has its own limit. 0: no bound.
+	MaxJSONInFlight int64 `json:"max_json_bytes_in_flight"`
 }
 
 // DefaultTransfer cuts off clients slower than 1 KiB/s over a minute.
 func DefaultTransfer() Transfer {
-	return Transfer{MinTransferRate: 1024, TransferWindowSeconds: 60, IdleTimeoutSeconds: 120, MaxUserRequests: 64}
+	return Transfer{MinTransferRate: 1024, TransferWindowSeconds: 60, IdleTimeoutSeconds: 120, MaxUserRequests: 64, MaxJSONInFlight: 64 << 20}
 }
 
 // Limits bound what one user may do. Zero means no limit.
@@ -138,8 +142,8 @@ func LoadConfig(root string) (Config, error) {
 	if l.MaxUploadBytes < 0 || l.MaxScratchBytes < 0 || l.MaxRunningChains < 0 || l.MaxPoolBytes < 0 || l.MaxPriority < 0 || l.MaxTargetNResults < 0 {
 		return c, fmt.Errorf("%s: the limits (max_*) must not be negative; 0 means no limit", filepath.Join(root, ConfigFile))
 	}
-	if t := c.Transfer; t.MinTransferRate < 0 || t.TransferWindowSeconds < 0 || t.IdleTimeoutSeconds < 0 || t.MaxUserRequests < 0 {
-		return c, fmt.Errorf("%s: min_transfer_rate, transfer_window_seconds, idle_timeout_seconds and max_user_requests must not be negative; 0 means none", filepath.Join(root, ConfigFile))
+	if t := c.Transfer; t.MinTransferRate < 0 || t.TransferWindowSeconds < 0 || t.IdleTimeoutSeconds < 0 || t.MaxUserRequests < 0 || t.MaxJSONInFlight < 0 {
+		return c, fmt.Errorf("%s: min_transfer_rate, transfer_window_seconds, idle_timeout_seconds, max_user_requests and max_json_bytes_in_flight must not be negative; 0 means none", filepath.Join(root, ConfigFile))
 	}
 	if c.TransferWindowSeconds == 0 {
 		c.TransferWindowSeconds = DefaultTransfer().TransferWindowSeconds

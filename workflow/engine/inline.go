@@ -3,8 +3,12 @@ package engine
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"errors"
 	"io"
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/rboinc/rboinc/workflow/pool"
@@ -74,8 +78,9 @@ func (e *Engine) checkInline(req wire.SubmitRequest, streamed bool) error {
 	return nil
 }
 
-// startInline takes the request's inline contents from body into the pool;
-// a content the pool already holds is read past. It returns once body is
+// startInline takes user u's inline contents of the request from body into
+// the pool; a content the pool already holds is read past, its MD5 checked
+// (the sender shows it holds the bytes: see store.PoolOwned). It returns once body is
 // read to its end, while the contents may still be being written: see
 // intake. Small contents are read whole and written by inlineWorkers in
 // parallel (most of a small content's cost is the kernel creating its
@@ -86,15 +91,15 @@ func (e *Engine) checkInline(req wire.SubmitRequest, streamed bool) error {
 // returns, and the submission goes on as after an upload.
 //
 // Whatever happens, the caller must call finish.
-func (e *Engine) startInline(ctx context.Context, q *templates.Queue, req wire.SubmitRequest, body io.Reader) (*intake, error) {
+func (e *Engine) startInline(ctx context.Context, u store.User, q *templates.Queue, req wire.SubmitRequest, body io.Reader) (*intake, error) {
 	stage := !req.Options.DryRun
 	for _, in := range q.Inputs {
 		stage = stage && !in.Encode
 	}
 	// The queue holds every content, so that the body is read to its end
 	// while the workers still write (the bytes queued are bounded apart).
-	in := &intake{e: e, stage: stage, jobs: make(chan inlineJob, len(req.Inline)),
-		written: map[string]*inlineContent{}, failed: make(chan struct{})}
+	in := &intake{e: e, user: u.ID, stage: stage, jobs: make(chan inlineJob, len(req.Inline)),
+		written: map[string]*inlineContent{}, proven: map[string]bool{}, failed: make(chan struct{})}
 	in.room = sync.NewCond(&in.mu)
 	for range inlineWorkers {
 		in.wg.Add(1)
@@ -120,9 +125,14 @@ func (in *intake) read(ctx context.Context, req wire.SubmitRequest, body io.Read
 			return err
 		}
 		if e.Pool.Has(f.MD5) {
-			if n, err := io.CopyN(io.Discard, body, f.Size); err != nil {
+			h := md5.New()
+			if n, err := io.CopyN(h, body, f.Size); err != nil {
 				return inlineError(f, n, err)
 			}
+			if got := hex.EncodeToString(h.Sum(nil)); got != f.MD5 {
+				return inlineError(f, f.Size, &pool.MismatchError{Want: f.MD5, Got: got})
+			}
+			in.proven[f.MD5] = true
 			continue
 		}
 		c := &inlineContent{ref: f, done: make(chan struct{})}
@@ -167,10 +177,12 @@ const (
 // (pooled), or by finish when the chains were not recorded.
 type intake struct {
 	e       *Engine
+	user    int64 // the sender, who owns what it sends
 	stage   bool
 	jobs    chan inlineJob
 	wg      sync.WaitGroup
 	written map[string]*inlineContent // the contents this intake writes, by MD5
+	proven  map[string]bool           // contents the pool held, their bytes sent and checked
 
 	mu       sync.Mutex
 	room     *sync.Cond // signalled when queued bytes are written
@@ -283,6 +295,17 @@ func (in *intake) provides(sum string) (int64, bool) {
 	return c.ref.Size, true
 }
 
+// sent tells whether the request sent content sum's bytes (written, being
+// written, or checked against a copy the pool holds). A nil intake sent
+// nothing.
+func (in *intake) sent(sum string) bool {
+	if in == nil {
+		return false
+	}
+	_, ok := in.written[sum]
+	return ok || in.proven[sum]
+}
+
 // waitStaged waits until content sum (one the intake provides) is in the
 // pool and staged, the intake failed, or ctx ended.
 func (in *intake) waitStaged(ctx context.Context, sum string) error {
@@ -336,7 +359,14 @@ func (in *intake) finish(ctx context.Context) error {
 		added, recorded := in.added, in.recorded
 		in.mu.Unlock()
 		if !recorded {
-			if aerr := in.e.DB.PoolAddAll(context.WithoutCancel(ctx), added); aerr != nil && err == nil {
+			// The chains were not recorded (which would have made them
+			// the user's): they are the user's all the same, who sent them.
+			ctx := context.WithoutCancel(ctx)
+			aerr := in.e.DB.PoolAddOwned(ctx, in.user, added)
+			if aerr == nil {
+				aerr = in.e.DB.PoolOwn(ctx, in.user, slices.Collect(maps.Keys(in.proven)))
+			}
+			if aerr != nil && err == nil {
 				err = aerr
 			}
 		}

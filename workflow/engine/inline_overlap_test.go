@@ -75,7 +75,7 @@ func TestInlineContentDamagedWhileRecording(t *testing.T) {
 			good = append(good, r.MD5)
 		}
 	}
-	if missing, err := f.e.DB.PoolMissing(f.ctx, good); err != nil || len(missing) != 0 {
+	if missing, err := f.e.DB.PoolMissing(f.ctx, f.u.ID, good); err != nil || len(missing) != 0 {
 		t.Fatalf("%d of %d contents written are not in the pool's index: %v", len(missing), len(good), err)
 	}
 }
@@ -118,7 +118,7 @@ func TestInlineContentsRemovedWhenRecordingFails(t *testing.T) {
 		}
 		sums = append(sums, r.MD5)
 	}
-	if missing, err := f.e.DB.PoolMissing(f.ctx, sums); err != nil || len(missing) != len(sums) {
+	if missing, err := f.e.DB.PoolMissing(f.ctx, f.u.ID, sums); err != nil || len(missing) != len(sums) {
 		t.Fatalf("%d of %d contents of the failed request still indexed: %v", len(sums)-len(missing), len(sums), err)
 	}
 	// The chain that held the name still has its inputs.

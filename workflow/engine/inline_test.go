@@ -67,7 +67,7 @@ func TestSubmitInline(t *testing.T) {
 			t.Fatalf("content %d staged with sidecar %s %d %v", i, sum, n, ok)
 		}
 	}
-	if missing, _ := f.e.DB.PoolMissing(f.ctx, []string{req.Inline[0].MD5, req.Inline[150].MD5}); len(missing) != 0 {
+	if missing, _ := f.e.DB.PoolMissing(f.ctx, f.u.ID, []string{req.Inline[0].MD5, req.Inline[150].MD5}); len(missing) != 0 {
 		t.Fatalf("contents not recorded in the pool index: %v", missing)
 	}
 }

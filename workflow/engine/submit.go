@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -110,7 +112,7 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 	// recorded and create_work reads their jobs (in is then not nil).
 	var in *intake
 	if inline != nil {
-		taken, err = e.startInline(ctx, q, req, inline)
+		taken, err = e.startInline(ctx, u, q, req, inline)
 		defer func() {
 			if ferr := taken.finish(ctx); ferr != nil && err == nil {
 				err = ferr
@@ -128,7 +130,7 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 			in = taken
 		}
 	}
-	if err := e.takeUploads(ctx, u, req, in, &brought); err != nil {
+	if err := e.takeUploads(ctx, u, req, taken, &brought); err != nil {
 		return resp, err
 	}
 	if req.Upload != "" {
@@ -300,8 +302,11 @@ func (e *Engine) checkSubmit(req wire.SubmitRequest) (boinc.WorkParams, int, int
 }
 
 // takeUploads moves the contents of the request's upload collection into
-// the pool, each checked against its MD5 name. Contents that in is still
-// writing count as present.
+// the pool, each checked against its MD5 name. Contents that in sent
+// (written, being written, or shown to be held) count as present; a
+// content the pool holds counts only when the user owns it (see
+// store.PoolOwned): otherwise its bytes must be in the upload, checked,
+// and the pool keeps its one copy.
 func (e *Engine) takeUploads(ctx context.Context, u store.User, req wire.SubmitRequest, in *intake, brought *fresh) (err error) {
 	need := map[string]bool{}
 	for _, c := range req.Chains {
@@ -329,17 +334,25 @@ func (e *Engine) takeUploads(ctx context.Context, u store.User, req wire.SubmitR
 			return err
 		}
 	}
+	owned, err := e.DB.PoolOwned(ctx, u.ID, slices.Collect(maps.Keys(need)))
+	if err != nil {
+		return err
+	}
 	var missing []string
 	// Recorded in one transaction at the end, also when a later upload
 	// fails: what is in the pool directory must be in its index.
 	var added []store.PoolEntry
 	defer func() {
-		if aerr := e.DB.PoolAddAll(ctx, added); aerr != nil && err == nil {
+		if aerr := e.DB.PoolAddOwned(ctx, u.ID, added); aerr != nil && err == nil {
 			err = aerr
 		}
 	}()
 	for sum := range need {
-		if _, coming := in.provides(sum); coming || e.Pool.Has(sum) {
+		if in.sent(sum) {
+			continue
+		}
+		pooled := e.Pool.Has(sum)
+		if pooled && owned[sum] {
 			continue
 		}
 		if dir == "" {
@@ -356,7 +369,9 @@ func (e *Engine) takeUploads(ctx context.Context, u store.User, req wire.SubmitR
 			return errf(KindBadRequest, "%v", err)
 		}
 		added = append(added, store.PoolEntry{MD5: sum, Size: n})
-		brought.add(sum)
+		if !pooled {
+			brought.add(sum) // another user's copy stays when this request fails
+		}
 	}
 	if len(missing) > 0 {
 		return errf(KindMissingContent, "%d input content(s) are neither on the server nor in the upload (first: %s); upload them and submit again", len(missing), missing[0])

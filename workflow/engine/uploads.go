@@ -12,18 +12,20 @@ import (
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 
-// Missing says which of the contents the server lacks.
-func (e *Engine) Missing(ctx context.Context, md5s []string) (wire.MissingResponse, error) {
+// Missing says which of the contents user u lacks: those the pool does
+// not hold, and those it holds that u has never sent nor used (see
+// store.PoolMissing), so that nobody learns from it what another user has.
+func (e *Engine) Missing(ctx context.Context, u store.User, md5s []string) (wire.MissingResponse, error) {
 	r := wire.MissingResponse{Missing: []string{}}
-	if len(md5s) > 1000000 {
-		return r, errf(KindBadRequest, "too many checksums in one request")
+	if len(md5s) > wire.MaxMissingMD5s {
+		return r, errf(KindTooLarge, "too many checksums in one request: %d (at most %d)", len(md5s), wire.MaxMissingMD5s)
 	}
 	for _, m := range md5s {
 		if !pool.ValidMD5(m) {
 			return r, errf(KindBadRequest, "%q is not an MD5 checksum (32 lowercase hex digits)", m)
 		}
 	}
-	missing, err := e.DB.PoolMissing(ctx, md5s)
+	missing, err := e.DB.PoolMissing(ctx, u.ID, md5s)
 	if err != nil {
 		return r, err
 	}

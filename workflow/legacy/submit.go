@@ -114,7 +114,7 @@ func (h *Handler) submitUpload(ctx context.Context, u store.User, id string) (wi
 		if !fi.Mode().IsRegular() {
 			return wire.SubmitResponse{}, nil, failf("Uploaded %s is not a regular file", p.Name)
 		}
-		ref, err := h.E.TakeFile(ctx, path)
+		ref, err := h.E.TakeFile(ctx, u, path)
 		if err != nil {
 			return wire.SubmitResponse{}, nil, err
 		}

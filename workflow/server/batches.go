@@ -21,13 +21,13 @@ func (s *Server) batchRoutes(mux *http.ServeMux, api string) {
 	mux.Handle("GET "+api+wire.PathBatches, expiring(func(w http.ResponseWriter, r *http.Request, u store.User) {
 		s.answer(w, r)(s.E.Batches(r.Context(), u))
 	}))
-	mux.Handle("POST "+api+wire.PathBatchQuery, expiring(post(s, s.E.QueryBatches)))
+	mux.Handle("POST "+api+wire.PathBatchQuery, expiring(post(s, batchListBody, s.E.QueryBatches)))
 	mux.Handle("GET "+api+wire.PathBatchOutput, expiring(func(w http.ResponseWriter, r *http.Request, u store.User) {
 		s.answer(w, r)(s.E.JobOutput(r.Context(), u, r.URL.Query().Get("job")))
 	}))
-	mux.Handle("POST "+api+wire.PathBatchAbort, expiring(post(s, s.E.AbortJobs)))
-	mux.Handle("POST "+api+wire.PathBatchRetire, expiring(post(s, s.E.RetireBatch)))
-	mux.Handle("POST "+api+wire.PathBatchLease, expiring(post(s, func(ctx context.Context, u store.User, ref wire.BatchRef) (wire.CountResponse, error) {
+	mux.Handle("POST "+api+wire.PathBatchAbort, expiring(post(s, batchListBody, s.E.AbortJobs)))
+	mux.Handle("POST "+api+wire.PathBatchRetire, expiring(post(s, controlBody, s.E.RetireBatch)))
+	mux.Handle("POST "+api+wire.PathBatchLease, expiring(post(s, controlBody, func(ctx context.Context, u store.User, ref wire.BatchRef) (wire.CountResponse, error) {
 		return s.E.SetLease(ctx, u, ref)
 	})))
 }

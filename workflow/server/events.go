@@ -162,12 +162,14 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, u store.User) {
 	deadline := time.Now().Add(wait)
 	for {
 		resp := wire.EventsResponse{Events: []wire.Event{}}
+		// The newest id of all, for the wait below only: the answer's
+		// last_id is the user's own, so nobody learns how busy the
+		// others are.
 		last, err := s.E.DB.LastEventID(ctx)
 		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
-		resp.LastID = last
 		if after >= 0 {
 			evs, err := s.E.DB.Events(ctx, u.ID, after, eventPage)
 			if err != nil {
@@ -180,6 +182,13 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, u store.User) {
 		}
 		left := time.Until(deadline)
 		if len(resp.Events) > 0 || after < 0 || left <= 0 {
+			if resp.LastID, err = s.E.DB.LastUserEventID(ctx, u.ID); err != nil {
+				s.fail(w, r, err)
+				return
+			}
+			if n := len(resp.Events); n > 0 {
+				resp.LastID = max(resp.LastID, resp.Events[n-1].ID)
+			}
 			writeJSON(w, resp)
 			return
 		}

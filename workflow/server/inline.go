@@ -21,9 +21,11 @@ import (
 func (s *Server) submitInline(w http.ResponseWriter, r *http.Request, u store.User) {
 	br := bufio.NewReaderSize(r.Body, 64<<10)
 	var req wire.SubmitRequest
-	dec, err := decodeHead(br, maxBody, &req)
+	head := &heldBody{b: &s.bodies}
+	defer head.release() // once answered: the request decoded from it lives that long
+	dec, err := decodeHead(br, submitBody, head, &req)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, wire.CodeBadRequest, "malformed submission: "+err.Error())
+		s.bodyFailed(w, r, submitBody, "malformed submission", err)
 		return
 	}
 	// What the decoder read past the JSON is where the contents start.
@@ -47,10 +49,16 @@ func (s *Server) submitInline(w http.ResponseWriter, r *http.Request, u store.Us
 }
 
 // decodeHead decodes the JSON object at the start of br (at most limit
-// bytes) as strictly as decode does: an object, no unknown fields. What
-// follows it is the decoder's Buffered data, then the rest of br.
-func decodeHead(br *bufio.Reader, limit int64, v any) (*json.Decoder, error) {
+// bytes, each charged to the budget through head) as strictly as
+// decodeBody does: an object, no unknown fields. What follows it is the
+// decoder's Buffered data, then the rest of br. Past limit, the error is
+// an *http.MaxBytesError.
+func decodeHead(br *bufio.Reader, limit int64, head *heldBody, v any) (*json.Decoder, error) {
+	lr := &io.LimitedReader{R: br, N: limit}
 	for {
+		if lr.N--; lr.N < 0 {
+			return nil, &http.MaxBytesError{Limit: limit}
+		}
 		c, err := br.ReadByte()
 		if err != nil {
 			return nil, errors.New("the body is empty; want a JSON object")
@@ -59,14 +67,19 @@ func decodeHead(br *bufio.Reader, limit int64, v any) (*json.Decoder, error) {
 			continue
 		}
 		br.UnreadByte()
+		lr.N++
 		if c != '{' {
 			return nil, errors.New("the body does not start with a JSON object")
 		}
 		break
 	}
-	dec := json.NewDecoder(&io.LimitedReader{R: br, N: limit})
+	head.r = lr
+	dec := json.NewDecoder(head)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
+		if lr.N <= 0 && !errors.Is(err, errBusy) {
+			return nil, &http.MaxBytesError{Limit: limit}
+		}
 		return nil, err
 	}
 	return dec, nil

@@ -23,9 +23,6 @@ import (
 // Base is where the API is mounted, as in the original (…/rboinc_cgi).
 const Base = "/rboinc_cgi"
 
-// maxBody bounds JSON request bodies.
-const maxBody = 256 << 20
-
 // Server serves the API and the WebDAV area of one engine.
 type Server struct {
 	E   *engine.Engine
@@ -40,6 +37,8 @@ type Server struct {
 	perUser *userRequests
 
 	feed eventFeed // wakes the long polls of the events feed
+
+	bodies bodyBudget // bytes of JSON bodies held across all requests
 
 	// StatusRefresh is how often the status pages reload themselves
 	// (0: webstatus.DefaultRefresh).
@@ -56,7 +55,11 @@ func New(e *engine.Engine, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Server{E: e, Log: log, locks: map[string]*lockManager{}}
+	s := &Server{E: e, Log: log, locks: map[string]*lockManager{}}
+	if e != nil {
+		s.bodies.max = e.Cfg.MaxJSONInFlight
+	}
+	return s
 }
 
 // Handler routes every request.
@@ -76,8 +79,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET "+api+wire.PathQueues+"/{name}", s.withUser(func(w http.ResponseWriter, r *http.Request, u store.User) {
 		s.answer(w, r)(s.E.Queue(r.PathValue("name")))
 	}))
-	mux.HandleFunc("POST "+api+wire.PathMissing, s.withUser(post(s, func(ctx context.Context, u store.User, req wire.MissingRequest) (wire.MissingResponse, error) {
-		return s.E.Missing(ctx, req.MD5s)
+	mux.HandleFunc("POST "+api+wire.PathMissing, s.withUser(postDecoded(s, listBody, decodeMissing, func(ctx context.Context, u store.User, req wire.MissingRequest) (wire.MissingResponse, error) {
+		return s.E.Missing(ctx, u, req.MD5s)
 	})))
 	mux.HandleFunc("POST "+api+wire.PathUploads, s.withUser(func(w http.ResponseWriter, r *http.Request, u store.User) {
 		s.answer(w, r)(s.E.NewUpload(r.Context(), u))
@@ -87,7 +90,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("DELETE "+api+wire.PathUploads+"/{id}", s.withUser(func(w http.ResponseWriter, r *http.Request, u store.User) {
 		s.answer(w, r)(s.E.DiscardUpload(r.Context(), u, r.PathValue("id")))
 	}))
-	mux.HandleFunc("POST "+api+wire.PathSubmit, s.withUser(post(s, s.submit)))
+	mux.HandleFunc("POST "+api+wire.PathSubmit, s.withUser(post(s, submitBody, s.submit)))
 	mux.HandleFunc("POST "+api+wire.PathSubmitInline, s.withUser(s.submitInline))
 	mux.HandleFunc("GET "+api+wire.PathStatus, s.withUser(func(w http.ResponseWriter, r *http.Request, u store.User) {
 		q := r.URL.Query()
@@ -103,16 +106,16 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET "+api+wire.PathGridStatus, s.withUser(func(w http.ResponseWriter, r *http.Request, u store.User) {
 		s.answer(w, r)(s.E.GridStatus(r.Context(), u, r.URL.Query().Get("group")))
 	}))
-	mux.HandleFunc("POST "+api+wire.PathStop, s.withUser(post(s, s.E.Stop)))
-	mux.HandleFunc("POST "+api+wire.PathResume, s.withUser(post(s, s.E.Resume)))
-	mux.HandleFunc("POST "+api+wire.PathExtend, s.withUser(post(s, s.E.Extend)))
-	mux.HandleFunc("POST "+api+wire.PathPriority, s.withUser(post(s, s.E.SetPriority)))
-	mux.HandleFunc("POST "+api+wire.PathAbort, s.withUser(post(s, s.E.Abort)))
+	mux.HandleFunc("POST "+api+wire.PathStop, s.withUser(post(s, controlBody, s.E.Stop)))
+	mux.HandleFunc("POST "+api+wire.PathResume, s.withUser(post(s, controlBody, s.E.Resume)))
+	mux.HandleFunc("POST "+api+wire.PathExtend, s.withUser(post(s, controlBody, s.E.Extend)))
+	mux.HandleFunc("POST "+api+wire.PathPriority, s.withUser(post(s, controlBody, s.E.SetPriority)))
+	mux.HandleFunc("POST "+api+wire.PathAbort, s.withUser(post(s, controlBody, s.E.Abort)))
 	mux.HandleFunc("GET "+api+wire.PathEvents, s.withUser(s.events))
-	mux.HandleFunc("POST "+api+wire.PathPurge, s.withUser(post(s, s.E.Purge)))
+	mux.HandleFunc("POST "+api+wire.PathPurge, s.withUser(post(s, controlBody, s.E.Purge)))
 	mux.HandleFunc("GET "+api+wire.PathResults, s.withUser(get(s, s.E.Results)))
 	mux.HandleFunc("GET "+api+wire.PathFiles+"/{group}/{file}", s.withUser(s.file))
-	mux.HandleFunc("POST "+api+wire.PathAck, s.withUser(post(s, s.E.Ack)))
+	mux.HandleFunc("POST "+api+wire.PathAck, s.withUser(postDecoded(s, listBody, decodeAck, s.E.Ack)))
 	s.batchRoutes(mux, api)
 	mux.Handle(wire.DAVPrefix, s.withUser(s.dav))
 	// The status pages, for people with a browser.
@@ -172,17 +175,9 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 }
 
-// decode reads a request body strictly: one JSON object of the expected
-// shape, no unknown fields (identity, for one, cannot be asserted in a
-// body), nothing after it.
-func decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	if err := decodeBody(http.MaxBytesReader(w, r.Body, maxBody), v); err != nil {
-		writeError(w, http.StatusBadRequest, wire.CodeBadRequest, "malformed JSON request: "+err.Error())
-		return false
-	}
-	return true
-}
-
+// decodeBody reads a request body strictly: one JSON object of the
+// expected shape, no unknown fields (identity, for one, cannot be asserted
+// in a body), nothing after it.
 func decodeBody(body io.Reader, v any) error {
 	br := bufio.NewReader(body)
 	for {
@@ -204,10 +199,8 @@ func decodeBody(body io.Reader, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return err
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("unexpected data after the JSON object")
-	}
-	return nil
+	_, err := dec.Token()
+	return endOfBody(err)
 }
 
 func (s *Server) queues(w http.ResponseWriter, r *http.Request, u store.User) {
@@ -222,11 +215,23 @@ func (s *Server) queues(w http.ResponseWriter, r *http.Request, u store.User) {
 	writeJSON(w, out)
 }
 
-// post adapts an engine call taking a JSON body.
-func post[Req, Resp any](s *Server, call func(context.Context, store.User, Req) (Resp, error)) func(http.ResponseWriter, *http.Request, store.User) {
+// post adapts an engine call taking a JSON body of at most limit bytes.
+func post[Req, Resp any](s *Server, limit int64, call func(context.Context, store.User, Req) (Resp, error)) func(http.ResponseWriter, *http.Request, store.User) {
+	return postDecoded(s, limit, func(r io.Reader, v *Req) error { return decodeBody(r, v) }, call)
+}
+
+// postDecoded is post with its own decoder (one that counts a list as it
+// reads it).
+func postDecoded[Req, Resp any](s *Server, limit int64, decode func(io.Reader, *Req) error, call func(context.Context, store.User, Req) (Resp, error)) func(http.ResponseWriter, *http.Request, store.User) {
 	return func(w http.ResponseWriter, r *http.Request, u store.User) {
+		body, ok := s.openBody(w, r, limit)
+		if !ok {
+			return
+		}
+		defer body.release()
 		var req Req
-		if !decode(w, r, &req) {
+		if err := decode(body, &req); err != nil {
+			s.bodyFailed(w, r, limit, "malformed JSON request", err)
 			return
 		}
 		resp, err := call(r.Context(), u, req)

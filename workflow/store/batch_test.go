@@ -136,7 +136,7 @@ func TestAckOnlyTheGroupsFiles(t *testing.T) {
 func TestPoolRecordedWithTheStep(t *testing.T) {
 	ctx := context.Background()
 	db, u := openBatchDB(t)
-	if err := db.PoolAddAll(ctx, []PoolEntry{{md5n(1), 10}, {md5n(2), 20}}); err != nil {
+	if err := db.PoolAddOwned(ctx, u.ID, []PoolEntry{{md5n(1), 10}, {md5n(2), 20}}); err != nil {
 		t.Fatal(err)
 	}
 	cs, err := db.CreateChains(ctx, u, []NewChain{batchChain("g", "c", md5n(1))})
@@ -153,7 +153,7 @@ func TestPoolRecordedWithTheStep(t *testing.T) {
 	if err != nil || done {
 		t.Fatalf("second call: done %v, %v", done, err)
 	}
-	missing, err := db.PoolMissing(ctx, []string{md5n(1), md5n(2), md5n(3), md5n(4), md5n(5)})
+	missing, err := db.PoolMissing(ctx, u.ID, []string{md5n(1), md5n(2), md5n(3), md5n(4), md5n(5)})
 	if err != nil || !slices.Equal(missing, []string{md5n(5)}) {
 		t.Fatalf("missing %v, %v", missing, err)
 	}

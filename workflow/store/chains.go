@@ -275,6 +275,10 @@ func (d *DB) CompleteStepPooling(ctx context.Context, c Chain, step int, results
 		if err := poolUpsert(ctx, tx, pooled); err != nil {
 			return err
 		}
+		// The chain's next step reads them: its user owns them.
+		if err := ownRows(ctx, tx, c.UserID, entrySums(pooled)); err != nil {
+			return err
+		}
 		var stepState string
 		if err := tx.QueryRowContext(ctx, `SELECT c.state, s.state FROM chains c JOIN steps s ON s.chain_id = c.id WHERE c.id = ? AND s.step = ?`, c.ID, step).Scan(&state, &stepState); err != nil {
 			return fmt.Errorf("looking up step %d of chain %s: %w", step, c.Name, err)

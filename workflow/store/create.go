@@ -159,6 +159,7 @@ func insertChains(ctx context.Context, st *stmtCache, u User, batch []NewChain) 
 		return nil, chainsTaken(ctx, st, u, cs, err)
 	}
 	var inputs, steps []any
+	var owns []string // contents the user now owns
 	for i := range cs {
 		c := &cs[i]
 		id, ok := ids[[2]string{c.Group, c.Name}]
@@ -170,6 +171,7 @@ func insertChains(ctx context.Context, st *stmtCache, u User, batch []NewChain) 
 		steps = append(steps, c.ID, 0, wu, "creating", t)
 		for pos, m := range batch[i].Inputs {
 			inputs = append(inputs, c.ID, pos, m)
+			owns = append(owns, m)
 		}
 	}
 	if err := insertValues(ctx, st, `INSERT INTO chain_inputs(chain_id, pos, md5) VALUES `, 3, inputs); err != nil {
@@ -179,6 +181,9 @@ func insertChains(ctx context.Context, st *stmtCache, u User, batch []NewChain) 
 		if isUnique(err) {
 			return nil, fmt.Errorf("a work unit of chains %s to %s: %w", cs[0].Name, cs[len(cs)-1].Name, ErrExists)
 		}
+		return nil, err
+	}
+	if err := ownRows(ctx, st, u.ID, owns); err != nil {
 		return nil, err
 	}
 	return cs, nil

@@ -27,7 +27,7 @@ const TablePrefix = "rboinc_"
 // tables are the names the queries use, each the table rboinc_<name> on
 // MariaDB.
 var tables = []string{"users", "chains", "chain_inputs", "steps", "step_inputs", "results", "pool", "uploads", "step_attempts", "events", "schema_history",
-	"notify_targets", "notify_outbox", "notify_cursor", "batches", "batch_jobs", "latency"}
+	"notify_targets", "notify_outbox", "notify_cursor", "batches", "batch_jobs", "latency", "pool_owners"}
 
 // mysqlTable matches a table name where a query names a table (not after
 // a dot: a column qualified by an alias).
@@ -300,6 +300,17 @@ var mysqlSchema = map[int][]string{
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin`,
 	},
 	9: {`CREATE INDEX IF NOT EXISTS chains_running ON rboinc_chains(user_id, grp, state)`},
+	11: {
+		`CREATE TABLE IF NOT EXISTS rboinc_pool_owners (
+	user_id BIGINT NOT NULL,
+	md5     VARCHAR(128) NOT NULL,
+	PRIMARY KEY (user_id, md5),
+	KEY pool_owners_md5 (md5),
+	FOREIGN KEY (user_id) REFERENCES rboinc_users(id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin`,
+		`INSERT IGNORE INTO rboinc_pool_owners(user_id, md5) SELECT DISTINCT c.user_id, ci.md5 FROM rboinc_chain_inputs ci JOIN rboinc_chains c ON c.id = ci.chain_id WHERE ci.md5 <> ''`,
+		`INSERT IGNORE INTO rboinc_pool_owners(user_id, md5) SELECT DISTINCT c.user_id, si.md5 FROM rboinc_step_inputs si JOIN rboinc_steps s ON s.wu_name = si.wu_name JOIN rboinc_chains c ON c.id = s.chain_id WHERE si.md5 <> ''`,
+	},
 }
 
 // The schema version is the one row of rboinc_schema; writers lock that

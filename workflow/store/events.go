@@ -82,6 +82,14 @@ func (d *DB) LastEventID(ctx context.Context) (int64, error) {
 	return id.Int64, err
 }
 
+// LastUserEventID is the user's newest event's id (0 when there is none):
+// where the user's feed stands, telling nothing of other users' events.
+func (d *DB) LastUserEventID(ctx context.Context, userID int64) (int64, error) {
+	var id sql.NullInt64
+	err := d.sql.QueryRowContext(ctx, `SELECT max(id) FROM events WHERE user_id = ?`, userID).Scan(&id)
+	return id.Int64, err
+}
+
 // EventUsers lists the users with events after id from, up to id to.
 func (d *DB) EventUsers(ctx context.Context, from, to int64) ([]int64, error) {
 	rows, err := d.sql.QueryContext(ctx, `SELECT DISTINCT user_id FROM events WHERE id > ? AND id <= ?`, from, to)

@@ -41,6 +41,9 @@ func (d *DB) ForgetUnused(ctx context.Context, md5s []string, remove func(unused
 			rest = rest[len(part):]
 			_, err = tx.ExecContext(ctx, `DELETE FROM pool WHERE md5 IN (?`+strings.Repeat(",?", len(part)-1)+`)`, anys(part)...)
 		}
+		if err == nil {
+			err = forgetOwners(ctx, tx, unused)
+		}
 		remove(unused)
 		return err
 	})

@@ -41,7 +41,20 @@ CREATE UNIQUE INDEX IF NOT EXISTS users_boinc ON users(boinc_user_id) WHERE boin
 	// its chains ends (group_done): without this index the question read
 	// every chain of the group, quadratic in the group's size.
 	{version: 9, name: "index of the running chains by group", sql: `CREATE INDEX IF NOT EXISTS chains_running ON chains(user_id, grp) WHERE state = 'running';`},
+	// A pooled content counts as present for a user only once they have
+	// sent its bytes or used it (poolowners.go). What the users' chains
+	// read so far is theirs, so nothing they did before asks for bytes again.
+	{version: 11, name: "owners of pooled contents", sql: schemaV11},
 }
+
+const schemaV11 = `CREATE TABLE IF NOT EXISTS pool_owners (
+	user_id INTEGER NOT NULL REFERENCES users(id),
+	md5     TEXT NOT NULL,
+	PRIMARY KEY (user_id, md5)
+);
+CREATE INDEX IF NOT EXISTS pool_owners_md5 ON pool_owners(md5);
+INSERT OR IGNORE INTO pool_owners(user_id, md5) SELECT DISTINCT c.user_id, ci.md5 FROM chain_inputs ci JOIN chains c ON c.id = ci.chain_id WHERE ci.md5 != '';
+INSERT OR IGNORE INTO pool_owners(user_id, md5) SELECT DISTINCT c.user_id, si.md5 FROM step_inputs si JOIN steps s ON s.wu_name = si.wu_name JOIN chains c ON c.id = s.chain_id WHERE si.md5 != '';`
 
 const schemaV5 = `ALTER TABLE chains ADD COLUMN max_attempts INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE steps ADD COLUMN attempts INTEGER NOT NULL DEFAULT 1;

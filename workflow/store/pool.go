@@ -5,9 +5,10 @@ import (
 	"database/sql"
 )
 
-// PoolMissing returns the contents of md5s not in the pool, in order, and
-// marks the others as recently wanted so collection spares them.
-func (d *DB) PoolMissing(ctx context.Context, md5s []string) ([]string, error) {
+// PoolMissing returns the contents of md5s the user lacks, in order: those
+// not in the pool, and those in it the user does not own (poolowners.go);
+// it marks the others as recently wanted so collection spares them.
+func (d *DB) PoolMissing(ctx context.Context, userID int64, md5s []string) ([]string, error) {
 	var missing []string
 	err := d.Tx(ctx, func(tx *sql.Tx) error {
 		missing = missing[:0]
@@ -17,7 +18,8 @@ func (d *DB) PoolMissing(ctx context.Context, md5s []string) ([]string, error) {
 		st := newStmtCache(tx)
 		defer st.Close()
 		for _, m := range md5s {
-			res, err := st.ExecContext(ctx, `UPDATE pool SET touched = ? WHERE md5 = ?`, t, m)
+			res, err := st.ExecContext(ctx, `UPDATE pool SET touched = ? WHERE md5 = ?
+				AND EXISTS (SELECT 1 FROM pool_owners o WHERE o.user_id = ? AND o.md5 = ?)`, t, m, userID, m)
 			if err != nil {
 				return err
 			}
@@ -90,7 +92,7 @@ func (d *DB) Collect(ctx context.Context, before int64, remove func(pool, links 
 				return err
 			}
 		}
-		return nil
+		return forgetOwners(ctx, tx, pool)
 	})
 }
 

@@ -165,6 +165,9 @@ func (d *DB) DeleteProbeUser(ctx context.Context, name string) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM uploads WHERE user_id = ?`, id); err != nil {
 			return err
 		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM pool_owners WHERE user_id = ?`, id); err != nil {
+			return err
+		}
 		_, err := tx.ExecContext(ctx, `DELETE FROM users WHERE id = ?`, id)
 		return err
 	})

@@ -1,0 +1,17 @@
+package wire
+
+// What one request may carry. Clients split longer lists over several
+// requests; the server refuses a list longer than these as soon as it has
+// read one item too many (HTTP 413, CodeTooLarge).
+const (
+	// MaxMissingMD5s is how many contents one PathMissing request asks
+	// about.
+	MaxMissingMD5s = 100000
+	// MaxAckFiles is how many result files one PathAck request names.
+	MaxAckFiles = 10000
+)
+
+// CodeServerBusy (HTTP 503, with Retry-After) says the server holds as many
+// request bodies as it takes at once, from all users together; the request
+// was not read, and may be sent again after the wait.
+const CodeServerBusy = "server_busy"
