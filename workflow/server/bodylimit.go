@@ -103,6 +103,7 @@ func (h *heldBody) release() {
 // for, is refused before it is read (the answer is written, and ok false).
 // The caller releases the body once it has answered.
 func (s *Server) openBody(w http.ResponseWriter, r *http.Request, limit int64) (_ *heldBody, ok bool) {
+	limit = s.bodyLimit(limit)
 	if r.ContentLength > limit {
 		tooLarge(w, r, limit)
 		return nil, false
@@ -114,6 +115,15 @@ func (s *Server) openBody(w http.ResponseWriter, r *http.Request, limit int64) (
 	return &heldBody{r: http.MaxBytesReader(w, r.Body, limit), b: &s.bodies}, true
 }
 
+// bodyLimit is a route's limit, within the whole budget: a body the
+// budget could never hold is refused as too large, not asked again.
+func (s *Server) bodyLimit(limit int64) int64 {
+	if s.bodies.max > 0 {
+		return min(limit, s.bodies.max)
+	}
+	return limit
+}
+
 // bodyFailed answers a body that could not be read or decoded: 413 past
 // the route's limit or a list's count, 503 past the budget, 400 otherwise.
 func (s *Server) bodyFailed(w http.ResponseWriter, r *http.Request, limit int64, what string, err error) {
@@ -123,7 +133,7 @@ func (s *Server) bodyFailed(w http.ResponseWriter, r *http.Request, limit int64,
 	case errors.Is(err, errBusy):
 		s.busy(w)
 	case errors.As(err, &mbe):
-		tooLarge(w, r, limit)
+		tooLarge(w, r, s.bodyLimit(limit))
 	case errors.As(err, &many):
 		writeError(w, http.StatusRequestEntityTooLarge, wire.CodeTooLarge, fmt.Sprintf("%s %s takes at most %d items in %q; send the rest in another request", r.Method, r.URL.Path, many.max, many.field))
 	default:

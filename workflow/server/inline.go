@@ -23,7 +23,7 @@ func (s *Server) submitInline(w http.ResponseWriter, r *http.Request, u store.Us
 	var req wire.SubmitRequest
 	head := &heldBody{b: &s.bodies}
 	defer head.release() // once answered: the request decoded from it lives that long
-	dec, err := decodeHead(br, submitBody, head, &req)
+	dec, err := decodeHead(br, s.bodyLimit(submitBody), head, &req)
 	if err != nil {
 		s.bodyFailed(w, r, submitBody, "malformed submission", err)
 		return
