@@ -70,3 +70,51 @@ func TestEventsLongPoll(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestEventsLastIDIsTheUsersOwn: last_id is the user's newest event, so
+// another user's activity does not move it (it would tell alice how busy
+// bob is); starting from it, alice still gets each of her new events.
+func TestEventsLastIDIsTheUsersOwn(t *testing.T) {
+	v := newEnv(t)
+	feed := func(user, query string) wire.EventsResponse {
+		t.Helper()
+		a := v.call(user, "GET", "/rboinc_cgi"+wire.PathEvents+query, nil)
+		var r wire.EventsResponse
+		if !a.ok() || json.Unmarshal([]byte(a.body), &r) != nil {
+			t.Fatalf("events as %s: %v", user, a)
+		}
+		return r
+	}
+	if r := feed("alice", ""); r.LastID != 0 {
+		t.Fatalf("alice has no events, last_id %d", r.LastID)
+	}
+	v.submit("alice", "g", "c1", 3)
+	start := feed("alice", "")
+	mine := feed("alice", "?after=0")
+	if len(mine.Events) == 0 || start.LastID != mine.Events[len(mine.Events)-1].ID || mine.LastID != start.LastID {
+		t.Fatalf("alice's last_id %d, her events %+v (last_id %d)", start.LastID, mine.Events, mine.LastID)
+	}
+	for i := range 3 {
+		v.submit("bob", "g", "b"+itoa(int64(i)), 2)
+	}
+	if a := v.post("bob", "/rboinc_cgi"+wire.PathStop, wire.ChainRef{Group: "g"}); !a.ok() {
+		t.Fatal(a)
+	}
+	if r := feed("alice", ""); r.LastID != start.LastID {
+		t.Fatalf("bob's events moved alice's last_id from %d to %d", start.LastID, r.LastID)
+	}
+	if r := feed("alice", "?after="+itoa(start.LastID)); len(r.Events) != 0 || r.LastID != start.LastID {
+		t.Fatalf("after bob's events, alice's feed: %+v", r)
+	}
+	if b := feed("bob", ""); b.LastID <= start.LastID {
+		t.Fatalf("bob's last_id %d, alice's %d", b.LastID, start.LastID)
+	}
+	// alice's next event comes after her last_id, and moves it.
+	if a := v.post("alice", "/rboinc_cgi"+wire.PathStop, wire.ChainRef{Group: "g"}); !a.ok() {
+		t.Fatal(a)
+	}
+	r := feed("alice", "?after="+itoa(start.LastID))
+	if len(r.Events) == 0 || r.Events[0].Type != "chain_stopped" || r.LastID != r.Events[len(r.Events)-1].ID {
+		t.Fatalf("alice's stop: %+v", r)
+	}
+}

@@ -54,6 +54,14 @@ func TestIsolationMatrix(t *testing.T) {
 		}
 		return nil
 	}
+	aliceInputs := []wire.FileRef{{MD5: md5of("1 2 3\n"), Size: 6}, {MD5: md5of("0 0 0\n"), Size: 6}}
+	listedMissing := func(a answer) error {
+		var m wire.MissingResponse
+		if !a.ok() || json.Unmarshal([]byte(a.body), &m) != nil || len(m.Missing) != len(aliceInputs) {
+			return fmt.Errorf("tells whether alice's contents exist: %v", a)
+		}
+		return nil
+	}
 	ownOnly := func(a answer) error {
 		if !a.ok() || !strings.Contains(a.body, "-BOB_g-") {
 			return fmt.Errorf("bob's own submission: %v", a)
@@ -61,7 +69,9 @@ func TestIsolationMatrix(t *testing.T) {
 		return nil
 	}
 	api := "/rboinc_cgi/api/v1"
-	pooled := langevin("g", "c1", "", 1, wire.FileRef{MD5: md5of("1 2 3\n"), Size: 6}, wire.FileRef{MD5: md5of("0 0 0\n"), Size: 6})
+	pooled := langevin("g", "c1", "", 1, aliceInputs[0], aliceInputs[1])
+	upOwn, _ := v.upload("bob", "1 2 3\n", "0 0 0\n")
+	ownCopy := langevin("g", "c1", upOwn, 1, aliceInputs[0], aliceInputs[1])
 	withAliceUpload := langevin("g", "x1", upA, 1, refsA[0], refsA[0])
 	type action struct {
 		name   string
@@ -85,7 +95,9 @@ func TestIsolationMatrix(t *testing.T) {
 		{"purge A's chain", "POST", api + "/purge", wire.ChainRef{Group: "g", Name: "c2"}, nil, refused},
 		{"submit with A's upload id", "POST", api + "/submit", withAliceUpload, nil, refused},
 		{"discard A's upload", "DELETE", api + "/uploads/" + upA, nil, nil, refused},
-		{"submit into A's group and chain name", "POST", api + "/submit", pooled, nil, ownOnly},
+		{"ask whether A's pooled contents exist", "POST", api + "/pool/missing", wire.MissingRequest{MD5s: []string{aliceInputs[0].MD5, aliceInputs[1].MD5}}, nil, listedMissing},
+		{"submit A's pooled contents by MD5 alone", "POST", api + "/submit", pooled, nil, refused},
+		{"submit into A's group and chain name", "POST", api + "/submit", ownCopy, nil, ownOnly},
 		{"DAV GET A's upload", "GET", aDAV, nil, nil, refused},
 		{"DAV HEAD A's upload", "HEAD", aDAV, nil, nil, refused},
 		{"DAV PUT over A's upload", "PUT", aDAV, "evil", nil, refused},
