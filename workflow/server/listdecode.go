@@ -35,9 +35,9 @@ type listField struct {
 }
 
 // decodeListObject reads one JSON object of the given members, as strictly
-// as decodeBody: an object, no unknown members, nothing after it. Member
-// names match case-insensitively, as encoding/json's do; null leaves a
-// member as it is.
+// as decodeBody: an object, no unknown members, nothing after it. It
+// decodes what encoding/json would (member names match case-insensitively,
+// the last of a repeated member wins, null empties a list).
 func decodeListObject(body io.Reader, fields map[string]listField) error {
 	dec := json.NewDecoder(body)
 	tok, err := dec.Token()
@@ -62,7 +62,10 @@ func decodeListObject(body io.Reader, fields map[string]listField) error {
 			return err
 		}
 		switch {
-		case tok == nil:
+		case tok == nil: // as encoding/json: a list becomes nil, a string stays
+			if f.list != nil {
+				*f.list = nil
+			}
 		case f.str != nil:
 			s, ok := tok.(string)
 			if !ok {

@@ -1,0 +1,45 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rboinc/rboinc/workflow/wire"
+)
+
+// FuzzDecodeLists: the counting decoder of pool/missing and ack never
+// panics, accepts what encoding/json accepts (within the counts) and
+// decodes it to the same request.
+func FuzzDecodeLists(f *testing.F) {
+	for _, s := range []string{`{"md5s":["a","b"]}`, `{"MD5S":[]}`, `{"md5s":null}`, `{"md5s":["a"],"md5s":null}`, `{"md5s":"x"}`,
+		`{"md5s":[1]}`, `{"md5s":[["a"]]}`, `{"group":"g","files":["f"]}`, `{"files":["f"]} {}`, ` {"md5s":["\u00e9\ud800"]}`, `{"x":1}`, `[]`, ``} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var mine, std wire.MissingRequest
+		err := decodeMissing(strings.NewReader(string(b)), &mine)
+		dec := json.NewDecoder(strings.NewReader(string(b)))
+		dec.DisallowUnknownFields()
+		stdErr := dec.Decode(&std)
+		if stdErr == nil {
+			if _, terr := dec.Token(); terr != io.EOF {
+				stdErr = errors.New("trailing data")
+			}
+		}
+		if stdErr == nil && !strings.HasPrefix(strings.TrimLeft(string(b), " \t\r\n"), "{") {
+			stdErr = errors.New("not an object")
+		}
+		if (err == nil) != (stdErr == nil) {
+			t.Fatalf("%q: counting decoder %v, encoding/json %v", b, err, stdErr)
+		}
+		if err == nil && !slices.Equal(mine.MD5s, std.MD5s) {
+			t.Fatalf("%q: counting decoder %q, encoding/json %q", b, mine.MD5s, std.MD5s)
+		}
+		var ack wire.AckRequest
+		decodeAck(strings.NewReader(string(b)), &ack)
+	})
+}
