@@ -28,10 +28,11 @@ const (
 	// batchListBody: batch query and abort, lists of batch or job names.
 	batchListBody = 8 << 20
 	// submitBody: a submission's JSON, up to engine.MaxChainsPerRequest
-	// chains (100,000 chains of four files each take about 24 MB). The
-	// contents of an inline submission that follow it stream into the
-	// pool and are bounded apart (max_upload_bytes, max_scratch_bytes).
-	submitBody = 32 << 20
+	// chains (100,000 chains of four files each take 31 MB), within the
+	// budget's default. The contents of an inline submission that follow
+	// it stream into the pool and are bounded apart (max_upload_bytes,
+	// max_scratch_bytes).
+	submitBody = 64 << 20
 )
 
 // busyRetry is the Retry-After of a request refused for the budget.

@@ -135,8 +135,8 @@ func TestBodyLimitsPerRoute(t *testing.T) {
 		{wire.PathBatchLease, 1 << 20, `{"name":"b","lease":1}`},
 		{wire.PathBatchQuery, 8 << 20, `{"names":[]}`},
 		{wire.PathBatchAbort, 8 << 20, `{"jobs":[]}`},
-		{wire.PathSubmit, 32 << 20, `{"queue":"nosuch","group":"g","chains":[]}`},
-		{wire.PathSubmitInline, 32 << 20, ""},
+		{wire.PathSubmit, 64 << 20, `{"queue":"nosuch","group":"g","chains":[]}`},
+		{wire.PathSubmitInline, 64 << 20, ""},
 	}
 	for _, rt := range routes {
 		// The route's first member, its value a string past the limit.
