@@ -110,7 +110,10 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST "+api+wire.PathAbort, s.withUser(post(s, s.E.Abort)))
 	mux.HandleFunc("GET "+api+wire.PathEvents, s.withUser(s.events))
 	mux.HandleFunc("POST "+api+wire.PathPurge, s.withUser(post(s, s.E.Purge)))
-	mux.HandleFunc("GET "+api+wire.PathResults, s.withUser(get(s, s.E.Results)))
+	mux.HandleFunc("GET "+api+wire.PathResults, s.withUser(func(w http.ResponseWriter, r *http.Request, u store.User) {
+		q := r.URL.Query()
+		s.answer(w, r)(s.E.ResultsFor(r.Context(), u, q.Get("consumer"), q.Get("group"), q.Get("name")))
+	}))
 	mux.HandleFunc("GET "+api+wire.PathFiles+"/{group}/{file}", s.withUser(s.file))
 	mux.HandleFunc("POST "+api+wire.PathAck, s.withUser(post(s, s.E.Ack)))
 	s.batchRoutes(mux, api)
@@ -255,7 +258,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) func(any, error)
 }
 
 func (s *Server) file(w http.ResponseWriter, r *http.Request, u store.User) {
-	f, p, err := s.E.OpenResult(r.Context(), u, r.PathValue("group"), r.PathValue("file"))
+	f, p, err := s.E.OpenResultFor(r.Context(), u, r.URL.Query().Get("consumer"), r.PathValue("group"), r.PathValue("file"))
 	if err != nil {
 		s.fail(w, r, err)
 		return

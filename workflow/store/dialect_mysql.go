@@ -299,7 +299,8 @@ var mysqlSchema = map[int][]string{
 	PRIMARY KEY (kind, bucket)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin`,
 	},
-	9: {`CREATE INDEX IF NOT EXISTS chains_running ON rboinc_chains(user_id, grp, state)`},
+	9:  {`CREATE INDEX IF NOT EXISTS chains_running ON rboinc_chains(user_id, grp, state)`},
+	13: {`ALTER TABLE rboinc_chains ADD COLUMN IF NOT EXISTS consumer VARCHAR(16) NOT NULL DEFAULT ''`},
 }
 
 // The schema version is the one row of rboinc_schema; writers lock that

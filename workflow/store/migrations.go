@@ -1,5 +1,10 @@
 package store
 
+import (
+	"context"
+	"database/sql"
+)
+
 // migrations turn a state database of any earlier release into this one's,
 // in order, each once (see the package comment for the rule). To change
 // the schema, append {version: <last+1>, name: "...", sql: `...`}, or a fn
@@ -41,6 +46,18 @@ CREATE UNIQUE INDEX IF NOT EXISTS users_boinc ON users(boinc_user_id) WHERE boin
 	// its chains ends (group_done): without this index the question read
 	// every chain of the group, quadratic in the group's size.
 	{version: 9, name: "index of the running chains by group", sql: `CREATE INDEX IF NOT EXISTS chains_running ON chains(user_id, grp) WHERE state = 'running';`},
+	// Every result has one consumer (chains.consumer, wire.Consumer*):
+	// rboinc-retrieve (''), a master program ('master', its tag the
+	// group) or the GAHP ('batch'). Chains made before are the
+	// retriever's, those of batches the GAHP's.
+	{version: 13, name: "consumer of each chain's results", sql: `ALTER TABLE chains ADD COLUMN consumer TEXT NOT NULL DEFAULT '';`, fn: batchConsumers},
+}
+
+// batchConsumers gives the chains of batches their consumer, the GAHP.
+func batchConsumers(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `UPDATE chains SET consumer = 'batch' WHERE EXISTS
+		(SELECT 1 FROM batches b WHERE b.user_id = chains.user_id AND b.grp = chains.grp)`)
+	return err
 }
 
 const schemaV5 = `ALTER TABLE chains ADD COLUMN max_attempts INTEGER NOT NULL DEFAULT 0;
