@@ -28,7 +28,7 @@ func checkConsumer(c string) error {
 // otherConsumer turns store.ErrOtherConsumer into the requester's error.
 func otherConsumer(err error) error {
 	if errors.Is(err, store.ErrOtherConsumer) {
-		return errf(KindConflict, "%v", err)
+		return errf(KindOtherConsumer, "%v", err)
 	}
 	return err
 }
@@ -44,7 +44,7 @@ func (e *Engine) ownGroup(ctx context.Context, u store.User, c, group string) er
 		return err
 	}
 	if got != c {
-		return errf(KindConflict, "the results of group %s go to %s, not to %s: each consumer takes only its own",
+		return errf(KindOtherConsumer, "the results of group %s go to %s, not to %s: each takes only its own results, and a group holds the chains of one of them only",
 			group, store.ConsumerName(got), store.ConsumerName(c))
 	}
 	return nil

@@ -52,7 +52,7 @@ func TestEachResultHasOneConsumer(t *testing.T) {
 	}
 	conflict := func(what string, err error) {
 		t.Helper()
-		if engine.KindOf(err) != engine.KindConflict {
+		if engine.KindOf(err) != engine.KindOtherConsumer {
 			t.Errorf("%s: %v, want a conflict", what, err)
 		}
 	}
@@ -78,13 +78,13 @@ func TestEachResultHasOneConsumer(t *testing.T) {
 		}
 	}
 	// The original protocol's listing is rboinc-retrieve's.
-	if _, err := f.e.Results(f.ctx, f.u, "a", ""); engine.KindOf(err) != engine.KindConflict {
+	if _, err := f.e.Results(f.ctx, f.u, "a", ""); engine.KindOf(err) != engine.KindOtherConsumer {
 		t.Errorf("the Perl clients list a master's tag: %v", err)
 	}
 	// Downloads and acknowledgements of another's results are refused and
 	// drop nothing.
 	file := func(group string) string { return wus[group] + "_0" }
-	if _, _, err := f.e.OpenResultFor(f.ctx, f.u, retriever, "a", file("a")); engine.KindOf(err) != engine.KindConflict {
+	if _, _, err := f.e.OpenResultFor(f.ctx, f.u, retriever, "a", file("a")); engine.KindOf(err) != engine.KindOtherConsumer {
 		t.Errorf("rboinc-retrieve downloads a master's result: %v", err)
 	}
 	if r, _, err := f.e.OpenResultFor(f.ctx, f.u, master, "a", file("a")); err != nil {

@@ -160,6 +160,8 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusForbidden, wire.CodeForbidden, err.Error())
 	case engine.KindQuota:
 		writeError(w, http.StatusForbidden, wire.CodeQuotaExceeded, err.Error())
+	case engine.KindOtherConsumer:
+		writeError(w, http.StatusConflict, wire.CodeOtherConsumer, err.Error())
 	case engine.KindTooLarge:
 		writeError(w, http.StatusRequestEntityTooLarge, wire.CodeTooLarge, err.Error())
 	case engine.KindNoSpace:

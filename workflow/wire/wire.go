@@ -66,6 +66,7 @@ const (
 	CodeUploadOffset    = "upload_offset"        // 409: a resumed upload's piece does not start where the server's part ends; ask again (HEAD)
 	CodeTooManyRequests = "too_many_requests"    // 429: the user has as many requests in progress as the server takes; retry later
 	CodeNoSpace         = "insufficient_storage" // 507: the server's disk is full; nothing was kept, try again later
+	CodeOtherConsumer   = "other_consumer"       // 409: the group's results go to another consumer (a master's tag, a batch's group, rboinc-retrieve's)
 )
 
 // Error is the body of every non-2xx answer.
