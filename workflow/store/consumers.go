@@ -53,10 +53,13 @@ func checkConsumers(ctx context.Context, st *stmtCache, userID int64, chains []N
 		}
 	}
 	for group, consumer := range want {
+		// One live chain tells the group's consumer: this check keeps them
+		// all the same (a scan for a different one would read the whole
+		// group at every submission).
 		var other string
-		err := st.QueryRowContext(ctx, `SELECT consumer FROM chains WHERE user_id = ? AND grp = ? AND state != 'purged' AND consumer != ? LIMIT 1`,
-			userID, group, consumer).Scan(&other)
-		if err == sql.ErrNoRows {
+		err := st.QueryRowContext(ctx, `SELECT consumer FROM chains WHERE user_id = ? AND grp = ? AND state != 'purged' LIMIT 1`,
+			userID, group).Scan(&other)
+		if err == sql.ErrNoRows || (err == nil && other == consumer) {
 			continue
 		}
 		if err != nil {
