@@ -142,6 +142,9 @@ func runScripts(t *testing.T, mode, variant string, more ...func(*testscript.Env
 			"gahp":        cmdGahp,
 			"rbcount":     cmdCount,
 			"rbget":       cmdGet,
+			"rbresultlog": cmdResultLog,
+			"rbconsumed":  cmdConsumed,
+			"rbmasters":   cmdMasters,
 		},
 	})
 }

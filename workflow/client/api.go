@@ -158,8 +158,18 @@ func (c *Client) Purge(ctx context.Context, ref wire.ChainRef) (*wire.CountRespo
 
 // Results lists the result files waiting on the server.
 func (c *Client) Results(ctx context.Context, group, name string) (*wire.ResultsResponse, error) {
+	return c.ResultsFor(ctx, wire.ConsumerRetriever, group, name)
+}
+
+// ResultsFor is Results for a consumer (wire.ConsumerMaster): the server
+// lists only the results that go to it, and refuses another's group.
+func (c *Client) ResultsFor(ctx context.Context, consumer, group, name string) (*wire.ResultsResponse, error) {
+	q := groupQuery(group, name)
+	if consumer != wire.ConsumerRetriever {
+		q.Set("consumer", consumer)
+	}
 	var r wire.ResultsResponse
-	if err := c.call(ctx, http.MethodGet, wire.PathResults, groupQuery(group, name), nil, &r); err != nil {
+	if err := c.call(ctx, http.MethodGet, wire.PathResults, q, nil, &r); err != nil {
 		return nil, err
 	}
 	return &r, nil

@@ -22,6 +22,9 @@ type RetrieveInput struct {
 	Dir   string // created if needed; holds the lock
 	Tree  bool   // each file into Dir/<chain>/
 	Keep  bool   // do not acknowledge: the server keeps the files
+	// Consumer is who retrieves (wire.ConsumerMaster; empty for
+	// rboinc-retrieve): the server hands and drops only its results.
+	Consumer string
 	// OnDownload, when set, is called once before downloading with the
 	// number of files and bytes to fetch; the progress callback it
 	// returns (may be nil) receives byte counts from several goroutines.
@@ -58,7 +61,7 @@ func (c *Client) Retrieve(ctx context.Context, in RetrieveInput) (*RetrieveRepor
 	}
 	defer lock.Unlock()
 
-	res, err := c.Results(ctx, in.Group, in.Name)
+	res, err := c.ResultsFor(ctx, in.Consumer, in.Group, in.Name)
 	if err != nil {
 		return nil, fmt.Errorf("listing the results of group %s: %w", in.Group, err)
 	}
@@ -129,7 +132,7 @@ func (c *Client) Retrieve(ctx context.Context, in RetrieveInput) (*RetrieveRepor
 	if !in.Keep && ctx.Err() == nil && len(have) > 0 {
 		ackErr = syncPresentFiles(in, present)
 		if ackErr == nil {
-			rep.Acknowledged, ackErr = c.ackAll(ctx, in.Group, have)
+			rep.Acknowledged, ackErr = c.ackAll(ctx, in.Consumer, in.Group, have)
 		}
 	}
 
@@ -160,7 +163,7 @@ func syncPresentFiles(in RetrieveInput, present []wire.ResultFile) error {
 }
 
 // ackAll acknowledges files group by group (a listing may span groups).
-func (c *Client) ackAll(ctx context.Context, group string, files []wire.ResultFile) (int, error) {
+func (c *Client) ackAll(ctx context.Context, consumer, group string, files []wire.ResultFile) (int, error) {
 	byGroup := map[string][]string{}
 	var order []string
 	for _, rf := range files {
@@ -175,7 +178,7 @@ func (c *Client) ackAll(ctx context.Context, group string, files []wire.ResultFi
 	}
 	n := 0
 	for _, g := range order {
-		r, err := c.Ack(ctx, wire.AckRequest{Group: g, Files: byGroup[g]})
+		r, err := c.Ack(ctx, wire.AckRequest{Group: g, Files: byGroup[g], Consumer: consumer})
 		if err != nil {
 			return n, fmt.Errorf("the files are safe here, but the server could not be told to drop them: %w", err)
 		}

@@ -137,6 +137,9 @@ type SubmitInput struct {
 	// Batch, when set, makes the chains a batch of that name, each chain
 	// the job Chain.Job.
 	Batch *wire.BatchSpec
+	// Consumer takes the chains' results: wire.ConsumerRetriever
+	// (rboinc-retrieve) or wire.ConsumerMaster.
+	Consumer string
 	// CheckFiles: the chains come from BuildChainsForSubmit, so a file that
 	// is no readable regular file is a usage error worded as BuildChains
 	// words it.
@@ -225,7 +228,7 @@ func (c *Client) SubmitChains(ctx context.Context, in SubmitInput) (*SubmitRepor
 		}
 	}
 
-	req := wire.SubmitRequest{Queue: in.Queue, Group: in.Group, Options: in.Options, Batch: in.Batch}
+	req := wire.SubmitRequest{Queue: in.Queue, Group: in.Group, Options: in.Options, Batch: in.Batch, Consumer: in.Consumer}
 	for _, ch := range in.Chains {
 		spec := wire.ChainSpec{Name: ch.Name, Files: map[string]wire.FileRef{}, Args: ch.Args, Job: ch.Job}
 		for p, path := range ch.Files {

@@ -183,7 +183,7 @@ func (e *Engine) JobOutput(ctx context.Context, u store.User, job string) (wire.
 	}
 	c := cs[0]
 	out.State = jobState(c.State)
-	if res, err := e.Results(ctx, u, b.Group, chain); err == nil {
+	if res, err := e.resultsOf(ctx, u, wire.ConsumerBatch, b.Group, chain); err == nil {
 		// The last step's files: those of the job's result.
 		last := -1
 		for _, f := range res.Files {

@@ -255,6 +255,9 @@ const (
 	KindTooLarge // an upload is larger than the server accepts
 	KindNoSpace  // the server's disk is full: nothing was kept, try again later
 	KindConflict // the request does not fit the state on the server (a resumed upload's offset)
+	// KindOtherConsumer: the group's results go to another consumer (a
+	// master's tag asked by rboinc-retrieve, say).
+	KindOtherConsumer
 )
 
 // Error is an error the requester can act on.

@@ -62,6 +62,20 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 	if err := checkBatch(req); err != nil {
 		return resp, err
 	}
+	if err := checkConsumer(req.Consumer); err != nil {
+		return resp, err
+	}
+	consumer := req.Consumer
+	if req.Batch != nil {
+		if consumer != wire.ConsumerRetriever {
+			return resp, errf(KindBadRequest, "a batch's results go to the GAHP: consumer %q cannot have them", consumer)
+		}
+		consumer = wire.ConsumerBatch
+	} else if err := e.ownGroup(ctx, u, consumer, req.Group); err != nil {
+		// Refused before anything is uploaded; the transaction that makes
+		// the chains checks again.
+		return resp, err
+	}
 	q, err := e.Queues.Get(req.Queue)
 	if err != nil {
 		if errors.Is(err, templates.ErrUnknownQueue) {
@@ -147,7 +161,7 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 			return resp, err
 		}
 		chains = append(chains, store.NewChain{Chain: store.Chain{Group: req.Group, Name: cs.Name, Queue: q.Name, App: q.Application, NSteps: nsteps, Priority: prio,
-			MaxAttempts: req.Options.MaxAttempts, Args: strings.Join(cs.Args, " ")}, Inputs: inputs})
+			MaxAttempts: req.Options.MaxAttempts, Args: strings.Join(cs.Args, " "), Consumer: consumer}, Inputs: inputs})
 	}
 	// Arguments go after the template's own command line, which then
 	// leaves the template for create_work's (BOINC takes one of them).
@@ -228,7 +242,7 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 		if errors.Is(err, store.ErrQuota) {
 			return resp, errf(KindQuota, "%v", err)
 		}
-		return resp, err
+		return resp, otherConsumer(err)
 	}
 	for _, c := range created {
 		resp.Chains = append(resp.Chains, wire.ChainCreated{Name: c.Name, FirstWU: c.WU(0)})

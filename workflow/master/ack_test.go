@@ -10,6 +10,7 @@ import (
 
 	"github.com/rboinc/rboinc/internal/standinserver"
 	"github.com/rboinc/rboinc/workflow/master"
+	"github.com/rboinc/rboinc/workflow/wire"
 )
 
 // TestAcknowledgement: an event whose handler fails comes again; an
@@ -107,7 +108,7 @@ func TestAcknowledgement(t *testing.T) {
 	if m2.LastAcked() != got[len(got)-1].ID {
 		t.Errorf("acknowledged up to %d, want %d", m2.LastAcked(), got[len(got)-1].ID)
 	}
-	if res, err := m2.Client().Results(ctx, "master", ""); err != nil || len(res.Files) != 0 {
+	if res, err := m2.Client().ResultsFor(ctx, wire.ConsumerMaster, "master", ""); err != nil || len(res.Files) != 0 {
 		t.Errorf("the server keeps %d result files after their acknowledgement (%v)", len(res.Files), err)
 	}
 

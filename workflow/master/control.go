@@ -57,23 +57,31 @@ func (m *Master) control(wu *WU, doing string, to State, err error) error {
 	return nil
 }
 
-// Counts are the user's work units by state, of one tag ("" for all).
+// Counts are the master's work units by state, of one of its tags ("" for
+// all its tags). The user's other chains (other masters' tags, those of
+// rboinc-submit or the GAHP) are not counted.
 func (m *Master) Counts(ctx context.Context, tag string) (map[State]int, error) {
-	r, err := m.c.Status(ctx, tag, "")
-	if isNotFound(err) {
-		return map[State]int{}, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("counting work units: %w", err)
+	tags := []string{tag}
+	if tag == "" {
+		tags = m.tags()
 	}
 	n := map[State]int{}
-	for _, c := range r.Chains {
-		n[stateOf(c.State)]++
+	for _, t := range tags {
+		r, err := m.c.Status(ctx, t, "")
+		if isNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("counting work units: %w", err)
+		}
+		for _, c := range r.Chains {
+			n[stateOf(c.State)]++
+		}
 	}
 	return n, nil
 }
 
-// Count is how many of the user's work units are in state s.
+// Count is how many of the master's work units are in state s.
 // (DC_getWUNumber)
 func (m *Master) Count(ctx context.Context, s State) (int, error) {
 	n, err := m.Counts(ctx, "")

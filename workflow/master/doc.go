@@ -34,8 +34,13 @@
 // acknowledged.
 //
 // A Master is for one goroutine: events are handled one at a time, in
-// order. It sees all the work of its user (the events feed is per user):
-// give a master an account, or at least tags, of its own.
+// order. Its work units are those of its tags (Options.Tag, and any other
+// tag it submits to): it is given the events of those only, and the
+// server hands and drops their results to it alone. The user's other
+// chains (rboinc-submit's, taken by rboinc-retrieve; an HTCondor batch's,
+// taken by the GAHP; another master's tag) are not its to see, take or
+// count, and a tag holding such chains is refused to it. Two masters that
+// share a tag share its work units: give each master a tag of its own.
 //
 // # From the DC-API
 //

@@ -109,8 +109,8 @@ func (e *Event) String() string {
 }
 
 // Result is one finished step's outputs, on the master's disk. Files is
-// empty when the server no longer had them (another client of the same
-// user, rboinc-retrieve say, took them first).
+// empty when the server no longer had them (the chain was purged, or
+// another master with the same tag took them first).
 type Result struct {
 	Step  int
 	Files []File

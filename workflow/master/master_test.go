@@ -13,6 +13,7 @@ import (
 
 	"github.com/rboinc/rboinc/internal/standinserver"
 	"github.com/rboinc/rboinc/workflow/master"
+	"github.com/rboinc/rboinc/workflow/wire"
 )
 
 // TestResultsArriveVerified: work units submitted in one call finish on
@@ -66,7 +67,7 @@ func TestResultsArriveVerified(t *testing.T) {
 		t.Errorf("acknowledged up to %d, the last event was %d", m.LastAcked(), evs[len(evs)-1].ID)
 	}
 	// The server drops its copies once the results are acknowledged.
-	res, err := m.Client().Results(ctx, "master", "")
+	res, err := m.Client().ResultsFor(ctx, wire.ConsumerMaster, "master", "")
 	if err != nil || len(res.Files) != 0 {
 		t.Errorf("the server still holds %d result files (%v)", len(res.Files), err)
 	}

@@ -1,17 +1,24 @@
 package master_test
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rboinc/rboinc/internal/standinserver"
+	"github.com/rboinc/rboinc/workflow/client"
+	"github.com/rboinc/rboinc/workflow/wire"
 )
 
 // TestReadmeMaster: the smallest master of README.md is under 40 lines,
-// builds, and runs to its end against a real server on the stand-in.
+// builds, and runs to its end against a real server on the stand-in,
+// beside a chain of the same user submitted as rboinc-submit does: it
+// counts only its own two work units, and the other chain's results stay
+// for rboinc-retrieve.
 func TestReadmeMaster(t *testing.T) {
 	b, err := os.ReadFile("../../README.md")
 	if err != nil {
@@ -55,6 +62,23 @@ func TestReadmeMaster(t *testing.T) {
 		}
 		os.WriteFile(filepath.Join(work, f), b, 0o644)
 	}
+	// Another group's chain of two steps, finishing while the master runs.
+	c, err := client.New(s.URL, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	q, err := c.Queue(ctx, "langevin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	chains, err := client.BuildChains(q, nil, []client.Job{{Name: "r", Files: inputs(), Line: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.SubmitChains(ctx, client.SubmitInput{Queue: "langevin", Group: "sci", Options: wire.Options{NumSteps: 2}, Chains: chains}); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(exe)
 	cmd.Dir = work
 	cmd.Env = append(os.Environ(), "RBOINC_URL="+s.URL, "RBOINC_TOKEN="+tok)
@@ -66,5 +90,23 @@ func TestReadmeMaster(t *testing.T) {
 		if !strings.Contains(string(out), name+" result  "+filepath.Join("results", "master", name)+"/") {
 			t.Errorf("no result of %s in its output:\n%s", name, out)
 		}
+	}
+	if n := strings.Count(string(out), "\n"); n != 2 {
+		t.Errorf("the README's master reported %d work units, want its 2:\n%s", n, out)
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		st, err := c.Status(ctx, "sci", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Chains[0].State == wire.StateDone {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the other chain is not done: %+v", st.Chains[0])
+		}
+	}
+	if res, err := c.Results(ctx, "sci", ""); err != nil || len(res.Files) != 6 {
+		t.Errorf("the other chain's results on the server: %d files, %v; want all 6, for rboinc-retrieve", len(res.Files), err)
 	}
 }

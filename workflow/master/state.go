@@ -20,7 +20,10 @@ type state struct {
 	// server may still hold: it is told to drop them after the write that
 	// acknowledged their events, and again after a restart.
 	Unacked map[string][]string `json:"unacknowledged_files,omitempty"`
-	Data    json.RawMessage     `json:"data,omitempty"`
+	// Tags are the tags besides Options.Tag the master has submitted
+	// work units of: their events and results are its own too.
+	Tags []string        `json:"tags,omitempty"`
+	Data json.RawMessage `json:"data,omitempty"`
 }
 
 // parseState reads a state file's bytes.
@@ -106,7 +109,7 @@ func (m *Master) dropServerCopies(ctx context.Context) error {
 		return nil
 	}
 	for group, files := range pending {
-		if _, err := m.c.Ack(ctx, wire.AckRequest{Group: group, Files: files}); err != nil {
+		if _, err := m.c.Ack(ctx, wire.AckRequest{Group: group, Files: files, Consumer: wire.ConsumerMaster}); err != nil {
 			return fmt.Errorf("telling the server to drop the result files it delivered: %w", err)
 		}
 	}

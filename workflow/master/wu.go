@@ -70,6 +70,9 @@ func (m *Master) Submit(ctx context.Context, wus ...*WU) error {
 		batches[k] = append(batches[k], wu)
 	}
 	for _, k := range order {
+		if err := m.claim(k.tag); err != nil {
+			return err
+		}
 		if err := m.submitBatch(ctx, k, opts[k], batches[k]); err != nil {
 			return err
 		}
@@ -99,7 +102,7 @@ func (m *Master) submitBatch(ctx context.Context, k batchKey, o wire.Options, wu
 	if err != nil {
 		return fmt.Errorf("work units of queue %s: %w", k.queue, err)
 	}
-	rep, err := m.c.SubmitChains(ctx, client.SubmitInput{Queue: k.queue, Group: k.tag, Options: o, Chains: chains})
+	rep, err := m.c.SubmitChains(ctx, client.SubmitInput{Queue: k.queue, Group: k.tag, Options: o, Chains: chains, Consumer: wire.ConsumerMaster})
 	if err != nil {
 		return fmt.Errorf("submitting %d work unit(s) of queue %s: %w", len(wus), k.queue, err)
 	}

@@ -113,7 +113,10 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST "+api+wire.PathAbort, s.withUser(post(s, controlBody, s.E.Abort)))
 	mux.HandleFunc("GET "+api+wire.PathEvents, s.withUser(s.events))
 	mux.HandleFunc("POST "+api+wire.PathPurge, s.withUser(post(s, controlBody, s.E.Purge)))
-	mux.HandleFunc("GET "+api+wire.PathResults, s.withUser(get(s, s.E.Results)))
+	mux.HandleFunc("GET "+api+wire.PathResults, s.withUser(func(w http.ResponseWriter, r *http.Request, u store.User) {
+		q := r.URL.Query()
+		s.answer(w, r)(s.E.ResultsFor(r.Context(), u, q.Get("consumer"), q.Get("group"), q.Get("name")))
+	}))
 	mux.HandleFunc("GET "+api+wire.PathFiles+"/{group}/{file}", s.withUser(s.file))
 	mux.HandleFunc("POST "+api+wire.PathAck, s.withUser(postDecoded(s, listBody, decodeAck, s.E.Ack)))
 	s.batchRoutes(mux, api)
@@ -160,6 +163,8 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusForbidden, wire.CodeForbidden, err.Error())
 	case engine.KindQuota:
 		writeError(w, http.StatusForbidden, wire.CodeQuotaExceeded, err.Error())
+	case engine.KindOtherConsumer:
+		writeError(w, http.StatusConflict, wire.CodeOtherConsumer, err.Error())
 	case engine.KindTooLarge:
 		writeError(w, http.StatusRequestEntityTooLarge, wire.CodeTooLarge, err.Error())
 	case engine.KindNoSpace:
@@ -260,7 +265,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) func(any, error)
 }
 
 func (s *Server) file(w http.ResponseWriter, r *http.Request, u store.User) {
-	f, p, err := s.E.OpenResult(r.Context(), u, r.PathValue("group"), r.PathValue("file"))
+	f, p, err := s.E.OpenResultFor(r.Context(), u, r.URL.Query().Get("consumer"), r.PathValue("group"), r.PathValue("file"))
 	if err != nil {
 		s.fail(w, r, err)
 		return

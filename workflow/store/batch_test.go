@@ -112,7 +112,7 @@ func TestAckOnlyTheGroupsFiles(t *testing.T) {
 		}
 		files = append(files, f)
 	}
-	gone, err := db.Ack(ctx, u.ID, "g", append(files, "nosuch_0"))
+	gone, err := db.Ack(ctx, u.ID, "", "g", append(files, "nosuch_0"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,10 +125,10 @@ func TestAckOnlyTheGroupsFiles(t *testing.T) {
 	if p, _ := db.PendingResults(ctx, other, "g", ""); len(p) != 1 {
 		t.Fatalf("dave lost his file: %v", p)
 	}
-	if _, err := db.PendingResult(ctx, u.ID, "g", files[0]); err != ErrNotFound {
+	if _, err := db.PendingResult(ctx, u.ID, "", "g", files[0]); err != ErrNotFound {
 		t.Fatalf("acknowledged file still pending: %v", err)
 	}
-	if p, err := db.PendingResult(ctx, u.ID, "h", files[1]); err != nil || p.File != files[1] {
+	if p, err := db.PendingResult(ctx, u.ID, "", "h", files[1]); err != nil || p.File != files[1] {
 		t.Fatalf("PendingResult: %+v %v", p, err)
 	}
 }

@@ -89,7 +89,7 @@ func BenchmarkPendingResult(b *testing.B) {
 	ctx := context.Background()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := db.PendingResult(ctx, u.ID, "g", files[i%len(files)]); err != nil {
+		if _, err := db.PendingResult(ctx, u.ID, "", "g", files[i%len(files)]); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -109,7 +109,7 @@ func BenchmarkAck(b *testing.B) {
 		db.sql.Exec(`DELETE FROM chains`)
 		files := withResults(b, db, u, benchN(3334, 300))
 		b.StartTimer()
-		gone, err := db.Ack(ctx, u.ID, "g", files)
+		gone, err := db.Ack(ctx, u.ID, "", "g", files)
 		if err != nil || len(gone) != len(files) {
 			b.Fatalf("acknowledged %d of %d: %v", len(gone), len(files), err)
 		}

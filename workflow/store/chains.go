@@ -38,6 +38,9 @@ type Chain struct {
 	// Args is the command line the application gets at every step
 	// (create_work --command_line), "" for none.
 	Args string
+	// Consumer takes the chain's results (wire.Consumer*): set when it is
+	// made, the same for every live chain of its group.
+	Consumer string
 }
 
 // WU returns the work-unit name of step s of the chain.
@@ -61,13 +64,13 @@ type NewChain struct {
 	Inputs []string
 }
 
-const chainCols = `c.id, c.user_id, u.name, c.grp, c.name, c.queue, c.app, c.tag, c.nsteps, c.priority, c.params, c.wu_tmpl, c.res_tmpl, c.layout, c.state, c.steps_done, c.error, c.max_attempts, c.args`
+const chainCols = `c.id, c.user_id, u.name, c.grp, c.name, c.queue, c.app, c.tag, c.nsteps, c.priority, c.params, c.wu_tmpl, c.res_tmpl, c.layout, c.state, c.steps_done, c.error, c.max_attempts, c.args, c.consumer`
 
 type scanner interface{ Scan(...any) error }
 
 func scanChain(s scanner) (Chain, error) {
 	var c Chain
-	err := s.Scan(&c.ID, &c.UserID, &c.User, &c.Group, &c.Name, &c.Queue, &c.App, &c.Tag, &c.NSteps, &c.Priority, &c.Params, &c.WUTmpl, &c.ResTmpl, &c.Layout, &c.State, &c.StepsDone, &c.Error, &c.MaxAttempts, &c.Args)
+	err := s.Scan(&c.ID, &c.UserID, &c.User, &c.Group, &c.Name, &c.Queue, &c.App, &c.Tag, &c.NSteps, &c.Priority, &c.Params, &c.WUTmpl, &c.ResTmpl, &c.Layout, &c.State, &c.StepsDone, &c.Error, &c.MaxAttempts, &c.Args, &c.Consumer)
 	return c, err
 }
 
@@ -210,7 +213,7 @@ func (d *DB) StepByWU(ctx context.Context, wu string) (Chain, Step, error) {
 	row := d.queryRow(ctx, `SELECT `+chainCols+`, s.step, s.state, s.attempts FROM steps s JOIN chains c ON c.id = s.chain_id JOIN users u ON u.id = c.user_id WHERE s.wu_name = ?`, wu)
 	var c Chain
 	var s Step
-	err := row.Scan(&c.ID, &c.UserID, &c.User, &c.Group, &c.Name, &c.Queue, &c.App, &c.Tag, &c.NSteps, &c.Priority, &c.Params, &c.WUTmpl, &c.ResTmpl, &c.Layout, &c.State, &c.StepsDone, &c.Error, &c.MaxAttempts, &c.Args, &s.Step, &s.State, &s.Attempts)
+	err := row.Scan(&c.ID, &c.UserID, &c.User, &c.Group, &c.Name, &c.Queue, &c.App, &c.Tag, &c.NSteps, &c.Priority, &c.Params, &c.WUTmpl, &c.ResTmpl, &c.Layout, &c.State, &c.StepsDone, &c.Error, &c.MaxAttempts, &c.Args, &c.Consumer, &s.Step, &s.State, &s.Attempts)
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, s, ErrNotFound
 	}

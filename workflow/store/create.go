@@ -61,6 +61,9 @@ func (d *DB) CreateChainsPooling(ctx context.Context, u User, chains []NewChain,
 			}
 			seen[k] = true
 		}
+		if err := checkConsumers(ctx, st, u.ID, chains); err != nil {
+			return err
+		}
 		for start := 0; start < len(chains); start += createBatch {
 			batch := chains[start:min(start+createBatch, len(chains))]
 			cs, err := insertChains(ctx, st, u, batch)
@@ -119,7 +122,7 @@ func checkPoolBytes(ctx context.Context, tx *sql.Tx, userID, max int64) error {
 func insertChains(ctx context.Context, st *stmtCache, u User, batch []NewChain) ([]Chain, error) {
 	t := now()
 	cs := make([]Chain, len(batch))
-	args := make([]any, 0, 18*len(batch))
+	args := make([]any, 0, 19*len(batch))
 	used, err := usedTags(ctx, st, u.ID, batch)
 	if err != nil {
 		return nil, err
@@ -135,12 +138,12 @@ func insertChains(ctx context.Context, st *stmtCache, u User, batch []NewChain) 
 			c.Tag = naming.Tag(rand.IntN(10000))
 		}
 		cs[i] = c
-		args = append(args, u.ID, c.Group, c.Name, c.Queue, c.App, c.Tag, c.NSteps, c.Priority, c.Params, c.WUTmpl, c.ResTmpl, c.Layout, c.State, t, t, c.Digest, c.MaxAttempts, c.Args)
+		args = append(args, u.ID, c.Group, c.Name, c.Queue, c.App, c.Tag, c.NSteps, c.Priority, c.Params, c.WUTmpl, c.ResTmpl, c.Layout, c.State, t, t, c.Digest, c.MaxAttempts, c.Args, c.Consumer)
 	}
 	// RETURNING gives the rows in no promised order: match them by name
 	// (and group), unique among live chains.
-	rows, err := st.QueryContext(ctx, `INSERT INTO chains(user_id, grp, name, queue, app, tag, nsteps, priority, params, wu_tmpl, res_tmpl, layout, state, created, updated, digest, max_attempts, args)
-		VALUES `+valueRows(len(batch), 18)+` RETURNING id, grp, name`, args...)
+	rows, err := st.QueryContext(ctx, `INSERT INTO chains(user_id, grp, name, queue, app, tag, nsteps, priority, params, wu_tmpl, res_tmpl, layout, state, created, updated, digest, max_attempts, args, consumer)
+		VALUES `+valueRows(len(batch), 19)+` RETURNING id, grp, name`, args...)
 	if err != nil {
 		return nil, chainsTaken(ctx, st, u, cs, err)
 	}

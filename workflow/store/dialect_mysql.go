@@ -311,6 +311,7 @@ var mysqlSchema = map[int][]string{
 		`INSERT IGNORE INTO rboinc_pool_owners(user_id, md5) SELECT DISTINCT c.user_id, ci.md5 FROM rboinc_chain_inputs ci JOIN rboinc_chains c ON c.id = ci.chain_id WHERE ci.md5 <> ''`,
 		`INSERT IGNORE INTO rboinc_pool_owners(user_id, md5) SELECT DISTINCT c.user_id, si.md5 FROM rboinc_step_inputs si JOIN rboinc_steps s ON s.wu_name = si.wu_name JOIN rboinc_chains c ON c.id = s.chain_id WHERE si.md5 <> ''`,
 	},
+	13: {`ALTER TABLE rboinc_chains ADD COLUMN IF NOT EXISTS consumer VARCHAR(16) NOT NULL DEFAULT ''`},
 }
 
 // The schema version is the one row of rboinc_schema; writers lock that

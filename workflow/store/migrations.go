@@ -1,5 +1,10 @@
 package store
 
+import (
+	"context"
+	"database/sql"
+)
+
 // migrations turn a state database of any earlier release into this one's,
 // in order, each once (see the package comment for the rule). To change
 // the schema, append {version: <last+1>, name: "...", sql: `...`}, or a fn
@@ -45,6 +50,18 @@ CREATE UNIQUE INDEX IF NOT EXISTS users_boinc ON users(boinc_user_id) WHERE boin
 	// sent its bytes or used it (poolowners.go). What the users' chains
 	// read so far is theirs, so nothing they did before asks for bytes again.
 	{version: 11, name: "owners of pooled contents", sql: schemaV11},
+	// Every result has one consumer (chains.consumer, wire.Consumer*):
+	// rboinc-retrieve (''), a master program ('master', its tag the
+	// group) or the GAHP ('batch'). Chains made before are the
+	// retriever's, those of batches the GAHP's.
+	{version: 13, name: "consumer of each chain's results", sql: `ALTER TABLE chains ADD COLUMN consumer TEXT NOT NULL DEFAULT '';`, fn: batchConsumers},
+}
+
+// batchConsumers gives the chains of batches their consumer, the GAHP.
+func batchConsumers(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `UPDATE chains SET consumer = 'batch' WHERE EXISTS
+		(SELECT 1 FROM batches b WHERE b.user_id = chains.user_id AND b.grp = chains.grp)`)
+	return err
 }
 
 const schemaV11 = `CREATE TABLE IF NOT EXISTS pool_owners (

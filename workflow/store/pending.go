@@ -44,7 +44,7 @@ func (d *DB) PendingSteps(ctx context.Context, limit int) ([]PendingStep, error)
 	for rows.Next() {
 		var p PendingStep
 		c := &p.Chain
-		if err := rows.Scan(&c.ID, &c.UserID, &c.User, &c.Group, &c.Name, &c.Queue, &c.App, &c.Tag, &c.NSteps, &c.Priority, &c.Params, &c.WUTmpl, &c.ResTmpl, &c.Layout, &c.State, &c.StepsDone, &c.Error, &c.MaxAttempts, &c.Args, &p.Step.Step, &p.Step.WU); err != nil {
+		if err := rows.Scan(&c.ID, &c.UserID, &c.User, &c.Group, &c.Name, &c.Queue, &c.App, &c.Tag, &c.NSteps, &c.Priority, &c.Params, &c.WUTmpl, &c.ResTmpl, &c.Layout, &c.State, &c.StepsDone, &c.Error, &c.MaxAttempts, &c.Args, &c.Consumer, &p.Step.Step, &p.Step.WU); err != nil {
 			rows.Close()
 			return nil, err
 		}

@@ -136,11 +136,17 @@ func (h *Handler) chain(w http.ResponseWriter, r *http.Request, u store.User) {
 		return
 	}
 	d := chainData{Page: h.frame(u, "Chain "+group+"/"+name), C: c, GroupLink: link(h.base, group), Steps: steps, Attempts: atts}
+	consumer := ""
+	if c.Consumer != wire.ConsumerRetriever {
+		// The server hands a result only to its consumer: a look in the
+		// browser names it (nothing is acknowledged from here).
+		consumer = "?consumer=" + url.QueryEscape(c.Consumer)
+	}
 	for _, p := range res {
 		// The clients' own download (files API), under the same Basic
 		// credentials: the browser sends them again.
 		d.Files = append(d.Files, fileLink{Name: p.File, Step: p.Step, Size: p.Size,
-			Href: h.base + wire.PathFiles + "/" + url.PathEscape(group) + "/" + url.PathEscape(p.File)})
+			Href: h.base + wire.PathFiles + "/" + url.PathEscape(group) + "/" + url.PathEscape(p.File) + consumer})
 	}
 	h.render(w, r, "chain", d)
 }

@@ -25,8 +25,8 @@ const (
 	PathPriority   = APIPrefix + "/priority" // POST PriorityRequest -> CountResponse
 	PathEvents     = APIPrefix + "/events"   // GET ?after=ID&wait=30s -> EventsResponse
 	PathPurge      = APIPrefix + "/purge"    // POST ChainRef -> CountResponse
-	PathResults    = APIPrefix + "/results"  // GET ?group=G[&name=N] -> ResultsResponse
-	PathFiles      = APIPrefix + "/files"    // GET /files/{group}/{file} -> bytes
+	PathResults    = APIPrefix + "/results"  // GET ?group=G[&name=N][&consumer=C] -> ResultsResponse
+	PathFiles      = APIPrefix + "/files"    // GET /files/{group}/{file}[?consumer=C] -> bytes
 	PathAck        = APIPrefix + "/ack"      // POST AckRequest -> CountResponse
 	PathWhoAmI     = APIPrefix + "/whoami"   // GET -> WhoAmI
 	// Batches (made by PathSubmit with SubmitRequest.Batch).
@@ -66,6 +66,7 @@ const (
 	CodeUploadOffset    = "upload_offset"        // 409: a resumed upload's piece does not start where the server's part ends; ask again (HEAD)
 	CodeTooManyRequests = "too_many_requests"    // 429: the user has as many requests in progress as the server takes; retry later
 	CodeNoSpace         = "insufficient_storage" // 507: the server's disk is full; nothing was kept, try again later
+	CodeOtherConsumer   = "other_consumer"       // 409: the group's results go to another consumer (a master's tag, a batch's group, rboinc-retrieve's)
 )
 
 // Error is the body of every non-2xx answer.
@@ -182,7 +183,21 @@ type SubmitRequest struct {
 	// Batch, when set, makes the chains one batch of that name (the group
 	// must be new and is the batch's alone), each chain a job (ChainSpec.Job).
 	Batch *BatchSpec `json:"batch,omitempty"`
+	// Consumer is who takes the chains' results: "" (rboinc-retrieve, and
+	// every client that predates consumers) or ConsumerMaster. All the
+	// live chains of a group have one consumer; a batch's is ConsumerBatch.
+	Consumer string `json:"consumer,omitempty"`
 }
+
+// Consumers: who takes a chain's results. Every result has exactly one:
+// the listing (PathResults), download (PathFiles) and acknowledgement
+// (PathAck) of a result name the consumer (query parameter or field
+// "consumer"; none is ConsumerRetriever) and the server refuses any other.
+const (
+	ConsumerRetriever = ""       // rboinc-retrieve, its -follow, the Perl clients
+	ConsumerMaster    = "master" // a workflow/master program: the group is its tag
+	ConsumerBatch     = "batch"  // the GAHP: the group is a batch's
+)
 
 // BatchSpec names a batch made by a submission.
 type BatchSpec struct {
@@ -383,6 +398,9 @@ type ResultsResponse struct {
 type AckRequest struct {
 	Group string   `json:"group"`
 	Files []string `json:"files"` // ResultFile.Name values
+	// Consumer is who acknowledges (see ConsumerMaster); the group's
+	// chains must be its.
+	Consumer string `json:"consumer,omitempty"`
 }
 
 // Job states of a batch, as BOINC's GAHP reports them.
