@@ -66,6 +66,10 @@ const (
 	CodeUploadOffset    = "upload_offset"        // 409: a resumed upload's piece does not start where the server's part ends; ask again (HEAD)
 	CodeTooManyRequests = "too_many_requests"    // 429: the user has as many requests in progress as the server takes; retry later
 	CodeNoSpace         = "insufficient_storage" // 507: the server's disk is full; nothing was kept, try again later
+	// CodeBadNotifyTarget (400): a notification target the user may not
+	// name (an inner address, an unconfirmed e-mail address); the clients
+	// exit 2, as for a usage error.
+	CodeBadNotifyTarget = "bad_notify_target"
 )
 
 // Error is the body of every non-2xx answer.
