@@ -39,7 +39,7 @@ func TestEmailConfirmedByCode(t *testing.T) {
 	ask := func(addr, code string) (wire.EmailConfirmation, error) {
 		return f.e.ConfirmEmail(f.ctx, f.u, wire.EmailConfirmation{Address: addr, Code: code})
 	}
-	if _, err := ask("alice@example.org", ""); engine.KindOf(err) != engine.KindForbidden || !strings.Contains(err.Error(), `"smtp"`) {
+	if _, err := ask("alice@example.org", ""); engine.KindOf(err) != engine.KindBadRequest || !strings.Contains(err.Error(), `"smtp"`) {
 		t.Fatalf("without SMTP: %v", err)
 	}
 	smtp := smtptest.Start(t)
