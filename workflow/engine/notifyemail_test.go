@@ -138,13 +138,13 @@ func TestEmailToUnconfirmedAddressNeverSent(t *testing.T) {
 	if _, err := f.e.DB.SQL().Exec(`INSERT INTO notify_targets(user_id, grp, kind, address, event_types, created) VALUES (?, 'g', 'email', 'victim@example.org', 'all', 0)`, f.u.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.e.AddNotifyTargets(f.ctx, []store.NotifyTarget{{UserID: f.u.ID, Kind: store.NotifyEmail, Address: "victim2@example.org", Events: []string{"all"}}}); engine.KindOf(err) != engine.KindBadTarget {
-		t.Fatalf("registering an unconfirmed address: %v", err)
-	}
 	addEvent(t, f.e, f.u.ID, store.EvChainDone, "g", "c")
 	drain(t, f.e, 5)
 	time.Sleep(200 * time.Millisecond)
 	if msgs := smtp.Messages(); len(msgs) != 0 {
 		t.Fatalf("mailed an unconfirmed address: %v", msgs[0].To)
+	}
+	if err := f.e.AddNotifyTargets(f.ctx, []store.NotifyTarget{{UserID: f.u.ID, Kind: store.NotifyEmail, Address: "victim2@example.org", Events: []string{"all"}}}); engine.KindOf(err) != engine.KindBadTarget {
+		t.Fatalf("registering an unconfirmed address: %v", err)
 	}
 }
