@@ -33,7 +33,7 @@ import (
 const (
 	notifyPoll     = time.Second
 	notifyBatch    = 1000             // events fanned out per transaction
-	notifyParallel = 16               // deliveries in flight at once
+	notifyParallel = 64               // deliveries in flight at once
 	notifyPerUser  = 4                // of one user
 	notifyLease    = 90               // seconds a claimed delivery is set aside
 	notifyTimeout  = 15 * time.Second // one webhook call or e-mail

@@ -75,6 +75,9 @@ func unconfirmed(address string) error {
 // checkSubmissionTargets is CheckNotifyTarget for each of a submission's
 // targets (checkNotify has read them).
 func (e *Engine) checkSubmissionTargets(ctx context.Context, userID int64, targets []string) error {
+	// A few seconds for all the names to resolve, not for each.
+	ctx, cancel := context.WithTimeout(ctx, notifyConnect)
+	defer cancel()
 	for _, t := range targets {
 		kind, addr, err := notifytarget.Parse(t)
 		if err != nil {
