@@ -75,15 +75,20 @@ func unconfirmed(address string) error {
 // checkSubmissionTargets is CheckNotifyTarget for each of a submission's
 // targets (checkNotify has read them).
 func (e *Engine) checkSubmissionTargets(ctx context.Context, userID int64, targets []string) error {
-	// A few seconds for all the names to resolve, not for each.
-	ctx, cancel := context.WithTimeout(ctx, notifyConnect)
+	// A few seconds for all the names to resolve, not for each (a name
+	// that does not resolve in time is checked when it is called).
+	rctx, cancel := context.WithTimeout(ctx, notifyConnect)
 	defer cancel()
 	for _, t := range targets {
 		kind, addr, err := notifytarget.Parse(t)
 		if err != nil {
 			return errf(KindBadTarget, "%v", err)
 		}
-		if err := e.CheckNotifyTarget(ctx, userID, kind, addr); err != nil {
+		c := ctx
+		if kind == store.NotifyWebhook {
+			c = rctx
+		}
+		if err := e.CheckNotifyTarget(c, userID, kind, addr); err != nil {
 			return err
 		}
 	}
