@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -69,12 +70,14 @@ func TestDialRefusesAtConnect(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
+	var accepted atomic.Int64
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
+			accepted.Add(1)
 			c.Close()
 		}
 	}()
@@ -93,6 +96,17 @@ func TestDialRefusesAtConnect(t *testing.T) {
 		if err := closed.CheckHost(ctx, nil, host); !IsRefused(err) {
 			t.Fatalf("CheckHost(%s) = %v, want a refusal", host, err)
 		}
+	}
+	// Other spellings of loopback never get through either (refused, or
+	// not an address the resolver knows).
+	for _, host := range []string{"127.1", "2130706433", "0x7f000001", "::ffff:127.0.0.1", "0177.0.0.1", "localhost."} {
+		if c, err := closed.DialContext(2*time.Second)(ctx, "tcp", net.JoinHostPort(host, port)); err == nil {
+			c.Close()
+			t.Errorf("dialled %s", host)
+		}
+	}
+	if n := accepted.Load(); n != 0 {
+		t.Fatalf("%d connections reached the loopback listener", n)
 	}
 	open, _ := Parse([]string{"127.0.0.0/8", "::1/128"})
 	c, err := open.DialContext(2*time.Second)(ctx, "tcp", net.JoinHostPort("localhost", port))
