@@ -142,6 +142,8 @@ func runScripts(t *testing.T, mode, variant string, more ...func(*testscript.Env
 			"gahp":        cmdGahp,
 			"rbcount":     cmdCount,
 			"rbget":       cmdGet,
+			"rbsmtp":      cmdSMTP,
+			"rbmailcode":  cmdMailCode,
 		},
 	})
 }

@@ -81,15 +81,15 @@ func (e *Engine) mailEmailCode(ctx context.Context, u store.User, addr string, o
 	}
 	text := fmt.Sprintf("The user %s of an rboinc server asks to be notified of their chains' events at this address.\n\n"+
 		"To confirm it, they run:\n\n    rboinc-retrieve -confirm-email %s -code %s\n\n"+
-		"The code is valid for %v. If you did not ask for it, ignore this message: nothing is sent to an address that is not confirmed.\n",
-		u.Name, addr, code, emailCodeTTL)
+		"The code is valid for %d minutes. If you did not ask for it, ignore this message: nothing is sent to an address that is not confirmed.\n",
+		u.Name, addr, code, int(emailCodeTTL.Minutes()))
 	mctx, cancel := context.WithTimeout(ctx, notifyTimeout)
 	defer cancel()
 	if err := mail.Send(mctx, e.Cfg.SMTP, mail.Message{To: []string{addr}, Subject: "rboinc: confirm this address for notifications", Text: text}); err != nil {
 		return fmt.Errorf("mailing the confirmation code to %s: %w", addr, err)
 	}
 	e.Log.Info("e-mail confirmation code sent", "user", u.Name, "address", addr)
-	out.Message = fmt.Sprintf("a code was mailed to %s (valid for %v): confirm with rboinc-retrieve -confirm-email %s -code CODE", addr, emailCodeTTL, addr)
+	out.Message = fmt.Sprintf("a code was mailed to %s (valid for %d minutes): confirm with rboinc-retrieve -confirm-email %s -code CODE", addr, int(emailCodeTTL.Minutes()), addr)
 	return nil
 }
 
