@@ -5,6 +5,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -151,5 +153,41 @@ func (f *fixture) submitNotify(t *testing.T, group string, targets []string, wan
 		Chains:  []wire.ChainSpec{{Name: "n1", Files: map[string]wire.FileRef{"coor_file": refs[0], "vel_file": refs[1]}}}})
 	if want == engine.KindInternal && err != nil || want != engine.KindInternal && engine.KindOf(err) != want {
 		t.Fatalf("submission with -notify %v: %v (kind %d), want kind %d", targets, err, engine.KindOf(err), want)
+	}
+}
+
+// TestNotifyConfigChecked: rboinc.json's notify_allow and
+// max_notify_targets are checked when read; the default bound is 32.
+func TestNotifyConfigChecked(t *testing.T) {
+	f := newFixture(t)
+	if f.e.Cfg.MaxNotifyTargets != engine.DefaultMaxNotifyTargets || engine.DefaultMaxNotifyTargets != 32 {
+		t.Fatalf("max_notify_targets %d by default", f.e.Cfg.MaxNotifyTargets)
+	}
+	path := filepath.Join(f.root, engine.ConfigFile)
+	orig, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for set, want := range map[string]string{
+		`"notify_allow": ["10.0.0.0/33"]`:     "notify_allow",
+		`"notify_allow": ["http://x/"]`:       "notify_allow",
+		`"max_notify_targets": -1`:            "max_notify_targets",
+		`"notify_allow": ["127.0.0.0/8", ""]`: "empty",
+	} {
+		b := strings.Replace(string(orig), "{", "{"+set+",", 1)
+		if strings.HasPrefix(set, `"max_notify_targets"`) { // the key is there: the last one counts
+			b = strings.Replace(string(orig), `"max_notify_targets": 32`, set, 1)
+		}
+		if err := os.WriteFile(path, []byte(b), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := engine.LoadConfig(f.root); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error naming %s", set, err, want)
+		}
+	}
+	b := strings.Replace(string(orig), "{", `{"notify_allow": ["127.0.0.0/8", "hooks.internal"], `, 1)
+	os.WriteFile(path, []byte(b), 0o600)
+	if c, err := engine.LoadConfig(f.root); err != nil || len(c.NotifyAllow) != 2 {
+		t.Fatalf("%+v %v", c.NotifyAllow, err)
 	}
 }
