@@ -82,7 +82,7 @@ func cmdStripURL(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // rbjsonset KEY VALUE: sets a top-level setting of $ROOT/rboinc.json (a
-// JSON number, or a string), as an administrator edits it; a root not
+// JSON number, a JSON list [...] or object {...}, or a string), as an administrator edits it; a root not
 // made yet is made first, as rbserve makes it.
 func cmdJSONSet(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
@@ -97,6 +97,8 @@ func cmdJSONSet(ts *testscript.TestScript, neg bool, args []string) {
 	var v any = args[1]
 	if f, err := strconv.ParseFloat(args[1], 64); err == nil {
 		v = f
+	} else if strings.HasPrefix(args[1], "[") || strings.HasPrefix(args[1], "{") {
+		ts.Check(json.Unmarshal([]byte(args[1]), &v))
 	}
 	cfg[args[0]] = v
 	out, err := json.MarshalIndent(cfg, "", "  ")

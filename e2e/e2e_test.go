@@ -145,6 +145,8 @@ func runScripts(t *testing.T, mode, variant string, more ...func(*testscript.Env
 			"rbresultlog": cmdResultLog,
 			"rbconsumed":  cmdConsumed,
 			"rbmasters":   cmdMasters,
+			"rbsmtp":      cmdSMTP,
+			"rbmailcode":  cmdMailCode,
 		},
 	})
 }

@@ -21,6 +21,9 @@ import (
 // action picks the first of purge, stop, status, gridstatus, retrieve.
 func action(c *cli.Context) error {
 	clitool.NoteIgnored(c)
+	if done, err := notifyAction(c); done {
+		return err
+	}
 	group, name := c.String("group"), c.String("name")
 	if group != "" {
 		if err := naming.CheckIdent("group", group); err != nil {

@@ -22,7 +22,9 @@ func newApp() *cli.App {
 		UsageText: prog + " -group GROUP [-name NAME] [-into DIR | -intotree DIR] [-keep]\n" +
 			prog + " -status [-group GROUP [-name NAME]] [-json]\n" +
 			prog + " -gridstatus [-json]\n" +
-			prog + " -stop|-purge -group GROUP [-name NAME] [-yes]",
+			prog + " -stop|-purge -group GROUP [-name NAME] [-yes]\n" +
+			prog + " -notify-secret | -notify-secret-rotate [-yes]\n" +
+			prog + " -confirm-email ADDRESS [-code CODE]",
 		Description: "Options take one or two dashes. Exit codes: 0 ok, 1 failure, 2 usage error\n" +
 			"(also -stop or -purge without a terminal and without -yes), 3 server\n" +
 			"unreachable, 4 refused by the server, 5 authentication failed, 6 another\n" +
@@ -53,6 +55,7 @@ func newApp() *cli.App {
 		),
 		Action: action,
 	}
+	app.Flags = append(app.Flags, notifyFlags()...)
 	clitool.Setup(app)
 	return app
 }

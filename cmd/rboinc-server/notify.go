@@ -1,12 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/rboinc/rboinc/workflow/dialguard"
 	"github.com/rboinc/rboinc/workflow/engine"
 	"github.com/rboinc/rboinc/workflow/naming"
 	"github.com/rboinc/rboinc/workflow/notifytarget"
@@ -23,7 +25,11 @@ func notifyCommand() *cli.Command {
 		Description: "Webhooks get a JSON POST per event, signed in the X-Rboinc-Signature header\n" +
 			"(sha256=HMAC-SHA256 of the body under the user's secret: --secret prints it); e-mail\n" +
 			"goes through rboinc.json's \"smtp\" server. Deliveries wait in a durable outbox and are\n" +
-			"retried with a back-off. The creator daemon (or the standalone server) sends them.",
+			"retried with a back-off. The creator daemon (or the standalone server) sends them.\n" +
+			"An address given with --email counts as confirmed for the user (users confirm their\n" +
+			"own with rboinc-retrieve -confirm-email). A webhook on a loopback, link-local or\n" +
+			"private address is refused unless rboinc.json's \"notify_allow\" lists it; a user has\n" +
+			"at most \"max_notify_targets\" targets (default 32).",
 		Flags: []cli.Flag{rootFlag,
 			&cli.StringSliceFlag{Name: "webhook", Usage: "POST events to `URL` (http or https; repeatable)"},
 			&cli.StringSliceFlag{Name: "email", Usage: "mail events to `ADDRESS` (repeatable)"},
@@ -67,6 +73,25 @@ func notifyCommand() *cli.Command {
 			if c.Bool("remove") && len(targets) == 0 {
 				return usagef("--remove needs the --webhook or --email targets to remove")
 			}
+			var cfg engine.Config
+			if len(targets) > 0 && !c.Bool("remove") {
+				var err error
+				if cfg, err = engine.LoadConfig(c.String("root")); err != nil {
+					return err
+				}
+				guard, err := dialguard.Parse(cfg.NotifyAllow)
+				if err != nil {
+					return err
+				}
+				for _, t := range targets {
+					if t.Kind != notifytarget.Webhook {
+						continue
+					}
+					if err := engine.CheckWebhookAddress(c.Context, guard, t.Address); err != nil {
+						return usagef("--webhook: %v", err)
+					}
+				}
+			}
 			return oneUser(c, func(db *store.DB, u store.User) error {
 				switch {
 				case c.Bool("rotate-secret"):
@@ -82,6 +107,7 @@ func notifyCommand() *cli.Command {
 					}
 					fmt.Println(s)
 				}
+				var add []store.NotifyTarget
 				for _, t := range targets {
 					if c.Bool("remove") {
 						found, err := db.RemoveNotifyTargets(c.Context, u.ID, t.Kind, t.Address)
@@ -93,15 +119,23 @@ func notifyCommand() *cli.Command {
 						}
 						continue
 					}
-					t.UserID, t.Group, t.Events = u.ID, c.String("group"), events
-					if err := db.AddNotifyTarget(c.Context, t); err != nil {
-						return err
-					}
-					if t.Kind == notifytarget.Webhook {
-						if _, err := db.NotifySecret(c.Context, u.ID); err != nil {
+					if t.Kind == notifytarget.Email {
+						if err := db.RegisterEmail(c.Context, u.ID, t.Address, store.EmailByAdmin); err != nil {
 							return err
 						}
 					}
+					t.UserID, t.Group, t.Events = u.ID, c.String("group"), events
+					add = append(add, t)
+				}
+				// The user's signing secret is made with the first target.
+				err := db.AddNotifyTargets(c.Context, add, cfg.MaxNotifyTargets)
+				if errors.Is(err, store.ErrTooManyTargets) {
+					return usagef("%s: %v (rboinc.json's max_notify_targets): remove some first (--remove)", u.Name, err)
+				}
+				if err != nil {
+					return err
+				}
+				for _, t := range add {
 					fmt.Fprintf(os.Stderr, "%s: %s %s gets %s\n", u.Name, t.Kind, t.Address, strings.Join(events, ","))
 				}
 				if len(targets) > 0 || c.Bool("secret") || c.Bool("rotate-secret") {

@@ -112,7 +112,8 @@ func reportCommand() *cli.Command {
 	}
 }
 
-// mailAddresses are the e-mail notification addresses a user registered.
+// mailAddresses are the e-mail notification addresses of a user that are
+// confirmed (by the user or the administrator): no one else is mailed.
 func mailAddresses(c *cli.Context, db *store.DB, u *store.User) ([]string, error) {
 	ts, err := db.NotifyTargets(c.Context, u.ID)
 	if err != nil {
@@ -120,7 +121,14 @@ func mailAddresses(c *cli.Context, db *store.DB, u *store.User) ([]string, error
 	}
 	var out []string
 	for _, t := range ts {
-		if t.Kind == store.NotifyEmail && !slices.Contains(out, t.Address) {
+		if t.Kind != store.NotifyEmail || slices.Contains(out, t.Address) {
+			continue
+		}
+		ok, err := db.EmailConfirmed(c.Context, u.ID, t.Address)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
 			out = append(out, t.Address)
 		}
 	}

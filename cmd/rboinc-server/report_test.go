@@ -44,7 +44,14 @@ func TestReportMail(t *testing.T) {
 	if _, err := db.CreateChains(ctx, u, []store.NewChain{{Chain: store.Chain{Group: "g", Name: "c", Queue: "q", App: "a", NSteps: 3, Params: "{}", Layout: "{}"}}}); err != nil {
 		t.Fatal(err)
 	}
+	if err := db.RegisterEmail(ctx, u.ID, "alice@example.org", store.EmailByAdmin); err != nil {
+		t.Fatal(err)
+	}
 	if err := db.AddNotifyTarget(ctx, store.NotifyTarget{UserID: u.ID, Kind: store.NotifyEmail, Address: "alice@example.org"}); err != nil {
+		t.Fatal(err)
+	}
+	// A target that got in unconfirmed (before confirmation existed) gets no report.
+	if _, err := db.SQL().ExecContext(ctx, `INSERT INTO notify_targets(user_id, grp, kind, address, event_types, created) VALUES (?, 'g', 'email', 'victim@example.org', 'all', 0)`, u.ID); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()

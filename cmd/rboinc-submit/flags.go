@@ -34,7 +34,7 @@ func fixedFlags() []cli.Flag {
 		&cli.IntFlag{Name: "min_quorum", Category: catSchedule, Usage: "`N` agreeing replicas needed"},
 		&cli.Int64Flag{Name: "batch", Category: catSchedule, Usage: "BOINC batch `ID`"},
 		&cli.IntFlag{Name: "max_attempts", Category: catSchedule, Usage: "`N` work units at most per step when BOINC gives up on one (default and upper bound: the server's max_step_attempts)"},
-		&cli.StringSliceFlag{Name: "notify", Category: catSchedule, Usage: "tell `URL|ADDRESS` (a webhook, or e-mail) when a chain of the group is done or failed and when the group is done (repeatable)"},
+		&cli.StringSliceFlag{Name: "notify", Category: catSchedule, Usage: "tell `URL|ADDRESS` when a chain of the group is done or failed and when the group is done (repeatable): a webhook, each call signed with your secret (rboinc-retrieve -notify-secret), or an e-mail address you confirmed (rboinc-retrieve -confirm-email)"},
 		&cli.StringFlag{Name: "assign_user_all", Category: catSchedule, Usage: "send the work only to BOINC user `ID` (me: your own BOINC account, when the server links you to one)"},
 
 		&cli.IntFlag{Name: "balance", Category: catSchedule, Usage: "load balancer `ON` (1) or off (0): accepted for the original's scripts; rboinc has no load balancer"},

@@ -8,6 +8,7 @@ package smtptest
 import (
 	"bufio"
 	"encoding/base64"
+	"fmt"
 	"io"
 	"mime"
 	"net"
@@ -58,9 +59,20 @@ func Rejecting(address string) Option { return func(s *Server) { s.reject = addr
 // Start runs a server until the test ends.
 func Start(t testing.TB, opts ...Option) *Server {
 	t.Helper()
+	s, err := Listen(opts...)
+	if err != nil {
+		t.Fatalf("smtptest: %v", err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Listen runs a server until Close, for harnesses without a testing.TB
+// (a test script's command).
+func Listen(opts ...Option) (*Server, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatalf("smtptest: listen: %v", err)
+		return nil, fmt.Errorf("listen: %w", err)
 	}
 	a := ln.Addr().(*net.TCPAddr)
 	s := &Server{Host: "127.0.0.1", Port: a.Port, ln: ln, got: make(chan struct{}, 1)}
@@ -69,9 +81,11 @@ func Start(t testing.TB, opts ...Option) *Server {
 	}
 	s.wg.Add(1)
 	go s.serve()
-	t.Cleanup(func() { ln.Close(); s.wg.Wait() })
-	return s
+	return s, nil
 }
+
+// Close stops the server and waits for its sessions.
+func (s *Server) Close() { s.ln.Close(); s.wg.Wait() }
 
 // Addr is host:port.
 func (s *Server) Addr() string { return net.JoinHostPort(s.Host, strconv.Itoa(s.Port)) }

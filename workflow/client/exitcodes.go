@@ -15,7 +15,8 @@ import (
 //	1  any other failure (server-side error, local I/O error, interrupted)
 //	2  usage error: bad flag or value, missing mandatory option, argument
 //	   or parameter, unknown subcommand, unreadable input file, missing
-//	   confirmation for -stop/-purge, a --root that is not a server root
+//	   confirmation for -stop/-purge, a --root that is not a server root,
+//	   a notification target the server refuses (wire.CodeBadNotifyTarget)
 //	3  the server cannot be reached
 //	4  the server refused the request: unknown queue, name already used,
 //	   no such group or chain, invalid request, a quota or size limit
@@ -67,7 +68,7 @@ func ExitCode(err error) int {
 	var api *APIError
 	isAPI := errors.As(err, &api)
 	switch {
-	case errors.Is(err, ErrUsage):
+	case errors.Is(err, ErrUsage), isAPI && api.Code == wire.CodeBadNotifyTarget:
 		return ExitUsage
 	case errors.Is(err, ErrLocked):
 		return ExitLocked

@@ -27,3 +27,16 @@ func TestLimitRefusalsExitRefused(t *testing.T) {
 		t.Errorf("plain 403: exit %d", got)
 	}
 }
+
+// A notification target the server refuses (an inner address, an
+// unconfirmed e-mail address) is a usage error, exit 2, as the same
+// target is when the client itself finds it wrong.
+func TestRefusedNotifyTargetExitsUsage(t *testing.T) {
+	e := &APIError{Status: http.StatusBadRequest, Code: wire.CodeBadNotifyTarget, Message: "e-mail address v@example.org is not confirmed"}
+	if got := ExitCode(e); got != ExitUsage {
+		t.Fatalf("exit %d, want %d", got, ExitUsage)
+	}
+	if got := ExitCode(&APIError{Status: http.StatusBadRequest, Code: wire.CodeBadRequest}); got != ExitRefused {
+		t.Fatalf("other bad request: exit %d, want %d", got, ExitRefused)
+	}
+}

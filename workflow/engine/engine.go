@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/rboinc/rboinc/workflow/mail"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/rboinc/rboinc/workflow/boinc"
 	"github.com/rboinc/rboinc/workflow/boincdb"
+	"github.com/rboinc/rboinc/workflow/dialguard"
 	"github.com/rboinc/rboinc/workflow/pool"
 	"github.com/rboinc/rboinc/workflow/store"
 	"github.com/rboinc/rboinc/workflow/templates"
@@ -64,6 +66,9 @@ type Config struct {
 	Limits
 	// Transfer bounds slow clients of the standalone server.
 	Transfer
+	// NotifyConfig bounds notifications: where webhooks may go, how many
+	// targets a user may have.
+	NotifyConfig
 }
 
 // Transfer bounds how slowly clients may talk to the standalone server and
@@ -116,7 +121,8 @@ func DefaultLimits() Limits {
 
 // DefaultConfig is the configuration `init` writes.
 func DefaultConfig() Config {
-	return Config{HookScript: "rboinc_hook", EncodeCode: "-1", MaxErrorResults: 5, MaxTotalResults: 10, Limits: DefaultLimits(), Transfer: DefaultTransfer()}
+	return Config{HookScript: "rboinc_hook", EncodeCode: "-1", MaxErrorResults: 5, MaxTotalResults: 10, Limits: DefaultLimits(), Transfer: DefaultTransfer(),
+		NotifyConfig: DefaultNotifyConfig()}
 }
 
 // ConfigFile is the name of the configuration file in the server root.
@@ -144,6 +150,9 @@ func LoadConfig(root string) (Config, error) {
 	}
 	if t := c.Transfer; t.MinTransferRate < 0 || t.TransferWindowSeconds < 0 || t.IdleTimeoutSeconds < 0 || t.MaxUserRequests < 0 || t.MaxJSONInFlight < 0 {
 		return c, fmt.Errorf("%s: min_transfer_rate, transfer_window_seconds, idle_timeout_seconds, max_user_requests and max_json_bytes_in_flight must not be negative; 0 means none", filepath.Join(root, ConfigFile))
+	}
+	if err := c.NotifyConfig.check(); err != nil {
+		return c, fmt.Errorf("%s: %w", filepath.Join(root, ConfigFile), err)
 	}
 	if c.TransferWindowSeconds == 0 {
 		c.TransferWindowSeconds = DefaultTransfer().TransferWindowSeconds
@@ -186,6 +195,12 @@ type Engine struct {
 
 	// synced are the pool files this process made durable (durable.go).
 	synced syncedSet
+
+	// notifyOnce makes the notification client and its dial guard from
+	// Cfg at their first use (notifyclient.go).
+	notifyOnce   sync.Once
+	notifyGuard  *dialguard.Policy
+	notifyClient *http.Client
 
 	// bdb is BOINC's database, for status views (boincDB).
 	bdbMu sync.Mutex
@@ -258,6 +273,10 @@ const (
 	// KindOtherConsumer: the group's results go to another consumer (a
 	// master's tag asked by rboinc-retrieve, say).
 	KindOtherConsumer
+	// KindBadTarget is a notification target the user may not name (an
+	// inner address, an unconfirmed e-mail address): a bad request the
+	// clients report as a usage error.
+	KindBadTarget
 )
 
 // Error is an error the requester can act on.

@@ -10,12 +10,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/rboinc/rboinc/workflow/dialguard"
 	"github.com/rboinc/rboinc/workflow/mail"
 	"github.com/rboinc/rboinc/workflow/notifytarget"
 	"github.com/rboinc/rboinc/workflow/store"
@@ -24,10 +27,14 @@ import (
 // Notification delivery: events are fanned out into the state database's
 // outbox (store.FanOut) and sent from there, so a restart loses none and
 // a target that fails is retried with a back-off while the others go on.
+// Deliveries run side by side, each target's one at a time, each user's
+// at most notifyPerUser at once, taken from the users in turn: one user's
+// dead or slow targets hold up only themselves, never another user's.
 const (
 	notifyPoll     = time.Second
 	notifyBatch    = 1000             // events fanned out per transaction
-	notifyParallel = 8                // deliveries in flight at once
+	notifyParallel = 64               // deliveries in flight at once
+	notifyPerUser  = 4                // of one user
 	notifyLease    = 90               // seconds a claimed delivery is set aside
 	notifyTimeout  = 15 * time.Second // one webhook call or e-mail
 	notifyMaxRetry = time.Hour
@@ -52,13 +59,11 @@ func Sign(secret string, body []byte) string {
 
 // RunNotifier fans events out and delivers them until ctx ends.
 func (e *Engine) RunNotifier(ctx context.Context, poll time.Duration) {
-	client := &http.Client{Timeout: notifyTimeout,
-		// A redirect is an answer the target must fix, not one to follow
-		// (it could lead the server anywhere).
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	s := newSender(e)
+	defer s.wg.Wait()
 	var streak failStreak
 	for {
-		busy, err := e.NotifyPass(ctx, client)
+		busy, err := s.pass(ctx)
 		if ctx.Err() != nil {
 			return
 		}
@@ -74,49 +79,105 @@ func (e *Engine) RunNotifier(ctx context.Context, poll time.Duration) {
 		select {
 		case <-ctx.Done():
 			return
+		case <-s.ended: // a slot is free: take what is due
 		case <-time.After(wait):
 		}
 	}
 }
 
 // NotifyPass fans out the events that came and makes the deliveries that
-// are due, once; busy says more may be waiting already.
-func (e *Engine) NotifyPass(ctx context.Context, client *http.Client) (busy bool, err error) {
-	n, err := e.DB.FanOut(ctx, notifyBatch)
+// are due, once, waiting for them; busy says more may be waiting already.
+func (e *Engine) NotifyPass(ctx context.Context) (busy bool, err error) {
+	s := newSender(e)
+	busy, err = s.pass(ctx)
+	s.wg.Wait()
+	return busy, err
+}
+
+// sender runs deliveries, counting those in flight, in all and per user.
+type sender struct {
+	e      *Engine
+	mu     sync.Mutex
+	flying int
+	byUser map[int64]int
+	wg     sync.WaitGroup
+	ended  chan struct{} // a value when a delivery ends
+}
+
+func newSender(e *Engine) *sender {
+	return &sender{e: e, byUser: map[int64]int{}, ended: make(chan struct{}, 1)}
+}
+
+// pass fans out new events and starts the deliveries due that fit in the
+// free slots, without waiting for them.
+func (s *sender) pass(ctx context.Context) (busy bool, err error) {
+	n, err := s.e.DB.FanOut(ctx, notifyBatch)
 	if err != nil {
 		return false, fmt.Errorf("queueing events for notification: %w", err)
 	}
-	ds, err := e.DB.ClaimDeliveries(ctx, time.Now().Unix(), notifyLease, 4*notifyParallel)
+	s.mu.Lock()
+	free := notifyParallel - s.flying
+	inFlight := maps.Clone(s.byUser)
+	s.mu.Unlock()
+	if free <= 0 {
+		return n == notifyBatch, nil
+	}
+	ds, err := s.e.DB.ClaimDeliveries(ctx, store.Claim{At: time.Now().Unix(), Lease: notifyLease, Limit: free,
+		PerUser: notifyPerUser, Busy: inFlight})
 	if err != nil {
 		return false, fmt.Errorf("taking due notifications: %w", err)
 	}
-	sem := make(chan struct{}, notifyParallel)
-	var wg sync.WaitGroup
 	for _, d := range ds {
-		sem <- struct{}{}
-		wg.Add(1)
+		uid := d.Target.UserID
+		s.mu.Lock()
+		s.flying++
+		s.byUser[uid]++
+		s.mu.Unlock()
+		s.wg.Add(1)
 		go func() {
-			defer func() { <-sem; wg.Done() }()
-			e.deliver(ctx, client, d)
+			defer s.wg.Done()
+			s.e.deliver(ctx, d)
+			s.mu.Lock()
+			s.flying--
+			if s.byUser[uid]--; s.byUser[uid] == 0 {
+				delete(s.byUser, uid)
+			}
+			s.mu.Unlock()
+			select {
+			case s.ended <- struct{}{}:
+			default:
+			}
 		}()
 	}
-	wg.Wait()
-	return n == notifyBatch || len(ds) == 4*notifyParallel, nil
+	return n == notifyBatch, nil
 }
 
-func (e *Engine) deliver(ctx context.Context, client *http.Client, d store.Delivery) {
+func (e *Engine) deliver(ctx context.Context, d store.Delivery) {
 	var err error
+	log := e.Log.With("user_id", d.Target.UserID, "target", d.Target.Address, "event", d.EventID, "attempt", d.Attempts+1)
+	// The outcome is recorded even when ctx ended meanwhile.
+	bg := context.WithoutCancel(ctx)
 	switch d.Target.Kind {
 	case store.NotifyWebhook:
+		client, _ := e.notifyHTTP()
 		err = postWebhook(ctx, client, d)
 	case store.NotifyEmail:
-		err = e.sendEventMail(ctx, d)
+		var ok bool
+		ok, err = e.DB.EmailConfirmed(ctx, d.Target.UserID, d.Target.Address)
+		if err == nil && !ok {
+			// Registered before addresses were confirmed: never sent.
+			log.Error("notification dropped: its e-mail address was never confirmed by its user nor registered by the administrator")
+			if derr := e.DB.Delivered(bg, d.ID); derr != nil {
+				log.Error("dropping a notification", "err", derr)
+			}
+			return
+		}
+		if err == nil {
+			err = e.sendEventMail(ctx, d)
+		}
 	default:
 		err = fmt.Errorf("unknown notification kind %q", d.Target.Kind)
 	}
-	log := e.Log.With("target", d.Target.Address, "event", d.EventID, "attempt", d.Attempts+1)
-	// The outcome is recorded even when ctx ended meanwhile.
-	bg := context.WithoutCancel(ctx)
 	if err == nil {
 		if derr := e.DB.Delivered(bg, d.ID); derr != nil {
 			log.Error("recording a sent notification (it may be sent again)", "err", derr)
@@ -132,13 +193,25 @@ func (e *Engine) deliver(ctx context.Context, client *http.Client, d store.Deliv
 	}
 	wait := notifyFirstRetry << min(d.Attempts, 20)
 	wait = min(wait, notifyMaxRetry)
-	log.Warn("notification not delivered; will try again", "err", err, "retry_in", wait)
+	level := slog.LevelWarn
+	if errors.Is(err, errNoSecret) || dialguard.IsRefused(err) {
+		level = slog.LevelError // for the administrator: it will not heal by itself
+	}
+	log.Log(bg, level, "notification not delivered; will try again", "err", err, "retry_in", wait)
 	if derr := e.DB.DeliveryFailed(bg, d.ID, time.Now().Add(wait).Unix(), err.Error()); derr != nil {
 		log.Error("recording a failed notification", "err", derr)
 	}
 }
 
+// errNoSecret refuses to send a webhook signed with an empty key (which
+// anyone could forge): every user with a target has a secret since
+// schema 10, so this is a defect, never a state to send in.
+var errNoSecret = errors.New("the user has no webhook signing secret: nothing is sent unsigned")
+
 func postWebhook(ctx context.Context, client *http.Client, d store.Delivery) error {
+	if d.Secret == "" {
+		return errNoSecret
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.Target.Address, bytes.NewReader(d.Payload))
 	if err != nil {
 		return err

@@ -67,7 +67,7 @@ func (r *receiver) ids() []int64 {
 func drain(t *testing.T, e *engine.Engine, passes int) {
 	t.Helper()
 	for range passes {
-		if _, err := e.NotifyPass(context.Background(), http.DefaultClient); err != nil {
+		if _, err := e.NotifyPass(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		if n, _, err := e.DB.OutboxWaiting(context.Background()); err != nil || n == 0 {
@@ -105,9 +105,14 @@ func runChains(f *fixture, group string, names ...string) {
 	}
 }
 
+// allowLoopback lets the engine's webhooks reach the test's receivers,
+// as an administrator's notify_allow would.
+func allowLoopback(e *engine.Engine) { e.Cfg.NotifyAllow = []string{"127.0.0.0/8", "::1/128"} }
+
 func TestWebhookGetsEveryEventOnceAcrossRestartAndOutage(t *testing.T) {
 	defer engine.SetNotifyRetry(0)()
 	f := newFixture(t)
+	allowLoopback(f.e)
 	secret, err := f.e.DB.NotifySecret(f.ctx, f.u.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +128,7 @@ func TestWebhookGetsEveryEventOnceAcrossRestartAndOutage(t *testing.T) {
 	rc.down.Store(true)
 	runChains(f, "g", "a1", "a2")
 	for range 3 {
-		if _, err := f.e.NotifyPass(f.ctx, http.DefaultClient); err != nil {
+		if _, err := f.e.NotifyPass(f.ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -141,6 +146,7 @@ func TestWebhookGetsEveryEventOnceAcrossRestartAndOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e2.Close()
+	allowLoopback(e2)
 	f.e = e2
 	rc.down.Store(false)
 	runChains(f, "g", "b1")
@@ -175,6 +181,7 @@ func TestWebhookGetsEveryEventOnceAcrossRestartAndOutage(t *testing.T) {
 func TestDeadWebhookDelaysNothingElse(t *testing.T) {
 	defer engine.SetNotifyRetry(time.Hour)()
 	f := newFixture(t)
+	allowLoopback(f.e)
 	secret, _ := f.e.DB.NotifySecret(f.ctx, f.u.ID)
 	rc := &receiver{t: t, secret: secret}
 	srv := httptest.NewServer(rc)
@@ -188,7 +195,7 @@ func TestDeadWebhookDelaysNothingElse(t *testing.T) {
 	}
 	runChains(f, "g", "c1", "c2", "c3")
 	for range 6 {
-		if _, err := f.e.NotifyPass(f.ctx, http.DefaultClient); err != nil {
+		if _, err := f.e.NotifyPass(f.ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -206,6 +213,9 @@ func TestEmailNotificationsThroughSMTP(t *testing.T) {
 	f := newFixture(t)
 	smtp := smtptest.Start(t)
 	f.e.Cfg.SMTP = mail.Settings{Host: smtp.Host, Port: smtp.Port, From: "rboinc@example.org", TLS: "none"}
+	if err := f.e.DB.RegisterEmail(f.ctx, f.u.ID, "alice@example.org", store.EmailByAdmin); err != nil {
+		t.Fatal(err)
+	}
 	// Registered by the submission itself, for its group.
 	up, refs := f.upload("1 2 3\n", "0 0 0\n")
 	if _, err := f.e.Submit(f.ctx, f.u, wire.SubmitRequest{Queue: "langevin", Group: "m", Upload: up,
@@ -242,13 +252,30 @@ func TestEmailNotificationsThroughSMTP(t *testing.T) {
 
 func TestSubmissionNotifyTargetsAreChecked(t *testing.T) {
 	f := newFixture(t)
-	for _, bad := range []string{"ftp://example.org/x", "https://u:p@example.org/", "not an address", "javascript:alert(1)"} {
+	bad := map[string]string{
+		"ftp://example.org/x":      "only http and https",
+		"https://u:p@example.org/": "credentials",
+		"not an address":           "spaces",
+		"javascript:alert(1)":      "only http and https",
+		// Inner addresses, by name, literal and range, with no notify_allow.
+		"http://localhost:8080/h":                  `localhost (resolved to 127.0.0.1) is a loopback address: notifications are not sent there unless the administrator lists it in rboinc.json's "notify_allow"`,
+		"http://[::1]:8080/h":                      `the address ::1 is a loopback address`,
+		"http://127.0.0.1/h":                       `the address 127.0.0.1 is a loopback address`,
+		"http://169.254.169.254/latest/meta-data/": `the address 169.254.169.254 is link-local`,
+		"http://10.1.2.3/h":                        `the address 10.1.2.3 is private`,
+		"http://100.64.0.7/h":                      `carrier-grade NAT`,
+		"https://[fd00::5]/h":                      `unique-local`,
+		"http://0.0.0.0:8080/":                     `unspecified`,
+		// Mail to an address the user never confirmed.
+		"victim@example.org": "victim@example.org is not confirmed",
+	}
+	for target, want := range bad {
 		up, refs := f.upload("1 2 3\n", "0 0 0\n")
 		_, err := f.e.Submit(f.ctx, f.u, wire.SubmitRequest{Queue: "langevin", Group: "h", Upload: up,
-			Options: wire.Options{Notify: []string{bad}},
+			Options: wire.Options{Notify: []string{"https://hooks.example.org/ok", target}},
 			Chains:  []wire.ChainSpec{{Name: "n1", Files: map[string]wire.FileRef{"coor_file": refs[0], "vel_file": refs[1]}}}})
-		if engine.KindOf(err) != engine.KindBadRequest {
-			t.Errorf("-notify %q: %v, want a bad request", bad, err)
+		if engine.KindOf(err) != engine.KindBadTarget || !strings.Contains(err.Error(), want) {
+			t.Errorf("-notify %q: %v, want a refused target with %q", target, err, want)
 		}
 	}
 	if cs, _ := f.e.DB.Chains(f.ctx, f.u.ID, "h", ""); len(cs) != 0 {
@@ -256,5 +283,21 @@ func TestSubmissionNotifyTargetsAreChecked(t *testing.T) {
 	}
 	if ts, _ := f.e.DB.NotifyTargets(f.ctx, f.u.ID); len(ts) != 0 {
 		t.Fatalf("refused submissions left targets: %+v", ts)
+	}
+	// The administrator's notify_allow lets them through.
+	f.e.Cfg.NotifyAllow = []string{"127.0.0.0/8", "localhost", "10.0.0.0/8"}
+	e2, err := engine.Open(f.ctx, f.root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e2.Close()
+	e2.Cfg.NotifyAllow = f.e.Cfg.NotifyAllow
+	for _, ok := range []string{"http://localhost:8080/h", "http://127.0.0.1/h", "http://10.1.2.3/h"} {
+		if err := e2.CheckNotifyTarget(f.ctx, f.u.ID, store.NotifyWebhook, ok); err != nil {
+			t.Errorf("%s refused though notify_allow lists it: %v", ok, err)
+		}
+	}
+	if err := e2.CheckNotifyTarget(f.ctx, f.u.ID, store.NotifyWebhook, "http://169.254.169.254/"); err == nil {
+		t.Error("169.254.169.254 allowed though notify_allow does not list it")
 	}
 }

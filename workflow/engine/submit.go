@@ -59,6 +59,9 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 	if err != nil {
 		return resp, err
 	}
+	if err := e.checkSubmissionTargets(ctx, u.ID, req.Options.Notify); err != nil {
+		return resp, err
+	}
 	if err := checkBatch(req); err != nil {
 		return resp, err
 	}

@@ -58,7 +58,7 @@ func (fe *fuzzEnv) do(t *testing.T, r *http.Request) *httptest.ResponseRecorder 
 }
 
 var postPaths = []string{wire.PathSubmit, wire.PathStop, wire.PathPurge, wire.PathAck, wire.PathMissing,
-	wire.PathBatchQuery, wire.PathBatchAbort, wire.PathBatchRetire, wire.PathBatchLease}
+	wire.PathBatchQuery, wire.PathBatchAbort, wire.PathBatchRetire, wire.PathBatchLease, wire.PathNotifyEmail}
 
 // FuzzRequestBodies sends arbitrary bodies to every endpoint that decodes
 // one.
@@ -76,6 +76,9 @@ func FuzzRequestBodies(f *testing.F) {
 	f.Add(uint8(6), []byte(`{"jobs":["b#1.0","x"]}`))
 	f.Add(uint8(7), []byte(`{"name":"b#1"}`))
 	f.Add(uint8(8), []byte(`{"name":"b#1","lease":-1}`))
+	f.Add(uint8(9), []byte(`{"address":"a@example.org","code":"12345678"}`))
+	f.Add(uint8(9), []byte(`{"address":"a@example.org\r\nBcc: v@example.org"}`))
+	f.Add(uint8(0), []byte(`{"queue":"langevin","group":"g","options":{"dry_run":true,"notify":["http://[::ffff:127.0.0.1]/","v@example.org"]},"chains":[{"name":"x","files":{}}]}`))
 	f.Fuzz(func(t *testing.T, which uint8, body []byte) {
 		p := postPaths[int(which)%len(postPaths)]
 		if p == wire.PathSubmit && !bytes.Contains(body, []byte(`"dry_run":true`)) && len(body) > 4096 {

@@ -120,6 +120,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET "+api+wire.PathFiles+"/{group}/{file}", s.withUser(s.file))
 	mux.HandleFunc("POST "+api+wire.PathAck, s.withUser(postDecoded(s, listBody, decodeAck, s.E.Ack)))
 	s.batchRoutes(mux, api)
+	s.notifyRoutes(mux, api)
 	mux.Handle(wire.DAVPrefix, s.withUser(s.dav))
 	// The status pages, for people with a browser.
 	s.statusOnce.Do(func() {
@@ -151,6 +152,8 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	switch engine.KindOf(err) {
 	case engine.KindBadRequest:
 		writeError(w, http.StatusBadRequest, wire.CodeBadRequest, err.Error())
+	case engine.KindBadTarget:
+		writeError(w, http.StatusBadRequest, wire.CodeBadNotifyTarget, err.Error())
 	case engine.KindUnknownQueue:
 		writeError(w, http.StatusNotFound, wire.CodeUnknownQueue, err.Error())
 	case engine.KindNameTaken:

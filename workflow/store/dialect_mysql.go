@@ -27,7 +27,7 @@ const TablePrefix = "rboinc_"
 // tables are the names the queries use, each the table rboinc_<name> on
 // MariaDB.
 var tables = []string{"users", "chains", "chain_inputs", "steps", "step_inputs", "results", "pool", "uploads", "step_attempts", "events", "schema_history",
-	"notify_targets", "notify_outbox", "notify_cursor", "batches", "batch_jobs", "latency", "pool_owners"}
+	"notify_targets", "notify_outbox", "notify_cursor", "batches", "batch_jobs", "latency", "pool_owners", "notify_emails", "notify_email_codes"}
 
 // mysqlTable matches a table name where a query names a table (not after
 // a dot: a column qualified by an alias).
@@ -300,6 +300,26 @@ var mysqlSchema = map[int][]string{
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin`,
 	},
 	9: {`CREATE INDEX IF NOT EXISTS chains_running ON rboinc_chains(user_id, grp, state)`},
+	10: {
+		`CREATE TABLE IF NOT EXISTS rboinc_notify_emails (
+	user_id BIGINT NOT NULL,
+	address VARCHAR(254) NOT NULL,
+	how     VARCHAR(16) NOT NULL,
+	created BIGINT NOT NULL,
+	PRIMARY KEY (user_id, address)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin`,
+		`CREATE TABLE IF NOT EXISTS rboinc_notify_email_codes (
+	id        BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+	user_id   BIGINT NOT NULL,
+	address   VARCHAR(254) NOT NULL,
+	code_hash VARCHAR(160) NOT NULL,
+	expires   BIGINT NOT NULL,
+	attempts  BIGINT NOT NULL DEFAULT 0,
+	created   BIGINT NOT NULL,
+	KEY notify_email_codes_user (user_id, created),
+	KEY notify_email_codes_address (address, created)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin`,
+	},
 	11: {
 		`CREATE TABLE IF NOT EXISTS rboinc_pool_owners (
 	user_id BIGINT NOT NULL,

@@ -46,6 +46,10 @@ CREATE UNIQUE INDEX IF NOT EXISTS users_boinc ON users(boinc_user_id) WHERE boin
 	// its chains ends (group_done): without this index the question read
 	// every chain of the group, quadratic in the group's size.
 	{version: 9, name: "index of the running chains by group", sql: `CREATE INDEX IF NOT EXISTS chains_running ON chains(user_id, grp) WHERE state = 'running';`},
+	// E-mail is sent only to addresses the user confirmed (a code mailed
+	// to it) or the administrator registered; every user with a target
+	// has a webhook signing secret (none is ever empty when one is sent).
+	{version: 10, name: "confirmed e-mail addresses, their codes; a signing secret for every user with targets", sql: schemaV10, fn: migrateV10},
 	// A pooled content counts as present for a user only once they have
 	// sent its bytes or used it (poolowners.go). What the users' chains
 	// read so far is theirs, so nothing they did before asks for bytes again.
@@ -72,6 +76,25 @@ const schemaV11 = `CREATE TABLE IF NOT EXISTS pool_owners (
 CREATE INDEX IF NOT EXISTS pool_owners_md5 ON pool_owners(md5);
 INSERT OR IGNORE INTO pool_owners(user_id, md5) SELECT DISTINCT c.user_id, ci.md5 FROM chain_inputs ci JOIN chains c ON c.id = ci.chain_id WHERE ci.md5 != '';
 INSERT OR IGNORE INTO pool_owners(user_id, md5) SELECT DISTINCT c.user_id, si.md5 FROM step_inputs si JOIN steps s ON s.wu_name = si.wu_name JOIN chains c ON c.id = s.chain_id WHERE si.md5 != '';`
+
+const schemaV10 = `CREATE TABLE IF NOT EXISTS notify_emails (
+	user_id INTEGER NOT NULL,
+	address TEXT NOT NULL,
+	how     TEXT NOT NULL, -- 'confirmed' (the user gave back the code mailed there) or 'admin'
+	created INTEGER NOT NULL,
+	PRIMARY KEY (user_id, address)
+);
+CREATE TABLE IF NOT EXISTS notify_email_codes (
+	id        INTEGER PRIMARY KEY,
+	user_id   INTEGER NOT NULL,
+	address   TEXT NOT NULL,
+	code_hash TEXT NOT NULL, -- salt:sha256, '' once used
+	expires   INTEGER NOT NULL,
+	attempts  INTEGER NOT NULL DEFAULT 0,
+	created   INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS notify_email_codes_user ON notify_email_codes(user_id, created);
+CREATE INDEX IF NOT EXISTS notify_email_codes_address ON notify_email_codes(address, created);`
 
 const schemaV5 = `ALTER TABLE chains ADD COLUMN max_attempts INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE steps ADD COLUMN attempts INTEGER NOT NULL DEFAULT 1;

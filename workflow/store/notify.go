@@ -46,22 +46,68 @@ func (t NotifyTarget) wants(e Event) bool {
 	return slices.Contains(t.Events, "all") || slices.Contains(t.Events, e.Type)
 }
 
-// AddNotifyTarget registers a target, or changes the events of the same
-// one (user, group, kind, address).
+// ErrTooManyTargets refuses a target past the user's bound.
+var ErrTooManyTargets = errors.New("too many notification targets")
+
+// ErrEmailUnconfirmed refuses an e-mail target whose address the user has
+// not confirmed and the administrator has not registered.
+var ErrEmailUnconfirmed = errors.New("e-mail address not confirmed")
+
+// AddNotifyTarget registers one target (AddNotifyTargets, no bound).
 func (d *DB) AddNotifyTarget(ctx context.Context, t NotifyTarget) error {
+	return d.AddNotifyTargets(ctx, []NotifyTarget{t}, 0)
+}
+
+// AddNotifyTargets registers targets, or changes the events of the same
+// ones (user, group, kind, address), all or none. In the same transaction
+// each user gets a webhook signing secret if they had none, so that no
+// event is ever signed with an empty one. An e-mail target's address must
+// be one its user confirmed or the administrator registered
+// (ErrEmailUnconfirmed); limit > 0 bounds each user's targets
+// (ErrTooManyTargets).
+func (d *DB) AddNotifyTargets(ctx context.Context, ts []NotifyTarget, limit int) error {
 	return d.Tx(ctx, func(tx *sql.Tx) error {
-		ev := strings.Join(t.Events, ",")
-		res, err := tx.ExecContext(ctx, `UPDATE notify_targets SET event_types = ? WHERE user_id = ? AND grp = ? AND kind = ? AND address = ?`,
-			ev, t.UserID, t.Group, t.Kind, t.Address)
-		if err != nil {
-			return err
+		users := map[int64]bool{}
+		for _, t := range ts {
+			if t.Kind == NotifyEmail {
+				ok, err := emailConfirmed(ctx, tx, t.UserID, t.Address)
+				if err != nil {
+					return err
+				}
+				if !ok {
+					return fmt.Errorf("%w: %s", ErrEmailUnconfirmed, t.Address)
+				}
+			}
+			ev := strings.Join(t.Events, ",")
+			res, err := tx.ExecContext(ctx, `UPDATE notify_targets SET event_types = ? WHERE user_id = ? AND grp = ? AND kind = ? AND address = ?`,
+				ev, t.UserID, t.Group, t.Kind, t.Address)
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				if _, err := tx.ExecContext(ctx, `INSERT INTO notify_targets(user_id, grp, kind, address, event_types, created) VALUES (?,?,?,?,?,?)`,
+					t.UserID, t.Group, t.Kind, t.Address, ev, now()); err != nil {
+					return err
+				}
+			}
+			users[t.UserID] = true
 		}
-		if n, _ := res.RowsAffected(); n > 0 {
-			return nil
+		for u := range users {
+			if _, err := tx.ExecContext(ctx, `UPDATE users SET notify_secret = ? WHERE id = ? AND notify_secret = ''`, newSecret(), u); err != nil {
+				return fmt.Errorf("making the signing secret: %w", err)
+			}
+			if limit <= 0 {
+				continue
+			}
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM notify_targets WHERE user_id = ?`, u).Scan(&n); err != nil {
+				return err
+			}
+			if n > limit {
+				return fmt.Errorf("%w: that would make %d, at most %d are allowed", ErrTooManyTargets, n, limit)
+			}
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO notify_targets(user_id, grp, kind, address, event_types, created) VALUES (?,?,?,?,?,?)`,
-			t.UserID, t.Group, t.Kind, t.Address, ev, now())
-		return err
+		return nil
 	})
 }
 
@@ -259,24 +305,47 @@ func (d *DB) FanOut(ctx context.Context, limit int) (int, error) {
 	return n, err
 }
 
-// ClaimDeliveries takes up to limit deliveries that are due, the oldest
-// waiting one of each target only (a target gets its events in order, and
-// one that fails holds up no other), and sets them aside for lease seconds
+// Claim bounds what ClaimDeliveries takes.
+type Claim struct {
+	At    int64 // now, seconds since the epoch
+	Lease int64 // seconds a claimed delivery is set aside
+	Limit int   // deliveries taken at most
+	// PerUser bounds one user's deliveries in flight, Busy of them already
+	// (0: no bound): one user's slow targets cannot take every slot.
+	PerUser int
+	Busy    map[int64]int
+}
+
+// ClaimDeliveries takes deliveries that are due, the oldest waiting one
+// of each target only (a target gets its events in order, and one that
+// fails or hangs holds up no other), taking users in turn (each user's
+// oldest, then each one's second, ...), and sets them aside for the lease
 // so that no other notifier sends them meanwhile.
-func (d *DB) ClaimDeliveries(ctx context.Context, at, lease int64, limit int) ([]Delivery, error) {
+func (d *DB) ClaimDeliveries(ctx context.Context, c Claim) ([]Delivery, error) {
+	perUser := c.PerUser
+	if perUser <= 0 {
+		perUser = c.Limit
+	}
 	var out []Delivery
 	err := d.Tx(ctx, func(tx *sql.Tx) error {
 		out = out[:0]
-		rows, err := tx.QueryContext(ctx, `SELECT o.id, o.event_id, o.payload, o.attempts, o.created, o.next_try,
-				t.id, t.user_id, t.grp, t.kind, t.address, t.event_types, u.notify_secret
-			FROM notify_outbox o JOIN notify_targets t ON t.id = o.target_id JOIN users u ON u.id = t.user_id
-			WHERE o.id IN (SELECT min(id) FROM notify_outbox GROUP BY target_id) AND o.next_try <= ?
-			ORDER BY o.next_try, o.id LIMIT ?`, at, limit)
+		busy := 0
+		for _, n := range c.Busy {
+			busy += min(n, perUser)
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT oid, event_id, payload, attempts, ocreated, next_try, tid, uid, grp, kind, address, event_types, secret
+			FROM (SELECT o.id AS oid, o.event_id, o.payload, o.attempts, o.created AS ocreated, o.next_try,
+					t.id AS tid, t.user_id AS uid, t.grp, t.kind, t.address, t.event_types, u.notify_secret AS secret,
+					ROW_NUMBER() OVER (PARTITION BY t.user_id ORDER BY o.next_try, o.id) AS turn
+				FROM notify_outbox o JOIN notify_targets t ON t.id = o.target_id JOIN users u ON u.id = t.user_id
+				WHERE o.id IN (SELECT min(id) FROM notify_outbox GROUP BY target_id) AND o.next_try <= ?) due
+			WHERE turn <= ? ORDER BY turn, next_try, oid LIMIT ?`, c.At, perUser, c.Limit+busy)
 		if err != nil {
 			return err
 		}
 		type claim struct{ id, nextTry int64 }
 		var claims []claim
+		taken := map[int64]int{}
 		for rows.Next() {
 			var dl Delivery
 			var payload, ev string
@@ -286,6 +355,10 @@ func (d *DB) ClaimDeliveries(ctx context.Context, at, lease int64, limit int) ([
 				rows.Close()
 				return err
 			}
+			if len(out) == c.Limit || c.Busy[dl.Target.UserID]+taken[dl.Target.UserID] >= perUser {
+				continue
+			}
+			taken[dl.Target.UserID]++
 			dl.Payload, dl.Target.Events = []byte(payload), strings.Split(ev, ",")
 			out = append(out, dl)
 			claims = append(claims, claim{dl.ID, nextTry})
@@ -295,8 +368,8 @@ func (d *DB) ClaimDeliveries(ctx context.Context, at, lease int64, limit int) ([
 			return err
 		}
 		kept := out[:0]
-		for i, c := range claims {
-			res, err := tx.ExecContext(ctx, `UPDATE notify_outbox SET next_try = ? WHERE id = ? AND next_try = ?`, at+lease, c.id, c.nextTry)
+		for i, cl := range claims {
+			res, err := tx.ExecContext(ctx, `UPDATE notify_outbox SET next_try = ? WHERE id = ? AND next_try = ?`, c.At+c.Lease, cl.id, cl.nextTry)
 			if err != nil {
 				return err
 			}

@@ -162,8 +162,11 @@ func (d *DB) DeleteProbeUser(ctx context.Context, name string) error {
 		if chains > 0 {
 			return fmt.Errorf("user %s has chains: not removed", name)
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM uploads WHERE user_id = ?`, id); err != nil {
-			return err
+		for _, q := range []string{`DELETE FROM uploads WHERE user_id = ?`,
+			`DELETE FROM notify_emails WHERE user_id = ?`, `DELETE FROM notify_email_codes WHERE user_id = ?`} {
+			if _, err := tx.ExecContext(ctx, q, id); err != nil {
+				return err
+			}
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM pool_owners WHERE user_id = ?`, id); err != nil {
 			return err

@@ -67,6 +67,10 @@ const (
 	CodeTooManyRequests = "too_many_requests"    // 429: the user has as many requests in progress as the server takes; retry later
 	CodeNoSpace         = "insufficient_storage" // 507: the server's disk is full; nothing was kept, try again later
 	CodeOtherConsumer   = "other_consumer"       // 409: the group's results go to another consumer (a master's tag, a batch's group, rboinc-retrieve's)
+	// CodeBadNotifyTarget (400): a notification target the user may not
+	// name (an inner address, an unconfirmed e-mail address); the clients
+	// exit 2, as for a usage error.
+	CodeBadNotifyTarget = "bad_notify_target"
 )
 
 // Error is the body of every non-2xx answer.
