@@ -79,7 +79,7 @@ func TestRetrieveActions(t *testing.T) {
 		{[]string{"-status"}, client.ExitOK, "g/b\t2\trunning\t5\ng/a\t5\tdone\t5\n", 1},
 		{[]string{"-purge", "-group", "g"}, client.ExitUsage, "", 0}, // no terminal, no -yes
 		{[]string{"-purge", "-group", "g", "-into", dir, "-yes"}, client.ExitUsage, "", 0},
-		{[]string{"-purge", "-group", "g", "-yes"}, client.ExitOK, "Purge: 2 chain(s) affected.\n", 1},
+		{[]string{"-purge", "-group", "g", "-yes"}, client.ExitOK, "Purge: 2 chains affected.\n", 1},
 		{[]string{"-stop", "-group", "g", "-name", "a", "-yes", "-json"}, client.ExitOK, "{\n  \"count\": 2\n}\n", 1},
 		{[]string{"-name", "a"}, client.ExitUsage, "", 0},
 		{[]string{}, client.ExitUsage, "", 0},

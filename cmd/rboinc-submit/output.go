@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rboinc/rboinc/internal/words"
 	"github.com/rboinc/rboinc/workflow/client"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
@@ -48,8 +49,8 @@ func printReport(w io.Writer, rep *client.SubmitReport, asJSON, quiet bool) erro
 		return enc.Encode(rep)
 	}
 	if !quiet {
-		fmt.Fprintf(w, "Uploaded %d files (%d bytes); %d already on the server\n",
-			rep.UploadedFiles, rep.UploadedBytes, rep.ReusedFiles)
+		fmt.Fprintf(w, "Uploaded %s (%s); %d already on the server\n",
+			words.Count(rep.UploadedFiles, "file", "files"), words.Count64(rep.UploadedBytes, "byte", "bytes"), rep.ReusedFiles)
 	}
 	existing := 0
 	for _, ch := range rep.Chains {
@@ -66,7 +67,7 @@ func printReport(w io.Writer, rep *client.SubmitReport, asJSON, quiet bool) erro
 	if existing > 0 {
 		// Said even under cron: the command was run again after an answer
 		// was lost, and nothing is wrong.
-		fmt.Fprintf(os.Stderr, "%s: note: already submitted: %d chain(s) exist unchanged from an identical earlier submission\n", prog, existing)
+		fmt.Fprintf(os.Stderr, "%s: note: already submitted: %s unchanged from an identical earlier submission\n", prog, words.Count(existing, "chain exists", "chains exist"))
 	}
 	return nil
 }

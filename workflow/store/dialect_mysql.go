@@ -300,6 +300,14 @@ var mysqlSchema = map[int][]string{
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin`,
 	},
 	9: {`CREATE INDEX IF NOT EXISTS chains_running ON rboinc_chains(user_id, grp, state)`},
+	// The earlier attempts there are get their numbers in the order they
+	// ended; new ones are numbered as they come.
+	14: {
+		`ALTER TABLE rboinc_step_attempts ADD COLUMN IF NOT EXISTS seq BIGINT NULL`,
+		`UPDATE rboinc_step_attempts a JOIN (SELECT wu_name, ROW_NUMBER() OVER (ORDER BY ended, chain_id, step, attempt) AS n FROM rboinc_step_attempts) o
+	ON o.wu_name = a.wu_name SET a.seq = o.n WHERE a.seq IS NULL`,
+		`ALTER TABLE rboinc_step_attempts MODIFY COLUMN seq BIGINT NOT NULL AUTO_INCREMENT UNIQUE`,
+	},
 }
 
 // The schema version is the one row of rboinc_schema; writers lock that

@@ -1,5 +1,10 @@
 package store
 
+import (
+	"context"
+	"database/sql"
+)
+
 // migrations turn a state database of any earlier release into this one's,
 // in order, each once (see the package comment for the rule). To change
 // the schema, append {version: <last+1>, name: "...", sql: `...`}, or a fn
@@ -41,6 +46,11 @@ CREATE UNIQUE INDEX IF NOT EXISTS users_boinc ON users(boinc_user_id) WHERE boin
 	// its chains ends (group_done): without this index the question read
 	// every chain of the group, quadratic in the group's size.
 	{version: 9, name: "index of the running chains by group", sql: `CREATE INDEX IF NOT EXISTS chains_running ON chains(user_id, grp) WHERE state = 'running';`},
+	// A chain's page lists a step's earlier attempts in the order they
+	// ended, a resumed run's after the run before it (its attempts count
+	// from 1 again): by order of insertion, which SQLite's rowid holds
+	// already; MariaDB gets the column seq that rowid means there.
+	{version: 14, name: "earlier attempts in their order of insertion", fn: func(context.Context, *sql.Tx) error { return nil }},
 }
 
 const schemaV5 = `ALTER TABLE chains ADD COLUMN max_attempts INTEGER NOT NULL DEFAULT 0;
