@@ -58,7 +58,7 @@ func (e *Engine) resumeInputs(ctx context.Context, u store.User, req wire.Resume
 		byName[in.Parameter] = in
 		names = append(names, "-"+in.Parameter)
 	}
-	out := &store.NewInputs{At: map[int]string{}, Lasting: map[int]bool{}}
+	out := &store.NewInputs{At: map[int]string{}}
 	given := make([]string, 0, len(req.Files))
 	for name := range req.Files {
 		given = append(given, name)
@@ -71,16 +71,11 @@ func (e *Engine) resumeInputs(ctx context.Context, u store.User, req wire.Resume
 		}
 		// The chains read their inputs by position, as the templates had
 		// them when they were submitted.
-		fed := false
 		for _, l := range layouts {
 			if in.Position >= len(l.Inputs) || l.Inputs[in.Position].OpenName != in.OpenName {
 				return nil, errf(KindBadRequest, "the templates of queue %s changed since the chains were submitted: input -%s cannot be replaced", queue, name)
 			}
-			for _, o := range l.Outputs {
-				fed = fed || o.ChainPos == in.Position
-			}
 		}
-		out.Lasting[in.Position] = !fed
 		out.At[in.Position] = req.Files[name].MD5
 	}
 	sreq := wire.SubmitRequest{Queue: queue, Group: req.Group, Upload: req.Upload, Chains: []wire.ChainSpec{{Name: "resume", Files: req.Files}}}

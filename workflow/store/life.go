@@ -125,35 +125,31 @@ func (d *DB) Resume(ctx context.Context, userID int64, group, name string, newWU
 }
 
 // NewInputs are contents a resumed step reads instead of those it had, by
-// input position. Lasting are the positions no output of a step feeds:
-// the later steps read the new content there too (the chain's own input).
+// input position. Each next step starts from its step's inputs, so a
+// position no output feeds keeps the new content for the later steps too.
 type NewInputs struct {
-	At      map[int]string
-	Lasting map[int]bool
+	At map[int]string
 }
 
 // replaceInputs gives work unit wu (a restarted step of chain c) the new
-// contents, and the chain the lasting ones.
+// contents: in its own inputs, or, for a step 0 that reads its chain's
+// (it has none of its own), in the chain's.
 func replaceInputs(ctx context.Context, tx *sql.Tx, c *Chain, wu string, in *NewInputs) error {
+	var own int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM step_inputs WHERE wu_name = ?`, wu).Scan(&own); err != nil {
+		return err
+	}
 	for pos, sum := range in.At {
-		res, err := tx.ExecContext(ctx, `UPDATE step_inputs SET md5 = ? WHERE wu_name = ? AND pos = ?`, sum, wu, pos)
+		update, insert, args := `UPDATE step_inputs SET md5 = ? WHERE wu_name = ? AND pos = ?`, `INSERT INTO step_inputs(wu_name, pos, md5) VALUES (?,?,?)`, []any{wu, pos}
+		if own == 0 {
+			update, insert, args = `UPDATE chain_inputs SET md5 = ? WHERE chain_id = ? AND pos = ?`, `INSERT INTO chain_inputs(chain_id, pos, md5) VALUES (?,?,?)`, []any{c.ID, pos}
+		}
+		res, err := tx.ExecContext(ctx, update, append([]any{sum}, args...)...)
 		if err != nil {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO step_inputs(wu_name, pos, md5) VALUES (?,?,?)`, wu, pos, sum); err != nil {
-				return err
-			}
-		}
-		if !in.Lasting[pos] {
-			continue
-		}
-		res, err = tx.ExecContext(ctx, `UPDATE chain_inputs SET md5 = ? WHERE chain_id = ? AND pos = ?`, sum, c.ID, pos)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO chain_inputs(chain_id, pos, md5) VALUES (?,?,?)`, c.ID, pos, sum); err != nil {
+			if _, err := tx.ExecContext(ctx, insert, append(args, sum)...); err != nil {
 				return err
 			}
 		}

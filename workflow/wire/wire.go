@@ -240,8 +240,8 @@ type PriorityRequest struct {
 
 // ResumeRequest resumes the chains of Group (or chain Name), at PathResume.
 // Files, when given, replace inputs of the step each chain restarts, by
-// parameter name as in ChainSpec.Files (an input no output feeds is replaced
-// for the later steps too); contents the server lacks go into the upload
+// parameter name as in ChainSpec.Files (an input no output feeds keeps the
+// new content for the later steps too); contents the server lacks go into the upload
 // collection Upload first, as for a submission.
 type ResumeRequest struct {
 	ChainRef
