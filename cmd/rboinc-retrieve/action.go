@@ -71,6 +71,9 @@ func action(c *cli.Context) error {
 	case c.Bool("abort"):
 		return change(c, "abort", "Abort", ref, cl.Abort)
 	case c.Bool("resume"):
+		if files := resumeFiles(c); len(files) > 0 {
+			return resumeWithFiles(c, cl, ref, files)
+		}
 		return change(c, "resume", "Resume", ref, cl.Resume)
 	case extend > 0:
 		return change(c, "extend", "Add "+words.Count(extend, "step", "steps")+" to", ref, func(ctx context.Context, ref wire.ChainRef) (*wire.CountResponse, error) {
