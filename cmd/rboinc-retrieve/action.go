@@ -233,11 +233,7 @@ func retrieve(c *cli.Context, cl *client.Client, ref wire.ChainRef) error {
 		return client.Usagef("the download directory is empty")
 	}
 	asJSON := c.Bool("json")
-	// Quiet by default off a terminal (cron); -verbose or -quiet=false say otherwise.
-	quiet := !clitool.IsTerminal(os.Stdout) && !c.Bool("verbose")
-	if c.IsSet("quiet") {
-		quiet = c.Bool("quiet")
-	}
+	quiet := quietOutput(c)
 	start, finish := clitool.Progress(!quiet && !asJSON && clitool.IsTerminal(os.Stderr), "downloading")
 	in.OnDownload = start
 	rep, err := cl.Retrieve(c.Context, in)
@@ -253,10 +249,21 @@ func retrieve(c *cli.Context, cl *client.Client, ref wire.ChainRef) error {
 	case asJSON:
 		// One document: a partial failure's error and exit code go into it.
 		return clitool.WriteJSONResult(c.App.Writer, rep, err)
+	case !quiet && c.IsSet("follow"):
+		fmt.Fprintf(c.App.Writer, "Retrieved %d (group %s), already present %d, out of %d.\n", rep.Retrieved, ref.Group, rep.Present, rep.Total)
 	case !quiet:
 		fmt.Fprintf(c.App.Writer, "Retrieved %d, already present %d, out of %d.\n", rep.Retrieved, rep.Present, rep.Total)
 	}
 	return err
+}
+
+// quietOutput: no progress and no summary. Quiet by default off a terminal
+// (cron); -verbose or -quiet=false say otherwise.
+func quietOutput(c *cli.Context) bool {
+	if c.IsSet("quiet") {
+		return c.Bool("quiet")
+	}
+	return !clitool.IsTerminal(os.Stdout) && !c.Bool("verbose")
 }
 
 func writeJSON(w io.Writer, v any) error {
