@@ -114,6 +114,21 @@ type Queue struct {
 	Description string      `json:"description"`
 	Parameters  []Parameter `json:"parameters"`
 	Outputs     []Output    `json:"outputs"`
+	// Tries says how often a step runs before its chain fails (absent
+	// from older servers).
+	Tries *Tries `json:"tries,omitempty"`
+}
+
+// Tries are the server's retries of a failing step: BOINC sends each work
+// unit again after an error result, up to MaxErrorResults error results
+// (so MaxErrorResults+1 runs) and MaxTotalResults results in all; when BOINC
+// gives up, rboinc makes the step again as a new work unit, up to
+// MaxStepAttempts work units per step. A zero BOINC figure means the
+// template's or BOINC's own default.
+type Tries struct {
+	MaxErrorResults int `json:"max_error_results"`
+	MaxTotalResults int `json:"max_total_results"`
+	MaxStepAttempts int `json:"max_step_attempts"`
 }
 
 // MissingRequest asks which of these contents (MD5 hex) the server lacks.
