@@ -95,4 +95,3 @@ func gridCounts(ctx context.Context, cl *client.Client, group string) ([]*groupC
 	}
 	return groups, "the server does not read BOINC's database", nil
 }
-
