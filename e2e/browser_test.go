@@ -290,6 +290,10 @@ func TestBrowserStatusPages(t *testing.T) {
 		t.Fatal(err)
 	}
 	navigate(t, alice, status+"g1/quick")
+	// A done chain of 2 steps lists 2 steps, not the one kept for -extend.
+	if rows := eval[string](t, alice, `[...document.querySelectorAll('#steps tr')].slice(1).map(r => r.cells[0].innerText + ' ' + r.cells[2].innerText).join('; ')`); rows != "0 done; 1 done" {
+		t.Fatalf("the steps of a done 2-step chain: %q", rows)
+	}
 	href := eval[string](t, alice, `document.querySelector('a.download').getAttribute('href')`)
 	name := eval[string](t, alice, `document.querySelector('a.download').textContent`)
 	screenshot(t, alice, "status-chain")

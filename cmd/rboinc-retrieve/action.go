@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rboinc/rboinc/internal/words"
 	"github.com/rboinc/rboinc/workflow/client"
 	"github.com/rboinc/rboinc/workflow/client/clitool"
 	"github.com/rboinc/rboinc/workflow/naming"
@@ -74,9 +74,12 @@ func action(c *cli.Context) error {
 	case c.Bool("abort"):
 		return change(c, "abort", "Abort", ref, cl.Abort)
 	case c.Bool("resume"):
+		if files := resumeFiles(c); len(files) > 0 {
+			return resumeWithFiles(c, cl, ref, files)
+		}
 		return change(c, "resume", "Resume", ref, cl.Resume)
 	case extend > 0:
-		return change(c, "extend", fmt.Sprintf("Add %d step(s) to", extend), ref, func(ctx context.Context, ref wire.ChainRef) (*wire.CountResponse, error) {
+		return change(c, "extend", "Add "+words.Count(extend, "step", "steps")+" to", ref, func(ctx context.Context, ref wire.ChainRef) (*wire.CountResponse, error) {
 			return cl.Extend(ctx, wire.ExtendRequest{ChainRef: ref, Steps: extend})
 		})
 	case c.IsSet("priority"):
@@ -136,7 +139,7 @@ func printCount(c *cli.Context, Verb string, r *wire.CountResponse) error {
 	case r.Message != "":
 		fmt.Fprintln(c.App.Writer, r.Message)
 	default:
-		fmt.Fprintf(c.App.Writer, "%s: %d chain(s) affected.\n", Verb, r.Count)
+		fmt.Fprintf(c.App.Writer, "%s: %s affected.\n", Verb, words.Count(r.Count, "chain", "chains"))
 	}
 	return nil
 }
@@ -220,87 +223,6 @@ func oneField(s string) string {
 	}, s)
 }
 
-// groupCount is one line of -gridstatus.
-type groupCount struct {
-	Group   string            `json:"group"`
-	Chains  int               `json:"chains"`
-	Running int               `json:"running"`
-	Done    int               `json:"done"`
-	Failed  int               `json:"failed"`
-	Stopped int               `json:"stopped"`
-	Boinc   *wire.BoincCounts `json:"boinc,omitempty"`
-}
-
-// gridStatus is the original's -gridstatus, which printed BOINC database
-// statistics per group: the chains of each group by state and, from
-// BOINC's database, their work units' results of the last 30 days (of one
-// group when -group is given).
-func gridStatus(c *cli.Context, cl *client.Client, group string) error {
-	groups, boincErr, err := gridCounts(c.Context, cl, group)
-	if err != nil {
-		return err
-	}
-	if c.Bool("json") {
-		return writeJSON(c.App.Writer, groups)
-	}
-	if boincErr != "" {
-		fmt.Fprintf(c.App.ErrWriter, "%s: no BOINC figures: %s\n", prog, boincErr)
-	}
-	fmt.Fprintln(c.App.Writer, "GROUP\tCHAINS\tRUNNING\tDONE\tFAILED\tSTOPPED\tUNSENT\tIN_PROGRESS\tSUCCESS\tERRORS\tTURNAROUND_H")
-	for _, g := range groups {
-		line := fmt.Sprintf("%s\t%d\t%d\t%d\t%d\t%d", g.Group, g.Chains, g.Running, g.Done, g.Failed, g.Stopped)
-		if b := g.Boinc; b != nil {
-			line += fmt.Sprintf("\t%d\t%d\t%d\t%d\t%.1f", b.Unsent, b.InProgress, b.Success, b.Error, b.TurnaroundAvg/3600)
-		} else {
-			line += "\t-\t-\t-\t-\t-"
-		}
-		fmt.Fprintln(c.App.Writer, line)
-	}
-	return nil
-}
-
-// gridCounts asks the server for the grid status; a server without it
-// gives the chain states alone, counted from the status.
-func gridCounts(ctx context.Context, cl *client.Client, group string) ([]*groupCount, string, error) {
-	groups := []*groupCount{}
-	gs, err := cl.GridStatus(ctx, group)
-	if err == nil {
-		for _, g := range gs.Groups {
-			groups = append(groups, &groupCount{Group: g.Group, Chains: g.Chains, Running: g.Running, Done: g.Done,
-				Failed: g.Failed, Stopped: g.Stopped, Boinc: g.Boinc})
-		}
-		return groups, gs.BoincError, nil
-	}
-	if !errors.Is(err, client.ErrNoGridStatus) {
-		return nil, "", err
-	}
-	r, err := cl.Status(ctx, group, "")
-	if err != nil {
-		return nil, "", err
-	}
-	byName := map[string]*groupCount{}
-	for _, ch := range r.Chains {
-		g, ok := byName[ch.Group]
-		if !ok {
-			g = &groupCount{Group: ch.Group}
-			byName[ch.Group] = g
-			groups = append(groups, g)
-		}
-		g.Chains++
-		switch ch.State {
-		case wire.StateRunning:
-			g.Running++
-		case wire.StateDone:
-			g.Done++
-		case wire.StateFailed:
-			g.Failed++
-		case wire.StateStopped:
-			g.Stopped++
-		}
-	}
-	return groups, "the server does not read BOINC's database", nil
-}
-
 // retrieve downloads, verifies and acknowledges the group's results.
 func retrieve(c *cli.Context, cl *client.Client, ref wire.ChainRef) error {
 	in := client.RetrieveInput{Group: ref.Group, Name: ref.Name, Dir: c.String("into"), Keep: c.Bool("keep")}
@@ -314,11 +236,7 @@ func retrieve(c *cli.Context, cl *client.Client, ref wire.ChainRef) error {
 		return client.Usagef("the download directory is empty")
 	}
 	asJSON := c.Bool("json")
-	// Quiet by default off a terminal (cron); -verbose or -quiet=false say otherwise.
-	quiet := !clitool.IsTerminal(os.Stdout) && !c.Bool("verbose")
-	if c.IsSet("quiet") {
-		quiet = c.Bool("quiet")
-	}
+	quiet := quietOutput(c)
 	start, finish := clitool.Progress(!quiet && !asJSON && clitool.IsTerminal(os.Stderr), "downloading")
 	in.OnDownload = start
 	rep, err := cl.Retrieve(c.Context, in)
@@ -334,10 +252,21 @@ func retrieve(c *cli.Context, cl *client.Client, ref wire.ChainRef) error {
 	case asJSON:
 		// One document: a partial failure's error and exit code go into it.
 		return clitool.WriteJSONResult(c.App.Writer, rep, err)
+	case !quiet && c.IsSet("follow"):
+		fmt.Fprintf(c.App.Writer, "Retrieved %d (group %s), already present %d, out of %d.\n", rep.Retrieved, ref.Group, rep.Present, rep.Total)
 	case !quiet:
 		fmt.Fprintf(c.App.Writer, "Retrieved %d, already present %d, out of %d.\n", rep.Retrieved, rep.Present, rep.Total)
 	}
 	return err
+}
+
+// quietOutput: no progress and no summary. Quiet by default off a terminal
+// (cron); -verbose or -quiet=false say otherwise.
+func quietOutput(c *cli.Context) bool {
+	if c.IsSet("quiet") {
+		return c.Bool("quiet")
+	}
+	return !clitool.IsTerminal(os.Stdout) && !c.Bool("verbose")
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -79,7 +79,7 @@ func TestRetrieveActions(t *testing.T) {
 		{[]string{"-status"}, client.ExitOK, "g/b\t2\trunning\t5\ng/a\t5\tdone\t5\n", 1},
 		{[]string{"-purge", "-group", "g"}, client.ExitUsage, "", 0}, // no terminal, no -yes
 		{[]string{"-purge", "-group", "g", "-into", dir, "-yes"}, client.ExitUsage, "", 0},
-		{[]string{"-purge", "-group", "g", "-yes"}, client.ExitOK, "Purge: 2 chain(s) affected.\n", 1},
+		{[]string{"-purge", "-group", "g", "-yes"}, client.ExitOK, "Purge: 2 chains affected.\n", 1},
 		{[]string{"-stop", "-group", "g", "-name", "a", "-yes", "-json"}, client.ExitOK, "{\n  \"count\": 2\n}\n", 1},
 		{[]string{"-name", "a"}, client.ExitUsage, "", 0},
 		{[]string{}, client.ExitUsage, "", 0},
@@ -87,8 +87,8 @@ func TestRetrieveActions(t *testing.T) {
 		{[]string{"-group", "g", "-into", dir}, client.ExitOK, "", 2}, // stdout is not a terminal: quiet; then the events, for failures since the last run
 		{[]string{"-group", "nope", "-into", dir}, client.ExitRefused, "", 0},
 		// The original's options, abbreviations and letter case.
-		{[]string{"-gridstatus"}, client.ExitOK, gridHeader + "g\t2\t1\t1\t0\t0\t0\t1\t6\t1\t1.5\n", 1},
-		{[]string{"-GRID", "-json"}, client.ExitOK, "[\n  {\n    \"group\": \"g\",\n    \"chains\": 2,\n    \"running\": 1,\n    \"done\": 1,\n    \"failed\": 0,\n    \"stopped\": 0,\n" +
+		{[]string{"-gridstatus"}, client.ExitOK, gridHeader + "g\t2\t1\t1\t0\t0\t0\t1\t6\t1\t1.5\t0\n", 1},
+		{[]string{"-GRID", "-json"}, client.ExitOK, "[\n  {\n    \"group\": \"g\",\n    \"chains\": 2,\n    \"running\": 1,\n    \"done\": 1,\n    \"failed\": 0,\n    \"stopped\": 0,\n    \"aborted\": 0,\n" +
 			"    \"boinc\": {\n      \"work_units\": 7,\n      \"unsent\": 0,\n      \"in_progress\": 1,\n      \"success\": 6,\n      \"error\": 1,\n      \"decided\": 6,\n      \"turnaround_avg_s\": 5400\n    }\n  }\n]\n", 1},
 		{[]string{"-stat", "-grou", "g", "-user", "x"}, client.ExitOK, "b\t2\trunning\t5\na\t5\tdone\t5\n", 1},
 		{[]string{"-st", "-group", "g"}, client.ExitUsage, "", 0}, // -status or -stop?
@@ -127,7 +127,7 @@ func TestPartialFailureIsOneJSONDocument(t *testing.T) {
 	}
 }
 
-const gridHeader = "GROUP\tCHAINS\tRUNNING\tDONE\tFAILED\tSTOPPED\tUNSENT\tIN_PROGRESS\tSUCCESS\tERRORS\tTURNAROUND_H\n"
+const gridHeader = "GROUP\tCHAINS\tRUNNING\tDONE\tFAILED\tSTOPPED\tUNSENT\tIN_PROGRESS\tSUCCESS\tERRORS\tTURNAROUND_H\tABORTED\n"
 
 // TestGridStatusOldServer: a server without the grid status (404 from its
 // router) gets the chain states counted from its status, BOINC's columns
@@ -141,11 +141,15 @@ func TestGridStatusOldServer(t *testing.T) {
 		json.NewEncoder(w).Encode(wire.StatusResponse{Chains: []wire.ChainStatus{
 			{Group: "g", Name: "b", State: wire.StateRunning, StepsDone: 2, NumSteps: 5},
 			{Group: "g", Name: "a", State: wire.StateDone, StepsDone: 5, NumSteps: 5},
+			// Every chain in one state column: queued ones run, aborted
+			// ones have their own.
+			{Group: "g", Name: "c", State: wire.StateQueued, StepsDone: 0, NumSteps: 5},
+			{Group: "g", Name: "d", State: wire.StateAborted, StepsDone: 1, NumSteps: 5},
 		}})
 	}))
 	defer srv.Close()
 	out, code := runApp(t, "-url", srv.URL+"/cgi", "-authenticator", "t", "-gridstatus")
-	if code != client.ExitOK || out != gridHeader+"g\t2\t1\t1\t0\t0\t-\t-\t-\t-\t-\n" {
+	if code != client.ExitOK || out != gridHeader+"g\t4\t2\t1\t0\t0\t-\t-\t-\t-\t-\t1\n" {
 		t.Errorf("exit %d, out %q", code, out)
 	}
 }

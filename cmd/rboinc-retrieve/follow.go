@@ -30,6 +30,9 @@ func follow(c *cli.Context, cl *client.Client, groups []string) error {
 		return err
 	}
 	after := r.LastID
+	// On a terminal (or with -verbose) each event is a line, as -watch
+	// prints it, before the retrieval it causes.
+	talk := !c.Bool("json") && !quietOutput(c)
 	open := map[string]bool{}
 	for _, g := range groups {
 		st, err := cl.Status(c.Context, g, "")
@@ -63,6 +66,12 @@ func follow(c *cli.Context, cl *client.Client, groups []string) error {
 			case "group_done":
 				changed[e.Group] = true
 				delete(open, e.Group)
+			default:
+				continue
+			}
+			if talk {
+				// Which chain and step the files to come are of.
+				fmt.Fprintln(c.App.Writer, eventLine(e))
 			}
 		}
 		for _, g := range groups {

@@ -13,8 +13,6 @@ const prog = "rboinc-retrieve"
 
 const catAction = "Action"
 
-func main() { clitool.Main(newApp()) }
-
 func newApp() *cli.App {
 	app := &cli.App{
 		Name:  prog,
@@ -24,7 +22,8 @@ func newApp() *cli.App {
 			prog + " -gridstatus [-json]\n" +
 			prog + " -stop|-purge -group GROUP [-name NAME] [-yes]\n" +
 			prog + " -notify-secret | -notify-secret-rotate [-yes]\n" +
-			prog + " -confirm-email ADDRESS [-code CODE]",
+			prog + " -confirm-email ADDRESS [-code CODE]\n" +
+			prog + " -resume -group GROUP [-name NAME] [-<parameter> FILE]... [-yes]",
 		Description: "Options take one or two dashes. Exit codes: 0 ok, 1 failure, 2 usage error\n" +
 			"(also -stop or -purge without a terminal and without -yes), 3 server\n" +
 			"unreachable, 4 refused by the server, 5 authentication failed, 6 another\n" +
@@ -42,7 +41,7 @@ func newApp() *cli.App {
 			&cli.BoolFlag{Name: "stop", Category: catAction, Usage: "create no further steps for the group (or chain)"},
 			&cli.BoolFlag{Name: "cancel", Category: catAction, Usage: "with -stop: also cancel the work units in BOINC"},
 			&cli.BoolFlag{Name: "purge", Category: catAction, Usage: "remove the group (or chain) from the server for good (its work units in BOINC are cancelled)"},
-			&cli.BoolFlag{Name: "resume", Category: catAction, Usage: "continue stopped, failed or aborted chains from their last good step"},
+			&cli.BoolFlag{Name: "resume", Category: catAction, Usage: "continue stopped, failed or aborted chains from their last good step; -<parameter> FILE options of the chains' queue (as rboinc-submit takes them) give that step new inputs"},
 			&cli.StringFlag{Name: "extend", Category: catAction, Usage: "add `K` steps to the chains (also to done ones)"},
 			&cli.BoolFlag{Name: "abort", Category: catAction, Usage: "stop the chains and cancel their work units in BOINC"},
 			&cli.StringFlag{Name: "priority", Category: catAction, Usage: "give the chains the base priority `P` (as -priority of rboinc-submit): their next steps, and their work units BOINC has not sent yet"},

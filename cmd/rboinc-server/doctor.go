@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/rboinc/rboinc/internal/words"
 	"github.com/rboinc/rboinc/workflow/setup"
 )
 
@@ -89,7 +90,7 @@ func doctorCommand() *cli.Command {
 				fmt.Fprintf(w, "%-7s %s\n", x.Severity.String()+":", x.Msg)
 			}
 			if n := len(fs.Problems()); n > 0 {
-				return cli.Exit(fmt.Sprintf("rboinc-server doctor: %d problem(s) to fix", n), 1)
+				return cli.Exit(fmt.Sprintf("rboinc-server doctor: %s to fix", words.Count(n, "problem", "problems")), 1)
 			}
 			fmt.Fprintln(w, "no problems found")
 			return nil

@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/rboinc/rboinc/internal/words"
 	"github.com/rboinc/rboinc/workflow/engine"
 )
 
@@ -30,7 +31,7 @@ func lateCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Printf("%d late step(s) given one more replica\n", n)
+			fmt.Printf("%s given one more replica\n", words.Count(n, "late step", "late steps"))
 			return nil
 		},
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/rboinc/rboinc/internal/words"
 	"github.com/rboinc/rboinc/workflow/boinc"
 	"github.com/rboinc/rboinc/workflow/engine"
 	"github.com/rboinc/rboinc/workflow/hookargs"
@@ -243,7 +244,7 @@ func app(log *slog.Logger) *cli.App {
 					defer e.Close()
 					n, err := e.Collect(c.Context, c.Duration("grace"))
 					if err == nil {
-						fmt.Printf("removed %d content(s)\n", n)
+						fmt.Printf("removed %s\n", words.Count(n, "content", "contents"))
 					}
 					return err
 				},

@@ -182,20 +182,64 @@ func (c *Client) sendOnce(ctx context.Context, req *http.Request) (*http.Respons
 	}
 	defer resp.Body.Close()
 	e := decodeError(resp)
-	if e.Status == http.StatusNotFound && e.Code == "" {
-		e.Message = strings.TrimSpace(e.Message + " " + c.pathHint())
+	if api := resp.Header.Get(wire.HeaderAPIBase); e.Status == http.StatusNotFound && (e.Code == "" || api != "") {
+		e.Message = strings.TrimSpace(e.Message + " " + c.pathHint(ctx, api))
 	}
 	return nil, e
 }
 
-// pathHint suggests the API's path when the base URL lacks it: a server
-// that answers 404 without an rboinc error is no rboinc API.
-func (c *Client) pathHint() string {
-	if c.Base == nil || strings.HasSuffix(strings.TrimSuffix(c.Base.Path, "/"), "/rboinc_cgi") {
+// pathHint names the API's URL when the base URL is not it: from the
+// path the server says its API has (api, from wire.HeaderAPIBase), else,
+// for a server that answers 404 without an rboinc error (a web server
+// in front of the CGI program), the first of HOST/rboinc_cgi and
+// BASE/rboinc_cgi that answers as rboinc does.
+func (c *Client) pathHint(ctx context.Context, api string) string {
+	if c.Base == nil {
 		return ""
 	}
 	base := strings.TrimSuffix(c.Base.String(), "/")
-	return "(" + base + " is not an rboinc API: did you mean " + base + "/rboinc_cgi?)"
+	root := *c.Base
+	root.Path, root.RawPath, root.RawQuery, root.Fragment = "", "", "", ""
+	var want string
+	switch {
+	case api != "":
+		if !strings.HasPrefix(api, "/") {
+			return ""
+		}
+		want = root.String() + api
+	case strings.HasSuffix(strings.TrimSuffix(c.Base.Path, "/"), "/rboinc_cgi"):
+		return ""
+	default:
+		want = root.String() + "/rboinc_cgi"
+		for _, try := range []string{want, base + "/rboinc_cgi"} {
+			if c.alive(ctx, try) {
+				want = try
+				break
+			}
+		}
+	}
+	if want == base {
+		return ""
+	}
+	return "(" + base + " is not an rboinc API: did you mean " + want + "?)"
+}
+
+// alive tells whether url answers as the base of an rboinc API (its
+// liveness probe), within a few seconds.
+func (c *Client) alive(ctx context.Context, url string) bool {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return false
+	}
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
+	return resp.StatusCode == http.StatusOK && strings.Contains(string(b), "boinc CGI is alive")
 }
 
 // decodeError reads a wire.Error body, or keeps a short excerpt of

@@ -12,7 +12,7 @@ import (
 // authentication failures, although some come as HTTP 403.
 func TestLimitRefusalsExitRefused(t *testing.T) {
 	for _, e := range []*APIError{
-		{Status: http.StatusForbidden, Code: wire.CodeQuotaExceeded, Message: "you have 3 chain(s) in progress"},
+		{Status: http.StatusForbidden, Code: wire.CodeQuotaExceeded, Message: "you have 3 chains in progress"},
 		{Status: http.StatusRequestEntityTooLarge, Code: wire.CodeTooLarge, Message: "the upload is larger"},
 		{Status: http.StatusRequestEntityTooLarge, Code: wire.CodeQuotaExceeded, Message: "your scratch area holds"},
 	} {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rboinc/rboinc/internal/words"
 	"github.com/rboinc/rboinc/workflow/store"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
@@ -239,7 +240,7 @@ func (e *Engine) AbortJobs(ctx context.Context, u store.User, ref wire.JobsRef) 
 		n += len(chains)
 		wus = append(wus, w...)
 	}
-	return wire.CountResponse{Count: n, Message: fmt.Sprintf("aborted %d job(s)%s", n, e.cancelNote(ctx, wus))}, nil
+	return wire.CountResponse{Count: n, Message: fmt.Sprintf("aborted %s%s", words.Count(n, "job", "jobs"), e.cancelNote(ctx, wus))}, nil
 }
 
 // RetireBatch forgets a batch: its chains are purged (work units still in

@@ -55,15 +55,18 @@ func (e *Engine) GridStatus(ctx context.Context, u store.User, group string) (wi
 			byGroup[c.Group] = g
 		}
 		g.Chains++
+		// Every chain in exactly one state (chains does not list purged ones).
 		switch c.State {
-		case wire.StateRunning:
-			g.Running++
 		case wire.StateDone:
 			g.Done++
 		case wire.StateFailed:
 			g.Failed++
 		case wire.StateStopped:
 			g.Stopped++
+		case wire.StateAborted:
+			g.Aborted++
+		default:
+			g.Running++
 		}
 	}
 	if bdb, err := e.boincDB(ctx); err != nil {

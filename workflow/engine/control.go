@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/rboinc/rboinc/internal/words"
 	"github.com/rboinc/rboinc/workflow/naming"
 	"github.com/rboinc/rboinc/workflow/store"
 	"github.com/rboinc/rboinc/workflow/wire"
@@ -95,7 +96,7 @@ func (e *Engine) Stop(ctx context.Context, u store.User, ref wire.ChainRef) (wir
 	if len(chains) == 0 {
 		return wire.CountResponse{}, notFound(ref.Group, ref.Name)
 	}
-	n, err := e.DB.Stop(ctx, u.ID, ref.Group, ref.Name)
+	n, err := e.DB.Stop(ctx, u.ID, ref.Group, ref.Name, byUser("stopped", u))
 	if err != nil {
 		return wire.CountResponse{}, err
 	}
@@ -104,9 +105,9 @@ func (e *Engine) Stop(ctx context.Context, u store.User, ref wire.ChainRef) (wir
 		if err != nil {
 			return wire.CountResponse{}, err
 		}
-		return wire.CountResponse{Count: n, Message: fmt.Sprintf("stopped %d running chain(s)%s", n, e.cancelNote(ctx, wus))}, nil
+		return wire.CountResponse{Count: n, Message: fmt.Sprintf("stopped %s%s", words.Count(n, "running chain", "running chains"), e.cancelNote(ctx, wus))}, nil
 	}
-	return wire.CountResponse{Count: n, Message: fmt.Sprintf("stopped %d running chain(s); work units already in BOINC will finish and can be retrieved", n)}, nil
+	return wire.CountResponse{Count: n, Message: fmt.Sprintf("stopped %s; work units already in BOINC will finish and can be retrieved", words.Count(n, "running chain", "running chains"))}, nil
 }
 
 // Purge removes a group (or one chain) from the server: its records and
@@ -136,5 +137,5 @@ func (e *Engine) Purge(ctx context.Context, u store.User, ref wire.ChainRef) (wi
 	}
 	os.Remove(dir) // only if empty
 	note := e.cancelNote(ctx, inflight)
-	return wire.CountResponse{Count: len(chains), Message: fmt.Sprintf("purged %d chain(s) and %d result file(s)%s", len(chains), len(files), note)}, nil
+	return wire.CountResponse{Count: len(chains), Message: fmt.Sprintf("purged %s and %s%s", words.Count(len(chains), "chain", "chains"), words.Count(len(files), "result file", "result files"), note)}, nil
 }

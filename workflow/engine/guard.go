@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/rboinc/rboinc/internal/words"
 	"github.com/rboinc/rboinc/workflow/pool"
 	"github.com/rboinc/rboinc/workflow/store"
 	"github.com/rboinc/rboinc/workflow/templates"
@@ -53,7 +54,7 @@ func (e *Engine) checkQuota(ctx context.Context, u store.User, req wire.SubmitRe
 		return err
 	}
 	if l.MaxRunningChains > 0 && use.RunningChains+len(req.Chains) > l.MaxRunningChains {
-		return errf(KindQuota, "you have %d chain(s) in progress and this submission adds %d; the limit is %d: wait for chains to finish, or stop some", use.RunningChains, len(req.Chains), l.MaxRunningChains)
+		return errf(KindQuota, "you have %s in progress and this submission adds %d; the limit is %d: wait for chains to finish, or stop some", words.Count(use.RunningChains, "chain", "chains"), len(req.Chains), l.MaxRunningChains)
 	}
 	if l.MaxPoolBytes == 0 {
 		return nil

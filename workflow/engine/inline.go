@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/rboinc/rboinc/internal/words"
 	"github.com/rboinc/rboinc/workflow/pool"
 	"github.com/rboinc/rboinc/workflow/store"
 	"github.com/rboinc/rboinc/workflow/templates"
@@ -156,7 +157,7 @@ func (in *intake) read(ctx context.Context, req wire.SubmitRequest, body io.Read
 	}
 	var one [1]byte
 	if n, _ := io.ReadFull(body, one[:]); n > 0 {
-		return errf(KindBadRequest, "the request goes on after its %d inline content(s)", len(req.Inline))
+		return errf(KindBadRequest, "the request goes on after its %s", words.Count(len(req.Inline), "inline content", "inline contents"))
 	}
 	return nil
 }

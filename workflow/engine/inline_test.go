@@ -88,7 +88,7 @@ func TestSubmitInlineRefusesBadContents(t *testing.T) {
 		want string
 	}{
 		{"damaged", nil, string(bad), engine.KindBadRequest, "the bytes sent have MD5"},
-		{"trailing data", nil, trailing, engine.KindBadRequest, "goes on after its 4 inline content(s)"},
+		{"trailing data", nil, trailing, engine.KindBadRequest, "goes on after its 4 inline contents"},
 		{"truncated", nil, truncated, engine.KindBadRequest, "ended inside inline content " + req.Inline[3].MD5},
 		{"unused", func(r wire.SubmitRequest) wire.SubmitRequest {
 			r.Inline = append(r.Inline[:len(r.Inline):len(r.Inline)], ref("x"))

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"time"
 
+	"github.com/rboinc/rboinc/internal/words"
 	"github.com/rboinc/rboinc/workflow/naming"
 	"github.com/rboinc/rboinc/workflow/store"
 	"github.com/rboinc/rboinc/workflow/wire"
@@ -42,7 +44,7 @@ func (e *Engine) cancelNote(ctx context.Context, wus []string) string {
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; %d work unit(s) cancelled in BOINC", n)
+	return "; " + words.Count(n, "work unit", "work units") + " cancelled in BOINC"
 }
 
 // selected checks a chain reference and that it names chains of the user.
@@ -66,12 +68,18 @@ func (e *Engine) Abort(ctx context.Context, u store.User, ref wire.ChainRef) (wi
 	if err := e.selected(ctx, u, ref); err != nil {
 		return wire.CountResponse{}, err
 	}
-	chains, wus, err := e.DB.Abort(ctx, u.ID, ref.Group, ref.Name, "")
+	chains, wus, err := e.DB.Abort(ctx, u.ID, ref.Group, ref.Name, byUser("aborted", u))
 	if err != nil {
 		return wire.CountResponse{}, err
 	}
 	note := e.cancelNote(ctx, wus)
-	return wire.CountResponse{Count: len(chains), Message: fmt.Sprintf("aborted %d chain(s)%s", len(chains), note)}, nil
+	return wire.CountResponse{Count: len(chains), Message: fmt.Sprintf("aborted %s%s", words.Count(len(chains), "chain", "chains"), note)}, nil
+}
+
+// byUser is the reason of a chain its user stopped or aborted: who, and
+// when (shown by -status and the status page until the chain resumes).
+func byUser(what string, u store.User) string {
+	return fmt.Sprintf("%s by %s at %s", what, u.Name, time.Now().UTC().Format("2006-01-02 15:04:05 UTC"))
 }
 
 // newWUNamer names a step's new work unit with a fresh tag.
@@ -84,19 +92,38 @@ func newWUNamer(c store.Chain, step int) string {
 }
 
 // Resume sets stopped, failed or aborted chains running again from their
-// last good step.
-func (e *Engine) Resume(ctx context.Context, u store.User, ref wire.ChainRef) (wire.CountResponse, error) {
+// last good step; with files, that step reads them instead of the inputs
+// it had (see resumeInputs).
+func (e *Engine) Resume(ctx context.Context, u store.User, req wire.ResumeRequest) (_ wire.CountResponse, err error) {
+	ref := req.ChainRef
 	if err := e.selected(ctx, u, ref); err != nil {
 		return wire.CountResponse{}, err
 	}
-	done, refused, err := e.DB.Resume(ctx, u.ID, ref.Group, ref.Name, newWUNamer)
+	var in *store.NewInputs
+	if len(req.Files) > 0 || req.Upload != "" {
+		var brought fresh
+		defer func() {
+			if err != nil {
+				e.dropFresh(context.WithoutCancel(ctx), brought.list())
+			}
+		}()
+		if in, err = e.resumeInputs(ctx, u, req, &brought); err != nil {
+			return wire.CountResponse{}, err
+		}
+	}
+	done, refused, err := e.DB.Resume(ctx, u.ID, ref.Group, ref.Name, newWUNamer, in)
 	if err != nil {
 		return wire.CountResponse{}, err
+	}
+	if in != nil && len(done) == 0 && len(refused) > 0 {
+		// Nothing took the new contents: the request failed, and what it
+		// brought into the pool goes.
+		return wire.CountResponse{}, errf(KindBadRequest, "%s", countMessage("resumed", 0, "", refused))
 	}
 	if err := e.kickCreator(ctx); err != nil {
 		e.Log.Error("creating resumed steps", "err", err)
 	}
-	return wire.CountResponse{Count: len(done), Message: countMessage("resumed", len(done), refused)}, nil
+	return wire.CountResponse{Count: len(done), Message: countMessage("resumed", len(done), "", refused)}, nil
 }
 
 // MaxExtend bounds one -extend.
@@ -117,11 +144,13 @@ func (e *Engine) Extend(ctx context.Context, u store.User, req wire.ExtendReques
 	if err := e.kickCreator(ctx); err != nil {
 		e.Log.Error("creating extended steps", "err", err)
 	}
-	return wire.CountResponse{Count: len(done), Message: countMessage(fmt.Sprintf("extended by %d step(s)", req.Steps), len(done), refused)}, nil
+	return wire.CountResponse{Count: len(done), Message: countMessage("extended", len(done), " by "+words.Count(req.Steps, "step", "steps"), refused)}, nil
 }
 
-func countMessage(verb string, n int, refused []string) string {
-	msg := fmt.Sprintf("%s %d chain(s)", verb, n)
+// countMessage words what a change did: "extended 2 chains by 3 steps",
+// and which chains it could not change, and why.
+func countMessage(verb string, n int, how string, refused []string) string {
+	msg := verb + " " + words.Count(n, "chain", "chains") + how
 	if len(refused) > 0 {
 		msg += "; not: " + strings.Join(refused, "; ")
 	}

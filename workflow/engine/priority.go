@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/rboinc/rboinc/internal/words"
 	"github.com/rboinc/rboinc/workflow/store"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
@@ -28,9 +29,9 @@ func (e *Engine) SetPriority(ctx context.Context, u store.User, req wire.Priorit
 		e.Log.Warn("changing priorities in BOINC", "err", err)
 		note = "; " + err.Error()
 	} else if changed > 0 {
-		note = fmt.Sprintf("; %d work unit(s) changed in BOINC", changed)
+		note = "; " + words.Count(changed, "work unit", "work units") + " changed in BOINC"
 	}
-	return wire.CountResponse{Count: n, Message: fmt.Sprintf("priority of %d chain(s) set to %d%s", n, req.Priority, note)}, nil
+	return wire.CountResponse{Count: n, Message: fmt.Sprintf("priority of %s set to %d%s", words.Count(n, "chain", "chains"), req.Priority, note)}, nil
 }
 
 // prioritizeWUs gives the work units BOINC holds for steps the priority

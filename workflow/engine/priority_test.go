@@ -36,7 +36,7 @@ func TestSetPriority(t *testing.T) {
 	}
 
 	r, err := f.e.SetPriority(f.ctx, f.u, wire.PriorityRequest{ChainRef: wire.ChainRef{Group: "g", Name: "a"}, Priority: 50})
-	if err != nil || r.Count != 1 || !strings.Contains(r.Message, "1 work unit(s) changed in BOINC") {
+	if err != nil || r.Count != 1 || !strings.Contains(r.Message, "1 work unit changed in BOINC") {
 		t.Fatalf("set: %+v %v", r, err)
 	}
 	if p := prio(wu0); p != 50 {

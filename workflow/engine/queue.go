@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/rboinc/rboinc/workflow/store"
 	"github.com/rboinc/rboinc/workflow/templates"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
@@ -30,5 +31,6 @@ func (e *Engine) Queue(name string) (wire.Queue, error) {
 		}
 		out.Outputs = append(out.Outputs, wo)
 	}
+	out.Tries = &wire.Tries{MaxErrorResults: e.Cfg.MaxErrorResults, MaxTotalResults: e.Cfg.MaxTotalResults, MaxStepAttempts: e.maxAttempts(store.Chain{})}
 	return out, nil
 }

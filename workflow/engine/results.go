@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/rboinc/rboinc/internal/words"
 	"github.com/rboinc/rboinc/workflow/naming"
 	"github.com/rboinc/rboinc/workflow/store"
 	"github.com/rboinc/rboinc/workflow/wire"
@@ -138,5 +139,5 @@ func (e *Engine) Ack(ctx context.Context, u store.User, req wire.AckRequest) (wi
 			e.Log.Warn("ack: removing result", "file", f, "err", err)
 		}
 	}
-	return wire.CountResponse{Count: len(gone), Message: fmt.Sprintf("removed %d file(s) from the server", len(gone))}, nil
+	return wire.CountResponse{Count: len(gone), Message: fmt.Sprintf("removed %s from the server", words.Count(len(gone), "file", "files"))}, nil
 }

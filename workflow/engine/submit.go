@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rboinc/rboinc/internal/words"
 	"github.com/rboinc/rboinc/workflow/boinc"
 	"github.com/rboinc/rboinc/workflow/naming"
 	"github.com/rboinc/rboinc/workflow/pool"
@@ -391,7 +392,7 @@ func (e *Engine) takeUploads(ctx context.Context, u store.User, req wire.SubmitR
 		}
 	}
 	if len(missing) > 0 {
-		return errf(KindMissingContent, "%d input content(s) are neither on the server nor in the upload (first: %s); upload them and submit again", len(missing), missing[0])
+		return errf(KindMissingContent, "%s neither on the server nor in the upload (first: %s); upload them and submit again", words.Count(len(missing), "input content is", "input contents are"), missing[0])
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 
+	"github.com/rboinc/rboinc/internal/words"
 	"github.com/rboinc/rboinc/workflow/client"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
@@ -104,7 +105,7 @@ func (m *Master) submitBatch(ctx context.Context, k batchKey, o wire.Options, wu
 	}
 	rep, err := m.c.SubmitChains(ctx, client.SubmitInput{Queue: k.queue, Group: k.tag, Options: o, Chains: chains, Consumer: wire.ConsumerMaster})
 	if err != nil {
-		return fmt.Errorf("submitting %d work unit(s) of queue %s: %w", len(wus), k.queue, err)
+		return fmt.Errorf("submitting %s of queue %s: %w", words.Count(len(wus), "work unit", "work units"), k.queue, err)
 	}
 	ids := map[string]string{}
 	for _, c := range rep.Chains {

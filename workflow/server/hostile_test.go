@@ -335,7 +335,7 @@ func TestQuotas(t *testing.T) {
 	up, refs := v.upload("alice", "1 2 3\n", "0 0 0\n")
 	before := v.everything()
 	a := v.post("alice", api+"/submit", langevin("g", "c3", up, 2, refs[0], refs[1]))
-	refusedClearly(t, "third chain", a, 403, "2 chain(s) in progress", "limit is 2")
+	refusedClearly(t, "third chain", a, 403, "2 chains in progress", "limit is 2")
 	if a.err.Code != wire.CodeQuotaExceeded || v.everything() != before {
 		t.Errorf("code %q, or the refusal changed the server", a.err.Code)
 	}

@@ -132,7 +132,7 @@ func (s *Server) Handler() http.Handler {
 	s.metrics.Register(mux, Base, s.authenticate)
 	// The original RBoinc protocol, for the unmodified Perl clients.
 	legacy.New(s.E, s.Log, s.authenticate).Register(mux, Base)
-	return s.metrics.Instrument(mux)
+	return s.metrics.Instrument(withAPIHint(mux))
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

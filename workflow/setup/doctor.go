@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rboinc/rboinc/internal/words"
 	"github.com/rboinc/rboinc/workflow/boinc"
 	"github.com/rboinc/rboinc/workflow/engine"
 	"github.com/rboinc/rboinc/workflow/spool"
@@ -137,7 +138,7 @@ func checkDB(ctx context.Context, f *Findings, root string) []store.User {
 	if us == nil {
 		us = []store.User{}
 	}
-	f.add(OK, "state database opens (schema version %d, this rboinc's); %d user(s)", st.Version, len(us))
+	f.add(OK, "state database opens (schema version %d, this rboinc's); %s", st.Version, words.Count(len(us), "user", "users"))
 	if len(us) == 0 {
 		f.add(Note, "no users yet: `rboinc-server user add --root %s NAME` prints a user's token", root)
 	}
@@ -373,7 +374,7 @@ func checkSpool(f *Findings, root string) {
 		}
 	}
 	if bad > 0 {
-		f.add(Problem, "%d hook call(s) in %s could not be read and were set aside (.bad-*): their chains wait; see the creator's log", bad, dir)
+		f.add(Problem, "%s in %s could not be read: set aside (.bad-*): their chains wait; see the creator's log", words.Count(bad, "hook call", "hook calls"), dir)
 	}
 	if len(unplaced) > 0 {
 		why := ""
@@ -381,9 +382,9 @@ func checkSpool(f *Findings, root string) {
 			why, _, _ = strings.Cut(string(b), "\n")
 			why = ": " + why
 		}
-		f.add(Problem, "%d hook call(s) for work units named like rboinc's that rboinc could not place were kept, with their outputs, in %s (the first: %s%s; the chains concerned say so in rboinc-retrieve -status): read the entry's files call and %s; once the cause is fixed, rename an entry without its %s prefix and the creator takes it in again, or remove it", len(unplaced), dir, unplaced[0], why, spool.ReasonFile, spool.UnplacedPrefix)
+		f.add(Problem, "%s for work units named like rboinc's that rboinc could not place: kept, with their outputs, in %s (the first: %s%s; the chains concerned say so in rboinc-retrieve -status): read the entry's files call and %s; once the cause is fixed, rename an entry without its %s prefix and the creator takes it in again, or remove it", words.Count(len(unplaced), "hook call", "hook calls"), dir, unplaced[0], why, spool.ReasonFile, spool.UnplacedPrefix)
 	}
 	if old > 0 {
-		f.add(Problem, "%d hook call(s) have waited more than 5 minutes in %s: a process holds the creator lock (%s) but does not take them in; restart `rboinc-server serve` or the creator daemon", old, dir, filepath.Join(root, engine.CreatorLockName))
+		f.add(Problem, "%s waited more than 5 minutes in %s: a process holds the creator lock (%s) but does not take them in; restart `rboinc-server serve` or the creator daemon", words.Count(old, "hook call has", "hook calls have"), dir, filepath.Join(root, engine.CreatorLockName))
 	}
 }

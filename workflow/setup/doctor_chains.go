@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rboinc/rboinc/internal/words"
 	"github.com/rboinc/rboinc/workflow/boinc"
 	"github.com/rboinc/rboinc/workflow/engine"
 	"github.com/rboinc/rboinc/workflow/spool"
@@ -65,8 +66,8 @@ func checkStuckChains(ctx context.Context, f *Findings, p *boinc.Project, db *st
 		return
 	}
 	first := stuck[0]
-	f.add(Problem, "%d running chain(s) have not moved for longer than their work units' delay bound (the oldest: %s/%s of %s, work unit %s, created %s): BOINC is not computing them. Check that its feeder, transitioner and assimilator run, that volunteers get work, and for assigned work that config.xml has <enable_assignment>",
-		len(stuck), first.Group, first.Name, first.User, first.WU, time.Unix(first.Created, 0).Format(time.RFC3339))
+	f.add(Problem, "%s not moved for longer than their work units' delay bound (the oldest: %s/%s of %s, work unit %s, created %s): BOINC is not computing them. Check that its feeder, transitioner and assimilator run, that volunteers get work, and for assigned work that config.xml has <enable_assignment>",
+		words.Count(len(stuck), "running chain has", "running chains have"), first.Group, first.Name, first.User, first.WU, time.Unix(first.Created, 0).Format(time.RFC3339))
 }
 
 // delayBound reads <delay_bound> (seconds) from a work-unit template.
@@ -113,8 +114,8 @@ func checkAssignment(ctx context.Context, f *Findings, p *boinc.Project, db *sto
 	switch {
 	case n == 0:
 	case p.EnableAssignment:
-		f.add(OK, "%d running chain(s) of assigned work, and config.xml has <enable_assignment>", n)
+		f.add(OK, "%s of assigned work, and config.xml has <enable_assignment>", words.Count(n, "running chain", "running chains"))
 	default:
-		f.add(Problem, "%d running chain(s) were submitted as assigned work (-assign_user_all; e.g. %s) but config.xml has no <enable_assignment>, so BOINC's scheduler never sends them and they wait with no step done: add <enable_assignment>1</enable_assignment> to <config> in %s (the scheduler reads it at its next request; no restart)", n, one, filepath.Join(p.Dir, "config.xml"))
+		f.add(Problem, "%s submitted as assigned work (-assign_user_all; e.g. %s) but config.xml has no <enable_assignment>, so BOINC's scheduler never sends them and they wait with no step done: add <enable_assignment>1</enable_assignment> to <config> in %s (the scheduler reads it at its next request; no restart)", words.Count(n, "running chain was", "running chains were"), one, filepath.Join(p.Dir, "config.xml"))
 	}
 }

@@ -64,7 +64,7 @@ func TestDoctorSeesChainsThatDoNotMove(t *testing.T) {
 	if strings.Contains(p, "the hook failed") || !strings.Contains(notes(f), "assimilated since") {
 		t.Errorf("a failure work units were assimilated after is still a problem:\n%s", p)
 	}
-	if !strings.Contains(p, "1 running chain(s) have not moved for longer than their work units' delay bound") || !strings.Contains(p, "g/slow of alice") {
+	if !strings.Contains(p, "1 running chain has not moved for longer than their work units' delay bound") || !strings.Contains(p, "g/slow of alice") {
 		t.Fatalf("doctor did not see the chain that does not move:\n%s", p)
 	}
 	// With a delay bound of a day, two hours is no delay.
@@ -83,7 +83,7 @@ func TestDoctorSeesUnplacedCalls(t *testing.T) {
 	os.MkdirAll(entry, 0o755)
 	os.WriteFile(filepath.Join(entry, spool.ReasonFile), []byte("BOINC finished work unit x, which matches no step\nmore\n"), 0o644)
 	p := problems(Doctor(ctx, root))
-	if !strings.Contains(p, "1 hook call(s) for work units named like rboinc's that rboinc could not place were kept") || !strings.Contains(p, "rename an entry without its .unplaced- prefix") ||
+	if !strings.Contains(p, "1 hook call for work units named like rboinc's that rboinc could not place: kept") || !strings.Contains(p, "rename an entry without its .unplaced- prefix") ||
 		!strings.Contains(p, "(the first: .unplaced-123-ab-0: BOINC finished work unit x, which matches no step;") {
 		t.Fatalf("doctor did not report the kept call:\n%s", p)
 	}
@@ -141,7 +141,7 @@ func TestDoctorNamesEnableAssignment(t *testing.T) {
 	cfgPath := filepath.Join(proj, "config.xml")
 	cfg, _ := os.ReadFile(cfgPath)
 	p := problems(Doctor(ctx, root))
-	if !strings.Contains(p, "1 running chain(s) were submitted as assigned work (-assign_user_all; e.g. g/assigned of alice)") ||
+	if !strings.Contains(p, "1 running chain was submitted as assigned work (-assign_user_all; e.g. g/assigned of alice)") ||
 		!strings.Contains(p, "add <enable_assignment>1</enable_assignment> to <config> in "+cfgPath) {
 		t.Fatalf("doctor did not name <enable_assignment>:\n%s", p)
 	}
@@ -155,7 +155,7 @@ func TestDoctorNamesEnableAssignment(t *testing.T) {
 		if got := strings.Contains(problems(f), named); got != off {
 			t.Errorf("%s: a problem %v, want %v:\n%s", elem, got, off, problems(f))
 		}
-		if !off && !strings.Contains(oks(f), "1 running chain(s) of assigned work, and config.xml has <enable_assignment>") {
+		if !off && !strings.Contains(oks(f), "1 running chain of assigned work, and config.xml has <enable_assignment>") {
 			t.Errorf("%s: not said to be fine", elem)
 		}
 	}

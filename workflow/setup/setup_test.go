@@ -378,7 +378,7 @@ func TestCheckSpool(t *testing.T) {
 	os.MkdirAll(filepath.Join(dir, "3-z"), 0o755) // fresh: fine
 	checkSpool(&f, root)
 	if len(f) != 2 || f[0].Severity != Problem || !strings.Contains(f[0].Msg, "set aside") ||
-		f[1].Severity != Problem || !strings.Contains(f[1].Msg, "1 hook call(s) have waited") {
+		f[1].Severity != Problem || !strings.Contains(f[1].Msg, "1 hook call has waited") {
 		t.Fatalf("findings %+v", f)
 	}
 }

@@ -394,10 +394,8 @@ func (d *DB) Chains(ctx context.Context, userID int64, group, name string) ([]Ch
 
 // Stop marks running chains of a group (or one chain) stopped: their next
 // steps are not created. It returns how many chains it stopped.
-func (d *DB) Stop(ctx context.Context, userID int64, group, name string) (int, error) {
-	// The user's own action needs no reason on the chain (-status keeps
-	// four columns for it).
-	cs, err := d.setState(ctx, userID, group, name, []string{"running"}, "stopped", EvChainStopped, "")
+func (d *DB) Stop(ctx context.Context, userID int64, group, name, reason string) (int, error) {
+	cs, err := d.setState(ctx, userID, group, name, []string{"running"}, "stopped", EvChainStopped, reason)
 	return len(cs), err
 }
 

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/rboinc/rboinc/internal/words"
 )
 
 // TableCopy is one table of a copied state: its rows and a checksum of
@@ -51,7 +53,7 @@ func (d *DB) CopyTo(ctx context.Context, dst *DB, verify func([]TableCopy) error
 				return fmt.Errorf("%s: table %s: %w", dst, t, err)
 			}
 			if n > 0 && !seeded[t] {
-				return fmt.Errorf("%s: table %s has %d row(s) already: copy only into an empty database", dst, t, n)
+				return fmt.Errorf("%s: table %s has %s already: copy only into an empty database", dst, t, words.Count64(n, "row", "rows"))
 			}
 		}
 		out = out[:0]

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strings"
 
+	"github.com/rboinc/rboinc/internal/words"
 	"github.com/rboinc/rboinc/workflow/naming"
 )
 
@@ -50,7 +51,7 @@ func (d *DB) CreateChainsPooling(ctx context.Context, u User, chains []NewChain,
 				return err
 			}
 			if running+len(chains) > maxRunning {
-				return fmt.Errorf("you have %d chain(s) in progress and this submission adds %d; the limit is %d: %w", running, len(chains), maxRunning, ErrQuota)
+				return fmt.Errorf("you have %s in progress and this submission adds %d; the limit is %d: %w", words.Count(running, "chain", "chains"), len(chains), maxRunning, ErrQuota)
 			}
 		}
 		seen := map[[2]string]bool{}

@@ -332,6 +332,14 @@ var mysqlSchema = map[int][]string{
 		`INSERT IGNORE INTO rboinc_pool_owners(user_id, md5) SELECT DISTINCT c.user_id, si.md5 FROM rboinc_step_inputs si JOIN rboinc_steps s ON s.wu_name = si.wu_name JOIN rboinc_chains c ON c.id = s.chain_id WHERE si.md5 <> ''`,
 	},
 	13: {`ALTER TABLE rboinc_chains ADD COLUMN IF NOT EXISTS consumer VARCHAR(16) NOT NULL DEFAULT ''`},
+	// The earlier attempts there are get their numbers in the order they
+	// ended; new ones are numbered as they come.
+	14: {
+		`ALTER TABLE rboinc_step_attempts ADD COLUMN IF NOT EXISTS seq BIGINT NULL`,
+		`UPDATE rboinc_step_attempts a JOIN (SELECT wu_name, ROW_NUMBER() OVER (ORDER BY ended, chain_id, step, attempt) AS n FROM rboinc_step_attempts) o
+	ON o.wu_name = a.wu_name SET a.seq = o.n WHERE a.seq IS NULL`,
+		`ALTER TABLE rboinc_step_attempts MODIFY COLUMN seq BIGINT NOT NULL AUTO_INCREMENT UNIQUE`,
+	},
 }
 
 // The schema version is the one row of rboinc_schema; writers lock that

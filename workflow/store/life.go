@@ -30,7 +30,7 @@ func (d *DB) RetryStep(ctx context.Context, c Chain, step int, oldWU, newWU, rea
 		if err != nil {
 			return err
 		}
-		if err := renameStep(ctx, tx, c.ID, step, oldWU, newWU, attempts, reason); err != nil {
+		if err := renameStep(ctx, tx, c.ID, step, oldWU, newWU, attempts, reason, now()); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'pending', attempts = attempts + 1, not_before = ?, created = ?
@@ -49,9 +49,9 @@ func (d *DB) RetryStep(ctx context.Context, c Chain, step int, oldWU, newWU, rea
 // renameStep gives a step a new work-unit name, its inputs going along;
 // the old name is kept as an earlier attempt, so that a late call for it
 // is recognised.
-func renameStep(ctx context.Context, tx *sql.Tx, chainID int64, step int, oldWU, newWU string, attempt int, reason string) error {
+func renameStep(ctx context.Context, tx *sql.Tx, chainID int64, step int, oldWU, newWU string, attempt int, reason string, ended int64) error {
 	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO step_attempts(wu_name, chain_id, step, attempt, reason, ended) VALUES (?,?,?,?,?,?)`,
-		oldWU, chainID, step, attempt, reason, now()); err != nil {
+		oldWU, chainID, step, attempt, reason, ended); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE steps SET wu_name = ? WHERE chain_id = ? AND step = ?`, newWU, chainID, step); err != nil {
@@ -118,19 +118,54 @@ type NameWU func(c Chain, step int) string
 // one) running again from their last good step: that step's work unit is
 // made anew (attempts counted afresh) from the inputs it had. It returns
 // the chains resumed and, for each chain that cannot be, why.
-func (d *DB) Resume(ctx context.Context, userID int64, group, name string, newWU NameWU) ([]Chain, []string, error) {
-	return d.restart(ctx, userID, group, name, []string{"stopped", "failed", "aborted"}, 0, EvChainResumed, newWU)
+// With in, the restarted step reads the new contents given (see NewInputs);
+// a chain whose step is in BOINC already cannot take them.
+func (d *DB) Resume(ctx context.Context, userID int64, group, name string, newWU NameWU, in *NewInputs) ([]Chain, []string, error) {
+	return d.restart(ctx, userID, group, name, []string{"stopped", "failed", "aborted"}, 0, EvChainResumed, newWU, in)
+}
+
+// NewInputs are contents a resumed step reads instead of those it had, by
+// input position. Each next step starts from its step's inputs, so a
+// position no output feeds keeps the new content for the later steps too.
+type NewInputs struct {
+	At map[int]string
+}
+
+// replaceInputs gives work unit wu (a restarted step of chain c) the new
+// contents: in its own inputs, or, for a step 0 that reads its chain's
+// (it has none of its own), in the chain's.
+func replaceInputs(ctx context.Context, tx *sql.Tx, c *Chain, wu string, in *NewInputs) error {
+	var own int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM step_inputs WHERE wu_name = ?`, wu).Scan(&own); err != nil {
+		return err
+	}
+	for pos, sum := range in.At {
+		update, insert, args := `UPDATE step_inputs SET md5 = ? WHERE wu_name = ? AND pos = ?`, `INSERT INTO step_inputs(wu_name, pos, md5) VALUES (?,?,?)`, []any{wu, pos}
+		if own == 0 {
+			update, insert, args = `UPDATE chain_inputs SET md5 = ? WHERE chain_id = ? AND pos = ?`, `INSERT INTO chain_inputs(chain_id, pos, md5) VALUES (?,?,?)`, []any{c.ID, pos}
+		}
+		res, err := tx.ExecContext(ctx, update, append([]any{sum}, args...)...)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			if _, err := tx.ExecContext(ctx, insert, append(args, sum)...); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Extend adds k steps to a user's chains of a group (or one), done ones
 // included, which continue from their last outputs; the work units made
 // from now on carry the new length in their names.
 func (d *DB) Extend(ctx context.Context, userID int64, group, name string, k int, newWU NameWU) ([]Chain, []string, error) {
-	return d.restart(ctx, userID, group, name, []string{"running", "done", "stopped", "failed", "aborted"}, k, EvChainExtended, newWU)
+	return d.restart(ctx, userID, group, name, []string{"running", "done", "stopped", "failed", "aborted"}, k, EvChainExtended, newWU, nil)
 }
 
 // restart is Resume (extra 0) and Extend (extra > 0).
-func (d *DB) restart(ctx context.Context, userID int64, group, name string, from []string, extra int, event string, newWU NameWU) ([]Chain, []string, error) {
+func (d *DB) restart(ctx context.Context, userID int64, group, name string, from []string, extra int, event string, newWU NameWU, in *NewInputs) ([]Chain, []string, error) {
 	var done []Chain
 	var refused []string
 	err := d.Tx(ctx, func(tx *sql.Tx) error {
@@ -140,7 +175,7 @@ func (d *DB) restart(ctx context.Context, userID int64, group, name string, from
 			return err
 		}
 		for _, c := range cs {
-			why, err := restartOne(ctx, tx, &c, extra, newWU)
+			why, err := restartOne(ctx, tx, &c, extra, newWU, in)
 			if err != nil {
 				return err
 			}
@@ -151,6 +186,9 @@ func (d *DB) restart(ctx context.Context, userID int64, group, name string, from
 			reason := ""
 			if extra > 0 {
 				reason = fmt.Sprintf("%d more steps, %d in all", extra, c.NSteps)
+			}
+			if in != nil && len(in.At) > 0 {
+				reason = fmt.Sprintf("with %s for step %d", plural(len(in.At), "new input", "new inputs"), c.StepsDone)
 			}
 			if err := addEvent(ctx, tx, c, event, c.StepsDone, reason); err != nil {
 				return err
@@ -164,7 +202,7 @@ func (d *DB) restart(ctx context.Context, userID int64, group, name string, from
 
 // restartOne sets one chain running again (with extra steps), its next
 // step released or made anew; why says why it cannot be.
-func restartOne(ctx context.Context, tx *sql.Tx, c *Chain, extra int, newWU NameWU) (why string, err error) {
+func restartOne(ctx context.Context, tx *sql.Tx, c *Chain, extra int, newWU NameWU, in *NewInputs) (why string, err error) {
 	nsteps := c.NSteps + extra
 	if nsteps > MaxChainSteps {
 		return fmt.Sprintf("%d steps would be more than %d", nsteps, MaxChainSteps), nil
@@ -186,12 +224,27 @@ func restartOne(ctx context.Context, tx *sql.Tx, c *Chain, extra int, newWU Name
 	} else if err != nil {
 		return "", err
 	}
+	// Why and when the chain ended, for the attempt it ended in (the
+	// chain's own reason is cleared below).
+	var ended int64
+	if err := tx.QueryRowContext(ctx, `SELECT updated FROM chains WHERE id = ?`, c.ID).Scan(&ended); err != nil {
+		return "", err
+	}
+	endReason := c.Error
+	if endReason == "" {
+		endReason = "the chain was " + c.State
+	}
+	replacing := in != nil && len(in.At) > 0
+	cancelled := aborted && (state == StateQueued || state == "creating")
+	if replacing && !cancelled && (state == StateQueued || state == "creating" || state == StatePending) {
+		return fmt.Sprintf("its step %d is in BOINC already and cannot take new inputs: -abort the chain, then -resume it with them", k), nil
+	}
 	c.NSteps = nsteps
 	if _, err := tx.ExecContext(ctx, `UPDATE chains SET state = 'running', nsteps = ?, error = '', updated = ? WHERE id = ?`, nsteps, now(), c.ID); err != nil {
 		return "", err
 	}
 	c.State = "running"
-	if aborted && (state == StateQueued || state == "creating") {
+	if cancelled {
 		state = "failed" // its work unit was cancelled: made anew
 	}
 	switch state {
@@ -202,17 +255,28 @@ func restartOne(ctx context.Context, tx *sql.Tx, c *Chain, extra int, newWU Name
 	case StateHeld:
 		// Released under a name of the new length.
 		n := newWU(*c, k)
-		if err := renameStep(ctx, tx, c.ID, k, wu, n, 0, "renamed for the chain's new length"); err != nil {
+		if err := renameStep(ctx, tx, c.ID, k, wu, n, 0, "renamed for the chain's new length", now()); err != nil {
 			return "", err
+		}
+		if replacing {
+			if err := replaceInputs(ctx, tx, c, n, in); err != nil {
+				return "", err
+			}
 		}
 		_, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'pending', attempts = 1, not_before = 0, created = ? WHERE chain_id = ? AND step = ?`, now(), c.ID, k)
 		return "", err
 	case "failed", "done":
 		// A failed step (or an aborted one's cancelled work unit) is made
-		// anew from the same inputs, attempts counted afresh.
+		// anew from the same inputs, attempts counted afresh; the attempt
+		// that ended keeps the reason it ended with.
 		n := newWU(*c, k)
-		if err := renameStep(ctx, tx, c.ID, k, wu, n, attempts, "made anew on resume"); err != nil {
+		if err := renameStep(ctx, tx, c.ID, k, wu, n, attempts, endReason, ended); err != nil {
 			return "", err
+		}
+		if replacing {
+			if err := replaceInputs(ctx, tx, c, n, in); err != nil {
+				return "", err
+			}
 		}
 		_, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'pending', attempts = 1, not_before = 0, created = ?, finished = 0 WHERE chain_id = ? AND step = ?`, now(), c.ID, k)
 		return "", err
@@ -294,4 +358,12 @@ func (d *DB) MarkLate(ctx context.Context, wu string) error {
 		_, err := tx.ExecContext(ctx, `UPDATE steps SET late = 1 WHERE wu_name = ?`, wu)
 		return err
 	})
+}
+
+// plural is n with the singular or plural noun.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

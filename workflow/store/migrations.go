@@ -59,6 +59,11 @@ CREATE UNIQUE INDEX IF NOT EXISTS users_boinc ON users(boinc_user_id) WHERE boin
 	// group) or the GAHP ('batch'). Chains made before are the
 	// retriever's, those of batches the GAHP's.
 	{version: 13, name: "consumer of each chain's results", sql: `ALTER TABLE chains ADD COLUMN consumer TEXT NOT NULL DEFAULT '';`, fn: batchConsumers},
+	// A chain's page lists a step's earlier attempts in the order they
+	// ended, a resumed run's after the run before it (its attempts count
+	// from 1 again): by order of insertion, which SQLite's rowid holds
+	// already; MariaDB gets the column seq that rowid means there.
+	{version: 14, name: "earlier attempts in their order of insertion", fn: func(context.Context, *sql.Tx) error { return nil }},
 }
 
 // batchConsumers gives the chains of batches their consumer, the GAHP.

@@ -167,9 +167,12 @@ type Attempt struct {
 	Ended   int64
 }
 
-// ChainSteps returns a chain's steps and the earlier attempts of them.
+// ChainSteps returns a chain's steps and the earlier attempts of them, in
+// the order they ended. The step a done chain keeps recorded after its
+// last (held for -extend) is not one of its steps and is left out.
 func (d *DB) ChainSteps(ctx context.Context, chainID int64) ([]StepRow, []Attempt, error) {
-	rows, err := d.sql.QueryContext(ctx, `SELECT step, wu_name, state, created, finished, attempts FROM steps WHERE chain_id = ? ORDER BY step`, chainID)
+	rows, err := d.sql.QueryContext(ctx, `SELECT s.step, s.wu_name, s.state, s.created, s.finished, s.attempts FROM steps s JOIN chains c ON c.id = s.chain_id
+		WHERE s.chain_id = ? AND s.step < c.nsteps ORDER BY s.step`, chainID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("listing the steps of chain %d: %w", chainID, err)
 	}
@@ -186,7 +189,7 @@ func (d *DB) ChainSteps(ctx context.Context, chainID int64) ([]StepRow, []Attemp
 	if err := rows.Err(); err != nil {
 		return nil, nil, err
 	}
-	rows, err = d.sql.QueryContext(ctx, `SELECT step, wu_name, attempt, reason, ended FROM step_attempts WHERE chain_id = ? ORDER BY step, attempt`, chainID)
+	rows, err = d.sql.QueryContext(ctx, `SELECT step, wu_name, attempt, reason, ended FROM step_attempts WHERE chain_id = ? AND attempt > 0 ORDER BY step, rowid`, chainID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("listing the earlier attempts of chain %d: %w", chainID, err)
 	}

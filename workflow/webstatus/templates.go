@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"time"
 
+	"github.com/rboinc/rboinc/internal/words"
 	"github.com/rboinc/rboinc/workflow/stats"
 )
 
@@ -34,6 +35,7 @@ var funcs = template.FuncMap{
 	"bytes": human,
 	"link":  link,
 	"f1":    func(f float64) string { return fmt.Sprintf("%.1f", f) },
+	"count": words.Count,
 }
 
 // human writes a size in bytes briefly: 512 B, 3.2 MB.

@@ -19,7 +19,7 @@ const (
 	// PathGridStatus: GET ?[group=G] -> GridStatusResponse
 	PathGridStatus = APIPrefix + "/gridstatus"
 	PathStop       = APIPrefix + "/stop"     // POST ChainRef -> CountResponse
-	PathResume     = APIPrefix + "/resume"   // POST ChainRef -> CountResponse
+	PathResume     = APIPrefix + "/resume"   // POST ResumeRequest -> CountResponse
 	PathExtend     = APIPrefix + "/extend"   // POST ExtendRequest -> CountResponse
 	PathAbort      = APIPrefix + "/abort"    // POST ChainRef -> CountResponse
 	PathPriority   = APIPrefix + "/priority" // POST PriorityRequest -> CountResponse
@@ -40,6 +40,11 @@ const (
 	// outside the base path: /DAV/<user>/<upload id>/<md5>.
 	DAVPrefix = "/DAV/"
 )
+
+// HeaderAPIBase is sent with the 404 a server answers for a path outside
+// its API: the API's base path (e.g. /rboinc_cgi), for clients to name the
+// right URL.
+const HeaderAPIBase = "X-Rboinc-API"
 
 // AssignSelf as Options.AssignUserAll assigns the work to the submitter's
 // own BOINC account (rboinc-submit -assign_user_all me).
@@ -114,6 +119,21 @@ type Queue struct {
 	Description string      `json:"description"`
 	Parameters  []Parameter `json:"parameters"`
 	Outputs     []Output    `json:"outputs"`
+	// Tries says how often a step runs before its chain fails (absent
+	// from older servers).
+	Tries *Tries `json:"tries,omitempty"`
+}
+
+// Tries are the server's retries of a failing step: BOINC sends each work
+// unit again after an error result, up to MaxErrorResults error results
+// (so MaxErrorResults+1 runs) and MaxTotalResults results in all; when BOINC
+// gives up, rboinc makes the step again as a new work unit, up to
+// MaxStepAttempts work units per step. A zero BOINC figure means the
+// template's or BOINC's own default.
+type Tries struct {
+	MaxErrorResults int `json:"max_error_results"`
+	MaxTotalResults int `json:"max_total_results"`
+	MaxStepAttempts int `json:"max_step_attempts"`
 }
 
 // MissingRequest asks which of these contents (MD5 hex) the server lacks.
@@ -252,6 +272,17 @@ type PriorityRequest struct {
 	Priority int `json:"priority"`
 }
 
+// ResumeRequest resumes the chains of Group (or chain Name), at PathResume.
+// Files, when given, replace inputs of the step each chain restarts, by
+// parameter name as in ChainSpec.Files (an input no output feeds keeps the
+// new content for the later steps too); contents the server lacks go into the upload
+// collection Upload first, as for a submission.
+type ResumeRequest struct {
+	ChainRef
+	Files  map[string]FileRef `json:"files,omitempty"`
+	Upload string             `json:"upload,omitempty"`
+}
+
 // ExtendRequest adds Steps steps to the chains of Group (or chain Name).
 type ExtendRequest struct {
 	ChainRef
@@ -357,6 +388,7 @@ type GroupGrid struct {
 	Done    int          `json:"done"`
 	Failed  int          `json:"failed"`
 	Stopped int          `json:"stopped"`
+	Aborted int          `json:"aborted"`
 	Boinc   *BoincCounts `json:"boinc,omitempty"`
 }
 

@@ -66,6 +66,7 @@ func TestExpandArgs(t *testing.T) {
 		&cli.StringFlag{Name: "app_name"}, &cli.StringFlag{Name: "name"}, &cli.StringFlag{Name: "name_x"},
 		&cli.BoolFlag{Name: "dry_run"}, &cli.BoolFlag{Name: "help", Aliases: []string{"h"}}, &cli.BoolFlag{Name: "help_parameters"},
 		&cli.StringFlag{Name: "coor_file"}, &cli.StringFlag{Name: "conf_file"}, &cli.IntFlag{Name: "num_steps"},
+		&cli.BoolFlag{Name: "man", Hidden: true},
 	}
 	for _, tc := range []struct {
 		in   string
@@ -79,6 +80,10 @@ func TestExpandArgs(t *testing.T) {
 		{"-bogus 1 -- -app x", "", "unknown option -bogus"},
 		{"-app_nmae md", "", "unknown option -app_nmae: did you mean -app_name?"},
 		{"-num-steps 3", "", "unknown option -num-steps: did you mean -num_steps?"},
+		// Only options -help lists are suggested (-man is hidden), and two
+		// letters swapped are one slip.
+		{"-nmae n1", "", "unknown option -nmae: did you mean -name?"},
+		{"-mna", "", "unknown option -mna"},
 		{"-- -bogus", "-- -bogus", ""},
 		{"x - -num_steps=3", "x - -num_steps=3", ""},
 		{"-co x", "", "option -co is ambiguous: it could be -conf_file, -coor_file"},

@@ -26,6 +26,7 @@ func ExpandArgs(args []string, flags []cli.Flag, lenient bool) ([]string, error)
 	}
 	byName := map[string]flagInfo{}
 	var names []string
+	var listed []string // what a "did you mean" may name: the options -help lists
 	for _, f := range flags {
 		info := flagInfo{canon: f.Names()[0]}
 		if vf, ok := f.(cli.VisibleFlag); ok && !vf.IsVisible() {
@@ -37,8 +38,12 @@ func ExpandArgs(args []string, flags []cli.Flag, lenient bool) ([]string, error)
 		for _, n := range f.Names() {
 			byName[n] = info
 			names = append(names, n)
+			if !info.hidden {
+				listed = append(listed, n)
+			}
 		}
 	}
+	sort.Strings(listed)
 	sort.Strings(names)
 	resolve := func(name string) (string, error) {
 		if _, ok := byName[name]; ok {
@@ -68,7 +73,7 @@ func ExpandArgs(args []string, flags []cli.Flag, lenient bool) ([]string, error)
 			if lenient {
 				return "", nil
 			}
-			if near := closest(lower, names); near != "" {
+			if near := closest(lower, listed); near != "" {
 				return "", fmt.Errorf("unknown option -%s: did you mean -%s?", name, near)
 			}
 			return "", fmt.Errorf("unknown option -%s", name)
@@ -155,8 +160,10 @@ func closest(name string, names []string) string {
 	return best
 }
 
-// editDistance is the Levenshtein distance between a and b (bytes).
+// editDistance is the edit distance between a and b (bytes), two
+// neighbours swapped counting as one edit (-nmae is one slip from -name).
 func editDistance(a, b string) int {
+	prev2 := make([]int, len(b)+1)
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {
@@ -170,8 +177,11 @@ func editDistance(a, b string) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
+		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(b)]
 }
