@@ -23,6 +23,7 @@ import (
 	"github.com/rboinc/rboinc/workflow/engine"
 	"github.com/rboinc/rboinc/workflow/hookargs"
 	"github.com/rboinc/rboinc/workflow/naming"
+	"github.com/rboinc/rboinc/workflow/reqid"
 	"github.com/rboinc/rboinc/workflow/server"
 	"github.com/rboinc/rboinc/workflow/setup"
 	"github.com/rboinc/rboinc/workflow/spool"
@@ -355,7 +356,11 @@ func runCGI(log *slog.Logger) int {
 	}
 	e, err := engine.Open(context.Background(), root, log)
 	if err != nil {
-		fmt.Printf("Status: 500 Internal Server Error\r\nContent-Type: text/plain\r\n\r\nrboinc-server: %v\n", err)
+		// The error names files and databases: for the log (Apache's
+		// error log), not for the caller.
+		id := reqid.New()
+		log.Error("cgi: opening the server root", "request_id", id, "err", err)
+		fmt.Printf("Status: 500 Internal Server Error\r\nContent-Type: text/plain\r\n%s: %s\r\n\r\nrboinc-server: %s\n", reqid.Header, id, reqid.Message(id))
 		return 0
 	}
 	defer e.Close()

@@ -1,0 +1,43 @@
+package server_test
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/rboinc/rboinc/workflow/reqid"
+	"github.com/rboinc/rboinc/workflow/wire"
+)
+
+// TestInternalErrorHidden: a failure inside the server (here its database
+// lost a table) is answered 500 with a request id and a generic message;
+// the SQL error goes only to the log, under the same id.
+func TestInternalErrorHidden(t *testing.T) {
+	v := newEnv(t)
+	if _, err := v.e.DB.SQL().Exec("ALTER TABLE chains RENAME TO chains_gone"); err != nil {
+		t.Fatal(err)
+	}
+	a := v.call("alice", "GET", "/rboinc_cgi"+wire.PathStatus+"?group=g1", nil)
+	if a.status != 500 || a.err.Code != wire.CodeInternal {
+		t.Fatalf("status with a broken database: %d %s, want 500 %s", a.status, a.body, wire.CodeInternal)
+	}
+	for _, leak := range []string{"chains", "no such table", "SQL", "sqlite", "state.db"} {
+		if strings.Contains(a.body, leak) {
+			t.Errorf("the 500 answer shows the internal error (%q): %s", leak, a.body)
+		}
+	}
+	id := a.hdr.Get(reqid.Header)
+	if !regexp.MustCompile(`^[0-9a-f]{12}$`).MatchString(id) || !strings.Contains(a.err.Error, "request "+id) {
+		t.Fatalf("the answer carries no request id (header %q): %s", id, a.body)
+	}
+	logs := v.logs.String()
+	line := ""
+	for l := range strings.SplitSeq(logs, "\n") {
+		if strings.Contains(l, "request_id="+id) {
+			line = l
+		}
+	}
+	if !strings.Contains(line, "no such table") {
+		t.Fatalf("the log has no line with request_id=%s and the real error:\n%s", id, logs)
+	}
+}
