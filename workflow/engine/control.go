@@ -104,7 +104,8 @@ func (e *Engine) Stop(ctx context.Context, u store.User, ref wire.ChainRef) (wir
 		if err != nil {
 			return wire.CountResponse{}, err
 		}
-		return wire.CountResponse{Count: n, Message: fmt.Sprintf("stopped %d running chain(s)%s", n, e.cancelNote(ctx, wus))}, nil
+		note, failed := e.cancelNote(ctx, wus)
+		return wire.CountResponse{Count: n, Message: fmt.Sprintf("stopped %d running chain(s)%s", n, note), Failed: failed}, nil
 	}
 	return wire.CountResponse{Count: n, Message: fmt.Sprintf("stopped %d running chain(s); work units already in BOINC will finish and can be retrieved", n)}, nil
 }
@@ -135,6 +136,6 @@ func (e *Engine) Purge(ctx context.Context, u store.User, ref wire.ChainRef) (wi
 		}
 	}
 	os.Remove(dir) // only if empty
-	note := e.cancelNote(ctx, inflight)
-	return wire.CountResponse{Count: len(chains), Message: fmt.Sprintf("purged %d chain(s) and %d result file(s)%s", len(chains), len(files), note)}, nil
+	note, failed := e.cancelNote(ctx, inflight)
+	return wire.CountResponse{Count: len(chains), Message: fmt.Sprintf("purged %d chain(s) and %d result file(s)%s", len(chains), len(files), note), Failed: failed}, nil
 }
