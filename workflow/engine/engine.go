@@ -131,7 +131,7 @@ func LoadConfig(root string) (Config, error) {
 	if err := json.Unmarshal(data, &c); err != nil {
 		return c, fmt.Errorf("parsing %s: %w", filepath.Join(root, ConfigFile), err)
 	}
-	if err := checkStateDB(c.StateDB); err != nil {
+	if err := CheckStateDB(c.StateDB); err != nil {
 		return c, fmt.Errorf("%s: %w", filepath.Join(root, ConfigFile), err)
 	}
 	l := c.Limits
