@@ -56,7 +56,7 @@ func (d dsnInput) value(c *cli.Context, stdin io.Reader) (string, error) {
 	switch {
 	case c.IsSet(d.name) && c.IsSet(d.name+"-file"):
 		return "", usagef("--%s and --%s-file name the same address: give one", d.name, d.name)
-	case c.IsSet(d.name+"-file"):
+	case c.IsSet(d.name + "-file"):
 		f, err := os.Open(file)
 		if err != nil {
 			return "", usagef("--%s-file: %v", d.name, err)
