@@ -27,7 +27,7 @@ const TablePrefix = "rboinc_"
 // tables are the names the queries use, each the table rboinc_<name> on
 // MariaDB.
 var tables = []string{"users", "chains", "chain_inputs", "steps", "step_inputs", "results", "pool", "uploads", "step_attempts", "events", "schema_history",
-	"notify_targets", "notify_outbox", "notify_cursor", "batches", "batch_jobs", "latency"}
+	"notify_targets", "notify_outbox", "notify_cursor", "batches", "batch_jobs", "latency", "long_polls"}
 
 // mysqlTable matches a table name where a query names a table (not after
 // a dot: a column qualified by an alias).
@@ -300,6 +300,12 @@ var mysqlSchema = map[int][]string{
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin`,
 	},
 	9: {`CREATE INDEX IF NOT EXISTS chains_running ON rboinc_chains(user_id, grp, state)`},
+	12: {`CREATE TABLE IF NOT EXISTS rboinc_long_polls (
+	id      BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+	user_id BIGINT NOT NULL,
+	expires BIGINT NOT NULL,
+	KEY long_polls_user (user_id, expires)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin`},
 }
 
 // The schema version is the one row of rboinc_schema; writers lock that

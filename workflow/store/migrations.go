@@ -41,7 +41,17 @@ CREATE UNIQUE INDEX IF NOT EXISTS users_boinc ON users(boinc_user_id) WHERE boin
 	// its chains ends (group_done): without this index the question read
 	// every chain of the group, quadratic in the group's size.
 	{version: 9, name: "index of the running chains by group", sql: `CREATE INDEX IF NOT EXISTS chains_running ON chains(user_id, grp) WHERE state = 'running';`},
+	// Each user's long polls of the events feed in progress, counted here
+	// since under CGI every request is a process of its own (longpolls.go).
+	{version: 12, name: "long polls in progress", sql: schemaV12},
 }
+
+const schemaV12 = `CREATE TABLE IF NOT EXISTS long_polls (
+	id      INTEGER PRIMARY KEY,
+	user_id INTEGER NOT NULL,
+	expires INTEGER NOT NULL -- seconds since the epoch: the poll has surely ended by then
+);
+CREATE INDEX IF NOT EXISTS long_polls_user ON long_polls(user_id, expires);`
 
 const schemaV5 = `ALTER TABLE chains ADD COLUMN max_attempts INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE steps ADD COLUMN attempts INTEGER NOT NULL DEFAULT 1;
