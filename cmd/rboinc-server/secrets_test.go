@@ -214,6 +214,31 @@ func TestPasswordNotOnCommandLine(t *testing.T) {
 	}
 }
 
+// TestBoincDBFromFile: --boinc-db-file gives the stand-in its MariaDB
+// address; the stand-in's config.xml, which then holds its password, is
+// private.
+func TestBoincDBFromFile(t *testing.T) {
+	withUmask(t)
+	mariadbtest.Shared(t)
+	url := "mysql://" + mariadbtest.NewDB(t)
+	root := filepath.Join(t.TempDir(), "root")
+	f := filepath.Join(t.TempDir(), "dsn")
+	os.WriteFile(f, []byte(url+"\n"), 0o600)
+	if code, stderr := runServer(t, "", "init", "--root", root, "--url", "http://127.0.0.1:1", "--boinc-db-file", f); code != 0 {
+		t.Fatalf("init --boinc-db-file: exit %d: %s", code, stderr)
+	}
+	conf := filepath.Join(root, "boinc", "config.xml")
+	if b, _ := os.ReadFile(conf); !strings.Contains(string(b), "<rboinc_db_url>") {
+		t.Fatalf("the stand-in's config.xml names no database:\n%s", b)
+	}
+	wantMode(t, conf, 0o600)
+	for _, x := range setup.Doctor(context.Background(), root) {
+		if x.Severity == setup.Problem && strings.Contains(x.Msg, "mode") {
+			t.Errorf("doctor: %s", x.Msg)
+		}
+	}
+}
+
 // TestMigrateToFileModes: `migrate --to-file` switches rboinc.json to a
 // MariaDB address with a password, and leaves it (and the state.db kept
 // as a backup) private, even when they were readable by everyone before.

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/rboinc/rboinc/workflow/boinc"
 	"github.com/rboinc/rboinc/workflow/boincdb"
 	"github.com/rboinc/rboinc/workflow/engine"
 	"github.com/rboinc/rboinc/workflow/secretfile"
@@ -36,7 +37,13 @@ func secretFiles(root string, cfg engine.Config) []secretFile {
 	for _, suffix := range []string{"", "-wal", "-shm"} {
 		fs = append(fs, secretFile{state + suffix, "users' token hashes and webhook signing secrets", true})
 	}
-	return append(fs, secretFile{filepath.Join(root, DAVPasswdFile), "users' token hashes", true})
+	fs = append(fs, secretFile{filepath.Join(root, DAVPasswdFile), "users' token hashes", true})
+	if cfg.Simulated {
+		if p, err := boinc.LoadProject(cfg.BoincProject); err == nil && boincdb.HasPassword(p.DBURL) {
+			fs = append(fs, secretFile{filepath.Join(p.Dir, "config.xml"), "the password of rboinc_db_url", true})
+		}
+	}
+	return fs
 }
 
 // SecureRoot makes the root's files that hold secrets private to its
