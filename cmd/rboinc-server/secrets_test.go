@@ -311,3 +311,40 @@ func TestDoctorFlagsReadableSecrets(t *testing.T) {
 		t.Errorf("doctor reports a 0640 rboinc.json in a 0750 root:\n%s", p)
 	}
 }
+
+// TestInitAsRootKeepsSecretsReadable: init run as root (sudo) in a root
+// that belongs to the project's owner leaves rboinc.json and state.db
+// (and its -wal and -shm) to that owner: private files root kept would be
+// unreadable to the server, the hook and Apache.
+func TestInitAsRootKeepsSecretsReadable(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	withUmask(t)
+	root := filepath.Join(t.TempDir(), "root")
+	if err := os.Mkdir(root, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	const owner = 4242
+	if err := os.Chown(root, owner, owner); err != nil {
+		t.Fatal(err)
+	}
+	if code, stderr := runServer(t, "", "init", "--root", root, "--url", "http://127.0.0.1:1"); code != 0 {
+		t.Fatalf("init: exit %d: %s", code, stderr)
+	}
+	db, err := store.Open(context.Background(), filepath.Join(root, "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.Users(context.Background())
+	for _, n := range []string{"rboinc.json", "state.db", "state.db-wal", "state.db-shm"} {
+		fi, err := os.Stat(filepath.Join(root, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := fi.Sys().(*syscall.Stat_t); st.Uid != owner {
+			t.Errorf("%s belongs to uid %d, want the root's owner %d", n, st.Uid, owner)
+		}
+	}
+}

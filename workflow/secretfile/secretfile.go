@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"syscall"
 )
 
 // Mode is the mode of a new file holding secrets.
@@ -82,4 +84,37 @@ func Exposed(mode fs.FileMode) string {
 		return fmt.Sprintf("writable by its group (mode %04o)", p)
 	}
 	return ""
+}
+
+// OwnLikeDir gives path, just made, to the owner of its directory when
+// this process runs as root, or to the owner of old, the file it replaced
+// (nil: none): an administrator who runs a command with sudo must not
+// leave a private file the server's user cannot read. (The -wal and -shm
+// of an SQLite database follow its owner by themselves.)
+func OwnLikeDir(path string, old fs.FileInfo) error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	st, ok := ownerOf(old)
+	if !ok {
+		fi, err := os.Stat(filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		if st, ok = ownerOf(fi); !ok {
+			return nil
+		}
+	}
+	if err := os.Lchown(path, int(st.Uid), int(st.Gid)); err != nil {
+		return fmt.Errorf("giving %s to the owner of its directory: %w", path, err)
+	}
+	return nil
+}
+
+func ownerOf(fi fs.FileInfo) (*syscall.Stat_t, bool) {
+	if fi == nil {
+		return nil, false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return st, ok
 }

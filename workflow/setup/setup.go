@@ -168,10 +168,16 @@ func Init(ctx context.Context, o Options) (Report, error) {
 	data, _ := json.MarshalIndent(cfg, "", "  ")
 	cfgPath := filepath.Join(root, engine.ConfigFile)
 	mode := secretfile.Mode
-	if fi, err := os.Stat(cfgPath); err == nil {
-		mode = secretfile.ModeFrom(fi.Mode())
+	old, err := os.Stat(cfgPath)
+	if err == nil {
+		mode = secretfile.ModeFrom(old.Mode())
+	} else {
+		old = nil
 	}
 	if err := boinc.WriteFileAtomic(cfgPath, append(data, '\n'), mode); err != nil {
+		return rep, err
+	}
+	if err := secretfile.OwnLikeDir(cfgPath, old); err != nil {
 		return rep, err
 	}
 	mig, err := store.Migrate(ctx, cfg.StateLocation(root))

@@ -22,5 +22,8 @@ func createPrivate(path string) error {
 	if err != nil {
 		return err
 	}
-	return f.Close()
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return secretfile.OwnLikeDir(path, nil)
 }
