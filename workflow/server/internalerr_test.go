@@ -1,6 +1,8 @@
 package server_test
 
 import (
+	"context"
+	"log/slog"
 	"regexp"
 	"strings"
 	"testing"
@@ -39,5 +41,37 @@ func TestInternalErrorHidden(t *testing.T) {
 	}
 	if !strings.Contains(line, "no such table") {
 		t.Fatalf("the log has no line with request_id=%s and the real error:\n%s", id, logs)
+	}
+}
+
+// TestBoincAccountCheckFailureHidden: BOINC's database failing while a
+// BOINC authenticator is checked is answered with a request id, not with
+// the database's error.
+func TestBoincAccountCheckFailureHidden(t *testing.T) {
+	v := newEnv(t)
+	v.e.Log = slog.New(slog.NewTextHandler(v.logs, nil))
+	ctx := context.Background()
+	bdb, err := v.e.OpenBoincDB(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bdb.Close()
+	const auth = "0123456789abcdef0123456789abcdef"
+	if _, err := bdb.ExecContext(ctx, "INSERT INTO `user` (id, create_time, email_addr, name, authenticator) VALUES (41, 1, 'v@x', 'vol', ?)", auth); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.e.DB.SetBoincUser(ctx, "alice", 41); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bdb.ExecContext(ctx, "ALTER TABLE user_submit RENAME TO user_submit_gone"); err != nil {
+		t.Fatal(err)
+	}
+	v.tokens["boinc"] = auth
+	a := v.call("boinc", "GET", "/rboinc_cgi"+wire.PathWhoAmI, nil)
+	if a.ok() || !strings.Contains(a.body, "(request ") || strings.Contains(a.body, "user_submit") || strings.Contains(a.body, "no such table") {
+		t.Fatalf("a BOINC authenticator checked against a broken database: %s; want a refusal with a request id and no SQL", a)
+	}
+	if !strings.Contains(v.logs.String(), "user_submit") {
+		t.Errorf("the cause is not logged:\n%s", v.logs)
 	}
 }
