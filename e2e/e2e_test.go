@@ -206,13 +206,19 @@ func ensureInit(ts *testscript.TestScript, args ...string) {
 		return
 	}
 	initArgs := append([]string{"init", "--root", root}, args...)
+	// The addresses hold passwords: through the environment, never on
+	// the command line (init refuses them there).
+	cmd := asServer(ts, exec.Command(filepath.Join(binDir, "rboinc-server"), initArgs...))
+	cmd.Env = envOf(ts)
 	if u := ts.Getenv("BOINC_DB_URL"); u != "" {
-		initArgs = append(initArgs, "--boinc-db", u)
+		cmd.Env = append(cmd.Env, "RBOINC_BOINC_DB="+u)
 	}
 	if u := ts.Getenv("STATE_DB_URL"); u != "" {
-		initArgs = append(initArgs, "--state-db", u)
+		cmd.Env = append(cmd.Env, "RBOINC_STATE_DB="+u)
 	}
-	ts.Check(runCmd(ts, "rboinc-server", initArgs...))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		ts.Fatalf("rboinc-server %v: %v\n%s", initArgs, err, out)
+	}
 }
 
 // rbuser NAME: add a user and make its token RBOINC_TOKEN (and TOKEN_NAME).

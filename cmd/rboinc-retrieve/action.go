@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -52,8 +53,8 @@ func action(c *cli.Context) error {
 	var extend int
 	if c.IsSet("extend") {
 		n, err := strconv.Atoi(strings.TrimSpace(c.String("extend")))
-		if err != nil || n < 1 || n > engineMaxExtend {
-			return client.Usagef("-extend takes a number of steps from 1 to %d, not %q", engineMaxExtend, c.String("extend"))
+		if err != nil || n < 1 || n > wire.MaxChainSteps {
+			return client.Usagef("-extend takes a number of steps from 1 to %d, not %q", wire.MaxChainSteps, c.String("extend"))
 		}
 		extend = n
 	}
@@ -101,9 +102,6 @@ func action(c *cli.Context) error {
 	return retrieve(c, cl, ref)
 }
 
-// engineMaxExtend is the server's bound on one -extend (engine.MaxExtend).
-const engineMaxExtend = 100000
-
 // change asks for confirmation, then stops, aborts, resumes, extends or
 // purges.
 func change(c *cli.Context, verb, Verb string, ref wire.ChainRef,
@@ -129,19 +127,24 @@ func describe(ref wire.ChainRef) string {
 	return what
 }
 
-// printCount prints what a change did: its message, or the count.
+// printCount prints what a change did: its message, or the count. A
+// change the server could only do in part (BOINC refused to cancel work
+// units) is a failure (exit 1), said on stderr as well.
 func printCount(c *cli.Context, Verb string, r *wire.CountResponse) error {
+	var failed error
+	if r.Failed != "" {
+		failed = errors.New(r.Failed)
+	}
 	switch {
 	case c.Bool("json"):
-		return writeJSON(c.App.Writer, r)
+		return clitool.WriteJSONResult(c.App.Writer, r, failed)
 	case c.Bool("quiet"):
-		return nil
 	case r.Message != "":
 		fmt.Fprintln(c.App.Writer, r.Message)
 	default:
 		fmt.Fprintf(c.App.Writer, "%s: %s affected.\n", Verb, words.Count(r.Count, "chain", "chains"))
 	}
-	return nil
+	return failed
 }
 
 // status prints one line per chain, in the server's order.

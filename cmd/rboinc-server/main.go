@@ -24,6 +24,7 @@ import (
 	"github.com/rboinc/rboinc/workflow/engine"
 	"github.com/rboinc/rboinc/workflow/hookargs"
 	"github.com/rboinc/rboinc/workflow/naming"
+	"github.com/rboinc/rboinc/workflow/reqid"
 	"github.com/rboinc/rboinc/workflow/server"
 	"github.com/rboinc/rboinc/workflow/setup"
 	"github.com/rboinc/rboinc/workflow/spool"
@@ -87,15 +88,25 @@ func app(log *slog.Logger) *cli.App {
 			{
 				Name:  "init",
 				Usage: "create a server root (with the embedded BOINC stand-in unless --boinc-project names a real project)",
-				Flags: []cli.Flag{rootFlag,
+				Flags: append(append([]cli.Flag{rootFlag,
 					&cli.StringFlag{Name: "boinc-project", Usage: "a real BOINC project directory"},
 					&cli.StringFlag{Name: "url", Usage: "URL clients use to reach this server", Value: "http://127.0.0.1:8080"},
-					&cli.StringFlag{Name: "assimilator", Usage: "how finished work units reach rboinc: hook (BOINC's script_assimilator runs rboinc's hook; the default) or native (rboinc's own assimilator daemon reads BOINC's database)"},
-					&cli.StringFlag{Name: "boinc-db", Usage: "where the embedded stand-in keeps BOINC's database: mysql://USER:PASS@tcp(HOST:PORT)/DB or mysql://USER:PASS@unix(SOCKET)/DB (default: an SQLite file)"},
-					&cli.StringFlag{Name: "state-db", Usage: "keep rboinc's own state in MariaDB (rboinc_* tables): mysql://USER:PASS@tcp(HOST:PORT)/DB or mysql://USER:PASS@unix(SOCKET)/DB (default: the SQLite file state.db in the root)"}},
+					&cli.StringFlag{Name: "assimilator", Usage: "how finished work units reach rboinc: hook (BOINC's script_assimilator runs rboinc's hook; the default) or native (rboinc's own assimilator daemon reads BOINC's database)"}},
+					boincDBInput.flags()...), stateDBInput.flags()...),
 				Action: func(c *cli.Context) error {
+					if c.String("state-db") == "-" && c.String("boinc-db") == "-" {
+						return usagef("--state-db - and --boinc-db - both read standard input: give one of them in a file (--state-db-file, --boinc-db-file)")
+					}
+					stateDB, err := stateDBInput.value(c, os.Stdin)
+					if err != nil {
+						return err
+					}
+					boincDB, err := boincDBInput.value(c, os.Stdin)
+					if err != nil {
+						return err
+					}
 					rep, err := setup.Init(c.Context, setup.Options{Root: c.String("root"), BoincProject: c.String("boinc-project"), URLBase: c.String("url"),
-						Assimilator: c.String("assimilator"), BoincDB: c.String("boinc-db"), StateDB: c.String("state-db")})
+						Assimilator: c.String("assimilator"), BoincDB: boincDB, StateDB: stateDB})
 					if err != nil {
 						return err
 					}
@@ -356,7 +367,11 @@ func runCGI(log *slog.Logger) int {
 	}
 	e, err := engine.Open(context.Background(), root, log)
 	if err != nil {
-		fmt.Printf("Status: 500 Internal Server Error\r\nContent-Type: text/plain\r\n\r\nrboinc-server: %v\n", err)
+		// The error names files and databases: for the log (Apache's
+		// error log), not for the caller.
+		id := reqid.New()
+		log.Error("cgi: opening the server root", "request_id", id, "err", err)
+		fmt.Printf("Status: 500 Internal Server Error\r\nContent-Type: text/plain\r\n%s: %s\r\n\r\nrboinc-server: %s\n", reqid.Header, id, reqid.Message(id))
 		return 0
 	}
 	defer e.Close()

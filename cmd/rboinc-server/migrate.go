@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/rboinc/rboinc/workflow/engine"
+	"github.com/rboinc/rboinc/workflow/setup"
 	"github.com/rboinc/rboinc/workflow/store"
 )
 
@@ -27,14 +28,19 @@ func migrateCommand() *cli.Command {
 			"state into that MariaDB database (rboinc_* tables, which must be empty), compares every\n" +
 			"table's row count and checksum, and only then switches rboinc.json's state_db to it.\n" +
 			"Stop rboinc's server, daemons and BOINC's project first: the state must not change\n" +
-			"meanwhile. state.db stays as it was, as a backup.",
-		Flags: []cli.Flag{rootFlag, &cli.StringFlag{Name: "to", Usage: "move the SQLite state into this MariaDB database and switch rboinc.json to it: mysql://USER:PASS@tcp(HOST:PORT)/DB or mysql://USER:PASS@unix(SOCKET)/DB"}},
+			"meanwhile. state.db stays as it was, as a backup. An address with a password never goes on\n" +
+			"the command line (every user sees it there): --to-file FILE, RBOINC_MIGRATE_TO or --to - (stdin).",
+		Flags: append([]cli.Flag{rootFlag}, migrateToInput.flags()...),
 		// A missing --root, a directory that is not a server root and an
 		// extra word are usage errors (2): see prepare.
 		Action: func(c *cli.Context) error {
 			root := absRoot(c.String("root"))
-			if c.IsSet("to") {
-				return moveState(c.Context, c.App.Writer, root, c.String("to"))
+			if migrateToInput.given(c) {
+				to, err := migrateToInput.value(c, os.Stdin)
+				if err != nil {
+					return err
+				}
+				return moveState(c.Context, c.App.Writer, root, to)
 			}
 			path, err := engine.StateLocation(root)
 			if err != nil {
@@ -46,7 +52,7 @@ func migrateCommand() *cli.Command {
 					return err
 				}
 				printMigration(c.App.Writer, redacted(path), rep)
-				return nil
+				return secureRoot(root)
 			}
 			if _, err := os.Stat(path); err != nil {
 				return fmt.Errorf("no state database at %s: `rboinc-server init --root %s` makes one", path, root)
@@ -56,7 +62,7 @@ func migrateCommand() *cli.Command {
 				return err
 			}
 			printMigration(c.App.Writer, path, rep)
-			return nil
+			return secureRoot(root)
 		},
 	}
 }
@@ -76,7 +82,7 @@ func moveState(ctx context.Context, w io.Writer, root, to string) error {
 	}
 	path := cfg.StateLocation(root)
 	if _, err := os.Stat(path); err != nil {
-		return fmt.Errorf("no state database at %s: `rboinc-server init --root %s --state-db %s` makes a root with its state in MariaDB", path, root, redacted(to))
+		return fmt.Errorf("no state database at %s: `rboinc-server init --root %s --state-db-file FILE` makes a root with its state in the MariaDB that FILE names", path, root)
 	}
 	src, err := store.Open(ctx, path)
 	if err != nil {
@@ -101,7 +107,17 @@ func moveState(ctx context.Context, w io.Writer, root, to string) error {
 		fmt.Fprintf(w, "  %-14s %8d rows  sha256 %.16s  same on both\n", t.Table, t.Rows, t.Sum)
 	}
 	fmt.Fprintf(w, "%s now names %s as state_db; %s is no longer used (keep it as a backup)\n", filepath.Join(root, engine.ConfigFile), dst, path)
-	return nil
+	return secureRoot(root)
+}
+
+// secureRoot makes the root's secret files private (setup.SecureRoot)
+// after migrate wrote them.
+func secureRoot(root string) error {
+	cfg, err := engine.LoadConfig(root)
+	if err != nil {
+		return err
+	}
+	return setup.SecureRoot(root, cfg)
 }
 
 // redacted is a state database's location without its password.

@@ -141,8 +141,8 @@ func options(c *cli.Context) (wire.Options, error) {
 		}
 		o.AssignUserAll = id
 	}
-	if o.NumSteps < 1 {
-		return o, client.Usagef("-num_steps must be at least 1, not %d", o.NumSteps)
+	if o.NumSteps < 1 || o.NumSteps > wire.MaxChainSteps {
+		return o, client.Usagef("-num_steps takes a number of steps from 1 to %d, not %d", wire.MaxChainSteps, o.NumSteps)
 	}
 	for name, v := range map[string]float64{
 		"fpops_est": o.FpopsEst, "fpops_bound": o.FpopsBound, "memory_bound": o.MemoryBound,

@@ -125,6 +125,8 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"-group", "g", "-name", "c1", "-jobs", jobs, "-coor_file", coor}, client.ExitUsage}, // both
 		{[]string{"-group", "g", "-name", "c1", "-bogus", "x"}, client.ExitUsage},
 		{[]string{"-group", "g", "-name", "c1", "-coor_file", coor, "-num_steps", "0"}, client.ExitUsage},
+		{[]string{"-group", "g", "-name", "c1", "-coor_file", coor, "-num_steps", "1000001"}, client.ExitUsage}, // wire.MaxChainSteps + 1
+		{[]string{"-group", "g", "-name", "c1", "-coor_file", coor, "-num_steps", "1000000"}, client.ExitRefused},
 		{[]string{"-group", "g", "-name", "c1", "-coor_file", coor}, client.ExitRefused}, // our server has no /pool/missing
 		// The original's options, abbreviations and letter case.
 		{[]string{"-gr", "g", "-na", "c1", "-coor", coor, "-dry", "-Num_Steps", "3"}, client.ExitRefused},

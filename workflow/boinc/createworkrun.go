@@ -70,7 +70,7 @@ func (r *CreateWorkRun) Add(j Job) error {
 		return err
 	}
 	r.jobs++
-	if _, err := r.w.WriteString(line); err == nil {
+	if _, err = r.w.WriteString(line); err == nil {
 		err = r.w.WriteByte('\n')
 	}
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/rboinc/rboinc/workflow/reqid"
 	"github.com/rboinc/rboinc/workflow/store"
 )
 
@@ -34,11 +35,11 @@ func (e *Engine) UserByBoincAuthenticator(ctx context.Context, auth string) (sto
 		return store.User{}, fmt.Errorf("BOINC account %d is linked to no rboinc user: an administrator links it with `rboinc-server user link NAME --boinc-user %d`", acct.ID, acct.ID)
 	}
 	if err != nil {
-		return store.User{}, err
+		return store.User{}, e.cannotCheckAccount(acct.ID, err)
 	}
 	ok, err := bdb.MaySubmit(ctx, acct.ID)
 	if err != nil {
-		return store.User{}, err
+		return store.User{}, e.cannotCheckAccount(acct.ID, err)
 	}
 	if !ok {
 		return store.User{}, fmt.Errorf("BOINC account %d may not submit jobs on this project (no user_submit row)", acct.ID)
@@ -64,4 +65,13 @@ func (e *Engine) CheckBoincAccount(ctx context.Context, id int64) error {
 		return fmt.Errorf("account %d: %w", id, ErrUnknownBoincAccount)
 	}
 	return nil
+}
+
+// cannotCheckAccount words a database failure while checking a BOINC
+// account for the caller: the error itself (SQL, addresses) goes to the
+// log under a request id, which the caller is told instead.
+func (e *Engine) cannotCheckAccount(id int64, err error) error {
+	rid := reqid.New()
+	e.Log.Error("checking a BOINC account", "request_id", rid, "boinc_user", id, "err", err)
+	return fmt.Errorf("cannot check BOINC account %d now: %s", id, reqid.Message(rid))
 }

@@ -240,7 +240,8 @@ func (e *Engine) AbortJobs(ctx context.Context, u store.User, ref wire.JobsRef) 
 		n += len(chains)
 		wus = append(wus, w...)
 	}
-	return wire.CountResponse{Count: n, Message: fmt.Sprintf("aborted %s%s", words.Count(n, "job", "jobs"), e.cancelNote(ctx, wus))}, nil
+	note, failed := e.cancelNote(ctx, wus)
+	return wire.CountResponse{Count: n, Message: fmt.Sprintf("aborted %s%s", words.Count(n, "job", "jobs"), note), Failed: failed}, nil
 }
 
 // RetireBatch forgets a batch: its chains are purged (work units still in
@@ -308,7 +309,7 @@ func (e *Engine) ExpireLeases(ctx context.Context) (int, error) {
 		if err != nil {
 			return n, fmt.Errorf("aborting batch %s of %s, whose lease ended: %w", b.Name, u.Name, err)
 		}
-		e.cancelNote(ctx, wus) // work units in BOINC: cancelled (a failure is logged)
+		e.cancelNote(ctx, wus) // work units in BOINC: cancelled (a failure is logged; nobody waits for the answer)
 		if _, err := e.retire(ctx, u, b); err != nil {
 			return n, fmt.Errorf("retiring batch %s of %s, whose lease ended: %w", b.Name, u.Name, err)
 		}

@@ -105,7 +105,8 @@ func (e *Engine) Stop(ctx context.Context, u store.User, ref wire.ChainRef) (wir
 		if err != nil {
 			return wire.CountResponse{}, err
 		}
-		return wire.CountResponse{Count: n, Message: fmt.Sprintf("stopped %s%s", words.Count(n, "running chain", "running chains"), e.cancelNote(ctx, wus))}, nil
+		note, failed := e.cancelNote(ctx, wus)
+		return wire.CountResponse{Count: n, Message: fmt.Sprintf("stopped %s%s", words.Count(n, "running chain", "running chains"), note), Failed: failed}, nil
 	}
 	return wire.CountResponse{Count: n, Message: fmt.Sprintf("stopped %s; work units already in BOINC will finish and can be retrieved", words.Count(n, "running chain", "running chains"))}, nil
 }
@@ -136,6 +137,6 @@ func (e *Engine) Purge(ctx context.Context, u store.User, ref wire.ChainRef) (wi
 		}
 	}
 	os.Remove(dir) // only if empty
-	note := e.cancelNote(ctx, inflight)
-	return wire.CountResponse{Count: len(chains), Message: fmt.Sprintf("purged %s and %s%s", words.Count(len(chains), "chain", "chains"), words.Count(len(files), "result file", "result files"), note)}, nil
+	note, failed := e.cancelNote(ctx, inflight)
+	return wire.CountResponse{Count: len(chains), Message: fmt.Sprintf("purged %s and %s%s", words.Count(len(chains), "chain", "chains"), words.Count(len(files), "result file", "result files"), note), Failed: failed}, nil
 }

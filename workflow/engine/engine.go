@@ -112,11 +112,15 @@ type Limits struct {
 	// take BOINC resources from other scientists.
 	MaxPriority       int `json:"max_priority,omitempty"`
 	MaxTargetNResults int `json:"max_target_nresults,omitempty"`
+	// MaxUserLongPolls bounds one user's long polls of the events feed in
+	// progress (HTTP 429 beyond), counted in the state database so that
+	// it holds under CGI (a process per request) and across hosts too.
+	MaxUserLongPolls int `json:"max_user_long_polls"`
 }
 
 // DefaultLimits are generous: they stop accidents and abuse, not work.
 func DefaultLimits() Limits {
-	return Limits{MaxUploadBytes: 4 << 30, MaxScratchBytes: 64 << 30, MaxRunningChains: 100000, MaxPoolBytes: 1 << 40}
+	return Limits{MaxUploadBytes: 4 << 30, MaxScratchBytes: 64 << 30, MaxRunningChains: 100000, MaxPoolBytes: 1 << 40, MaxUserLongPolls: 8}
 }
 
 // DefaultConfig is the configuration `init` writes.
@@ -141,11 +145,11 @@ func LoadConfig(root string) (Config, error) {
 	if err := json.Unmarshal(data, &c); err != nil {
 		return c, fmt.Errorf("parsing %s: %w", filepath.Join(root, ConfigFile), err)
 	}
-	if err := checkStateDB(c.StateDB); err != nil {
+	if err := CheckStateDB(c.StateDB); err != nil {
 		return c, fmt.Errorf("%s: %w", filepath.Join(root, ConfigFile), err)
 	}
 	l := c.Limits
-	if l.MaxUploadBytes < 0 || l.MaxScratchBytes < 0 || l.MaxRunningChains < 0 || l.MaxPoolBytes < 0 || l.MaxPriority < 0 || l.MaxTargetNResults < 0 {
+	if l.MaxUploadBytes < 0 || l.MaxScratchBytes < 0 || l.MaxRunningChains < 0 || l.MaxPoolBytes < 0 || l.MaxPriority < 0 || l.MaxTargetNResults < 0 || l.MaxUserLongPolls < 0 {
 		return c, fmt.Errorf("%s: the limits (max_*) must not be negative; 0 means no limit", filepath.Join(root, ConfigFile))
 	}
 	if t := c.Transfer; t.MinTransferRate < 0 || t.TransferWindowSeconds < 0 || t.IdleTimeoutSeconds < 0 || t.MaxUserRequests < 0 || t.MaxJSONInFlight < 0 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rboinc/rboinc/internal/words"
 	"github.com/rboinc/rboinc/workflow/naming"
+	"github.com/rboinc/rboinc/workflow/reqid"
 	"github.com/rboinc/rboinc/workflow/store"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
@@ -34,17 +35,22 @@ func (e *Engine) cancelWUs(ctx context.Context, wus []string) (int, error) {
 	return bdb.Cancel(ctx, list)
 }
 
-// cancelNote cancels wus and words the outcome for the user.
-func (e *Engine) cancelNote(ctx context.Context, wus []string) string {
+// cancelNote cancels wus and words the outcome for the user: a note to
+// append to the change's message and, when BOINC did not cancel them,
+// failed (for CountResponse.Failed). The cause (BOINC's database, its
+// address) goes to the log under a request id, not to the user.
+func (e *Engine) cancelNote(ctx context.Context, wus []string) (note, failed string) {
 	n, err := e.cancelWUs(ctx, wus)
 	if err != nil {
-		e.Log.Warn("cancelling work units", "err", err)
-		return "; " + err.Error()
+		id := reqid.New()
+		e.Log.Error("cancelling work units in BOINC", "request_id", id, "work_units", len(wus), "err", err)
+		failed = fmt.Sprintf("BOINC did not cancel the %s in progress: they may still run (their results are dropped); the server's log says why under request %s", words.Count(len(wus), "work unit", "work units"), id)
+		return "; but " + failed, failed
 	}
 	if n == 0 {
-		return ""
+		return "", ""
 	}
-	return "; " + words.Count(n, "work unit", "work units") + " cancelled in BOINC"
+	return "; " + words.Count(n, "work unit", "work units") + " cancelled in BOINC", ""
 }
 
 // selected checks a chain reference and that it names chains of the user.
@@ -72,8 +78,8 @@ func (e *Engine) Abort(ctx context.Context, u store.User, ref wire.ChainRef) (wi
 	if err != nil {
 		return wire.CountResponse{}, err
 	}
-	note := e.cancelNote(ctx, wus)
-	return wire.CountResponse{Count: len(chains), Message: fmt.Sprintf("aborted %s%s", words.Count(len(chains), "chain", "chains"), note)}, nil
+	note, failed := e.cancelNote(ctx, wus)
+	return wire.CountResponse{Count: len(chains), Message: fmt.Sprintf("aborted %s%s", words.Count(len(chains), "chain", "chains"), note), Failed: failed}, nil
 }
 
 // byUser is the reason of a chain its user stopped or aborted: who, and
@@ -126,8 +132,8 @@ func (e *Engine) Resume(ctx context.Context, u store.User, req wire.ResumeReques
 	return wire.CountResponse{Count: len(done), Message: countMessage("resumed", len(done), "", refused)}, nil
 }
 
-// MaxExtend bounds one -extend.
-const MaxExtend = MaxSteps
+// MaxExtend bounds one -extend (the clients check the same wire limit).
+const MaxExtend = wire.MaxChainSteps
 
 // Extend adds k steps to chains, done ones included.
 func (e *Engine) Extend(ctx context.Context, u store.User, req wire.ExtendRequest) (wire.CountResponse, error) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rboinc/rboinc/workflow/boinc"
 	"github.com/rboinc/rboinc/workflow/boincdb"
+	"github.com/rboinc/rboinc/workflow/secretfile"
 	"github.com/rboinc/rboinc/workflow/store"
 )
 
@@ -28,8 +29,8 @@ func (c Config) StateLocation(root string) string {
 	return filepath.Join(root, StateFile)
 }
 
-// checkStateDB refuses a state_db that is not a MariaDB address.
-func checkStateDB(s string) error {
+// CheckStateDB refuses a state_db that is not a MariaDB address.
+func CheckStateDB(s string) error {
 	if s == "" {
 		return nil
 	}
@@ -64,10 +65,11 @@ func OpenState(ctx context.Context, root string) (*store.DB, error) {
 
 // SetStateDB makes root's rboinc.json name location as its state database
 // (migrate does, once the state is copied there). The file is replaced
-// atomically, every other setting kept as written, its mode and owner
-// too: the processes of other users (the web server's, BOINC's) read it.
+// atomically, every other setting kept as written, its owner too; it now
+// holds a password, so its mode is private (a group read kept: BOINC's
+// daemons may read it as another user of the project's group).
 func SetStateDB(root, location string) error {
-	if err := checkStateDB(location); err != nil {
+	if err := CheckStateDB(location); err != nil {
 		return err
 	}
 	path := filepath.Join(root, ConfigFile)
@@ -92,7 +94,7 @@ func SetStateDB(root, location string) error {
 	if err != nil {
 		return err
 	}
-	if err := boinc.WriteFileAtomic(path, append(out, '\n'), fi.Mode().Perm()); err != nil {
+	if err := boinc.WriteFileAtomic(path, append(out, '\n'), secretfile.ModeFrom(fi.Mode())); err != nil {
 		return fmt.Errorf("switching %s to the new state database: %w", path, err)
 	}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok && os.Geteuid() == 0 {

@@ -22,8 +22,8 @@ import (
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 
-// MaxSteps bounds a chain's length.
-const MaxSteps = 1000000
+// MaxSteps bounds a chain's length (the clients check the same wire limit).
+const MaxSteps = wire.MaxChainSteps
 
 // MaxChainsPerRequest bounds one submission.
 const MaxChainsPerRequest = 100000

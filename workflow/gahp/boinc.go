@@ -2,6 +2,7 @@ package gahp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -31,7 +32,10 @@ func (s *Session) execute(ctx context.Context, p Project, q Request) string {
 	case "BOINC_FETCH_OUTPUT":
 		return s.fetch(ctx, c, q.Fetch)
 	case "BOINC_ABORT_JOBS":
-		_, err = c.AbortJobs(ctx, q.Jobs)
+		var r *wire.CountResponse
+		if r, err = c.AbortJobs(ctx, q.Jobs); err == nil && r.Failed != "" {
+			err = errors.New(r.Failed) // aborted in rboinc, not in BOINC
+		}
 	case "BOINC_RETIRE_BATCH":
 		_, err = c.RetireBatch(ctx, q.Batch)
 	case "BOINC_SET_LEASE":

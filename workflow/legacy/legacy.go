@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rboinc/rboinc/workflow/engine"
+	"github.com/rboinc/rboinc/workflow/reqid"
 	"github.com/rboinc/rboinc/workflow/store"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
@@ -107,11 +108,12 @@ func (h *Handler) user(w http.ResponseWriter, r *http.Request, root string) (sto
 }
 
 // engineReason words an engine error for a Failure; internal errors are
-// logged in full.
+// logged in full under a request id, and answered with the id only.
 func (h *Handler) engineReason(r *http.Request, err error) string {
 	if engine.KindOf(err) == engine.KindInternal {
-		h.Log.Error("original-protocol request failed", "path", r.URL.Path, "err", err)
-		return "internal server error: " + err.Error()
+		id := reqid.New()
+		h.Log.Error("original-protocol request failed", "request_id", id, "path", r.URL.Path, "err", err)
+		return reqid.Message(id)
 	}
 	return err.Error()
 }

@@ -107,6 +107,10 @@ func TestDAVReadOnlyArea(t *testing.T) {
 		if a.status != 500 || !strings.Contains(a.err.Error, "may not write in your scratch area") {
 			t.Errorf("%s %s on a read-only area: %v, want 500 saying the server may not write", tc.method, tc.path, a)
 		}
+		// The file system's error (the area's path) stays in the log.
+		if strings.Contains(a.body, dir) || strings.Contains(a.body, "read-only file system") || !strings.Contains(a.body, "(request ") {
+			t.Errorf("%s %s on a read-only area answered %s: want no path nor system error, a request id", tc.method, tc.path, a.body)
+		}
 	}
 	if !strings.Contains(v.logs.String(), "writing in a scratch area failed") {
 		t.Errorf("the refused writes were not logged:\n%s", v.logs)

@@ -7,14 +7,15 @@ import (
 	"syscall"
 
 	"github.com/rboinc/rboinc/workflow/engine"
+	"github.com/rboinc/rboinc/workflow/reqid"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 
 // The WebDAV library answers most failed writes 405 Method Not Allowed,
 // which tells a client its request was wrong. A write that failed on the
 // server's side gets the answer that says what happened instead: 507 for
-// a full disk (or quota), 500 for anything else the file system refused,
-// both logged.
+// a full disk (or quota), 500 for anything else the file system refused
+// (with a request id, not the file system's error), both logged.
 
 // writeFailure tells how to answer a write that failed with err: ok is
 // false for the failures the library answers well itself (a name missing
@@ -33,13 +34,13 @@ func writeFailure(err error) (status int, code, msg string, full, ok bool) {
 		return 0, "", "", false, false
 	case syscall.ENOTSUP:
 		return http.StatusInternalServerError, wire.CodeInternal,
-			"the file system of the server's scratch areas cannot keep WebDAV properties (" + err.Error() + "): a problem of the server's set-up; tell its administrator", false, true
+			"the file system of the server's scratch areas cannot keep WebDAV properties: a problem of the server's set-up; tell its administrator", false, true
 	case syscall.EACCES, syscall.EPERM, syscall.EROFS:
 		return http.StatusInternalServerError, wire.CodeInternal,
-			"the server may not write in your scratch area (" + err.Error() + "): a problem of the server's set-up; tell its administrator", false, true
+			"the server may not write in your scratch area: a problem of the server's set-up; tell its administrator", false, true
 	}
 	return http.StatusInternalServerError, wire.CodeInternal,
-		"the server failed to write in your scratch area: " + err.Error() + " (nothing of this request was kept)", false, true
+		"the server failed to write in your scratch area (nothing of this request was kept)", false, true
 }
 
 // writeFailed makes a failed write the request's answer, unless the
@@ -53,6 +54,12 @@ func (p *putState) writeFailed(err error) {
 		return
 	}
 	p.status, p.code, p.msg, p.full, p.failed = status, code, msg, full, err
+	if status == http.StatusInternalServerError {
+		// The file system's error names paths of the server: logged
+		// under this id, never shown (see internalError).
+		p.reqID = reqid.New()
+		p.msg += " (request " + p.reqID + "; the server's log has the details)"
+	}
 }
 
 // noteWriteErr is writeFailed for the request in ctx; it returns err.
@@ -80,7 +87,7 @@ func (s *Server) logWriteFailure(r *http.Request, st *putState) {
 	case st.full:
 		s.Log.Error("the server's disk is full", "method", r.Method, "path", r.URL.Path, "err", st.failed)
 	case st.failed != nil:
-		s.Log.Error("writing in a scratch area failed", "method", r.Method, "path", r.URL.Path, "err", st.failed)
+		s.Log.Error("writing in a scratch area failed", "request_id", st.reqID, "method", r.Method, "path", r.URL.Path, "err", st.failed)
 	}
 }
 

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"sync"
@@ -160,6 +161,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, u store.User) {
 		after = n
 	}
 	deadline := time.Now().Add(wait)
+	var slot *longPoll
+	defer func() { slot.release(s) }()
 	for {
 		resp := wire.EventsResponse{Events: []wire.Event{}}
 		// The newest id of all, for the wait below only: the answer's
@@ -191,6 +194,18 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, u store.User) {
 			}
 			writeJSON(w, resp)
 			return
+		}
+		if slot == nil {
+			// About to wait: the poll takes one of the user's slots.
+			var refused bool
+			if slot, refused, err = s.takeLongPoll(ctx, u, left); err != nil {
+				s.fail(w, r, err)
+				return
+			} else if refused {
+				w.Header().Set("Retry-After", strconv.Itoa(longPollRetry))
+				writeError(w, http.StatusTooManyRequests, wire.CodeTooManyRequests, fmt.Sprintf("user %s has %d long polls of the events feed in progress already, the most this server takes at once: end one, or poll without wait", u.Name, s.E.Cfg.MaxUserLongPolls))
+				return
+			}
 		}
 		ch, done := s.feed.wait(s.E.DB, u.ID, last)
 		t := time.NewTimer(left)

@@ -226,8 +226,9 @@ type putState struct {
 	status    int
 	code      string
 	msg       string
-	full      bool  // refused for want of disk space
-	failed    error // the file system's error, when it refused a write
+	full      bool   // refused for want of disk space
+	failed    error  // the file system's error, when it refused a write
+	reqID     string // a 500's request id, logged with failed
 }
 
 func (p *putState) refused() bool { return p.status != 0 }

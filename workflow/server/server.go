@@ -147,7 +147,7 @@ func writeError(w http.ResponseWriter, status int, code, msg string) {
 }
 
 // fail maps an engine error to an HTTP answer; internal errors are logged
-// and not shown in full.
+// and answered without their text (internalError).
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	switch engine.KindOf(err) {
 	case engine.KindBadRequest:
@@ -178,8 +178,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		}
 		writeError(w, http.StatusInsufficientStorage, wire.CodeNoSpace, msg)
 	default:
-		s.Log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
-		writeError(w, http.StatusInternalServerError, wire.CodeInternal, "internal server error: "+err.Error())
+		s.internalError(w, r, err)
 	}
 }
 

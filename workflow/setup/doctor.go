@@ -93,6 +93,7 @@ func Doctor(ctx context.Context, root string) Findings {
 		checkChainsMove(ctx, &f, root, p)
 	}
 	checkOwnership(&f, root)
+	checkSecrets(&f, root, cfg)
 	if users != nil {
 		checkDAVPasswd(&f, root, users)
 	}

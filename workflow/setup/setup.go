@@ -14,6 +14,7 @@ import (
 	"github.com/rboinc/rboinc"
 	"github.com/rboinc/rboinc/workflow/boinc"
 	"github.com/rboinc/rboinc/workflow/engine"
+	"github.com/rboinc/rboinc/workflow/secretfile"
 	"github.com/rboinc/rboinc/workflow/standin"
 	"github.com/rboinc/rboinc/workflow/store"
 )
@@ -55,7 +56,15 @@ func Init(ctx context.Context, o Options) (Report, error) {
 	if strings.ContainsAny(root, "'\n") {
 		return Report{}, fmt.Errorf("server root %q: quotes and newlines are not allowed in the path", root)
 	}
-	for _, d := range []string{"", "pool", "dav", "dav-lock", "results", "etc", "bin"} {
+	if err := engine.CheckStateDB(o.StateDB); err != nil {
+		return Report{}, fmt.Errorf("--state-db: %w", err)
+	}
+	// The root holds secrets (the state database, rboinc.json's
+	// passwords): other users of the host have no business in it.
+	if err := os.MkdirAll(root, secretfile.RootMode); err != nil {
+		return Report{}, fmt.Errorf("creating the server root: %w", err)
+	}
+	for _, d := range []string{"pool", "dav", "dav-lock", "results", "etc", "bin"} {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
 			return Report{}, fmt.Errorf("creating the server root: %w", err)
 		}
@@ -70,6 +79,13 @@ func Init(ctx context.Context, o Options) (Report, error) {
 	}
 	if fresh {
 		cfg = engine.DefaultConfig()
+	}
+	if o.StateDB != "" && !fresh && o.StateDB != cfg.StateDB {
+		where := filepath.Join(root, engine.StateFile)
+		if cfg.StateDB != "" {
+			where = store.Describe(cfg.StateDB)
+		}
+		return Report{}, fmt.Errorf("server root %s keeps its state in %s already: `rboinc-server migrate --root %s --to-file FILE` moves it (init would leave it behind)", root, where, root)
 	}
 	if o.StateDB != "" {
 		cfg.StateDB = o.StateDB
@@ -150,11 +166,25 @@ func Init(ctx context.Context, o Options) (Report, error) {
 		return rep, err
 	}
 	data, _ := json.MarshalIndent(cfg, "", "  ")
-	if err := boinc.WriteFileAtomic(filepath.Join(root, engine.ConfigFile), append(data, '\n'), 0o644); err != nil {
+	cfgPath := filepath.Join(root, engine.ConfigFile)
+	mode := secretfile.Mode
+	old, err := os.Stat(cfgPath)
+	if err == nil {
+		mode = secretfile.ModeFrom(old.Mode())
+	} else {
+		old = nil
+	}
+	if err := boinc.WriteFileAtomic(cfgPath, append(data, '\n'), mode); err != nil {
+		return rep, err
+	}
+	if err := secretfile.OwnLikeDir(cfgPath, old); err != nil {
 		return rep, err
 	}
 	mig, err := store.Migrate(ctx, cfg.StateLocation(root))
 	if err != nil {
+		return rep, err
+	}
+	if err := SecureRoot(root, cfg); err != nil {
 		return rep, err
 	}
 	if len(mig.Applied) > 0 && (mig.From > 0 || mig.Adopted) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rboinc/rboinc/workflow/boinc"
 	"github.com/rboinc/rboinc/workflow/boincdb"
+	"github.com/rboinc/rboinc/workflow/secretfile"
 )
 
 // InitOptions describe a simulated project for InitProject.
@@ -52,7 +53,11 @@ func InitProject(dir string, o InitOptions) error {
 		if err := os.MkdirAll(abs, 0o755); err != nil {
 			return fmt.Errorf("creating stand-in project %s: %w", abs, err)
 		}
-		if err := boinc.WriteFileAtomic(cfg, []byte(configXML(abs, o)), 0o644); err != nil {
+		mode := os.FileMode(0o644)
+		if boincdb.HasPassword(o.DBURL) {
+			mode = secretfile.Mode // rboinc_db_url's password
+		}
+		if err := boinc.WriteFileAtomic(cfg, []byte(configXML(abs, o)), mode); err != nil {
 			return fmt.Errorf("creating stand-in project %s: %w", abs, err)
 		}
 	} else if err != nil {

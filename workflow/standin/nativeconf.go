@@ -2,6 +2,7 @@ package standin
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -64,5 +65,9 @@ func SetNativeAssimilator(dir, cmd, name string) error {
 	if err != nil {
 		return err
 	}
-	return boinc.WriteFileAtomic(path, []byte(out), 0o644)
+	mode := os.FileMode(0o644)
+	if fi, err := os.Stat(path); err == nil {
+		mode = fi.Mode().Perm() // private when it holds rboinc_db_url's password
+	}
+	return boinc.WriteFileAtomic(path, []byte(out), mode)
 }

@@ -115,11 +115,12 @@ func (d *DB) empty(ctx context.Context) error {
 var seeded = map[string]bool{"notify_cursor": true}
 
 // copyTables are the tables a copy moves: every one but the schema's
-// history (tables lists them parents first).
+// history and the long polls in progress (none while the state moves)
+// (tables lists them parents first).
 func copyTables() []string {
 	var out []string
 	for _, t := range tables {
-		if t != "schema_history" {
+		if t != "schema_history" && t != "long_polls" {
 			out = append(out, t)
 		}
 	}

@@ -68,6 +68,9 @@ func IsMySQL(location string) bool { return strings.HasPrefix(location, "mysql:/
 type sqliteDialect struct{ path string }
 
 func openSQLite(path string) (*sql.DB, dialect, error) {
+	if err := createPrivate(path); err != nil {
+		return nil, nil, fmt.Errorf("creating state database %s: %w", path, err)
+	}
 	dsn := "file:" + path + "?_pragma=busy_timeout(20000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=temp_store(memory)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {

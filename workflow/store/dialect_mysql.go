@@ -27,7 +27,7 @@ const TablePrefix = "rboinc_"
 // tables are the names the queries use, each the table rboinc_<name> on
 // MariaDB.
 var tables = []string{"users", "chains", "chain_inputs", "steps", "step_inputs", "results", "pool", "uploads", "step_attempts", "events", "schema_history",
-	"notify_targets", "notify_outbox", "notify_cursor", "batches", "batch_jobs", "latency", "pool_owners", "notify_emails", "notify_email_codes"}
+	"notify_targets", "notify_outbox", "notify_cursor", "batches", "batch_jobs", "latency", "pool_owners", "notify_emails", "notify_email_codes", "long_polls"}
 
 // mysqlTable matches a table name where a query names a table (not after
 // a dot: a column qualified by an alias).
@@ -331,6 +331,12 @@ var mysqlSchema = map[int][]string{
 		`INSERT IGNORE INTO rboinc_pool_owners(user_id, md5) SELECT DISTINCT c.user_id, ci.md5 FROM rboinc_chain_inputs ci JOIN rboinc_chains c ON c.id = ci.chain_id WHERE ci.md5 <> ''`,
 		`INSERT IGNORE INTO rboinc_pool_owners(user_id, md5) SELECT DISTINCT c.user_id, si.md5 FROM rboinc_step_inputs si JOIN rboinc_steps s ON s.wu_name = si.wu_name JOIN rboinc_chains c ON c.id = s.chain_id WHERE si.md5 <> ''`,
 	},
+	12: {`CREATE TABLE IF NOT EXISTS rboinc_long_polls (
+	id      BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+	user_id BIGINT NOT NULL,
+	expires BIGINT NOT NULL,
+	KEY long_polls_user (user_id, expires)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin`},
 	13: {`ALTER TABLE rboinc_chains ADD COLUMN IF NOT EXISTS consumer VARCHAR(16) NOT NULL DEFAULT ''`},
 	// The earlier attempts there are get their numbers in the order they
 	// ended; new ones are numbered as they come.

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"github.com/rboinc/rboinc/workflow/wire"
 )
 
 // StateHeld is a step recorded with its inputs whose work unit is not to
@@ -284,8 +286,9 @@ func restartOne(ctx context.Context, tx *sql.Tx, c *Chain, extra int, newWU Name
 	return fmt.Sprintf("step %d is %s", k, state), nil
 }
 
-// MaxChainSteps bounds a chain's length (as a submission's).
-const MaxChainSteps = 100000
+// MaxChainSteps bounds a chain's length after an extend: a submission's
+// bound, shared with the clients.
+const MaxChainSteps = wire.MaxChainSteps
 
 // Current is a chain's current (or last) step, for its status.
 type Current struct {

@@ -54,6 +54,9 @@ CREATE UNIQUE INDEX IF NOT EXISTS users_boinc ON users(boinc_user_id) WHERE boin
 	// sent its bytes or used it (poolowners.go). What the users' chains
 	// read so far is theirs, so nothing they did before asks for bytes again.
 	{version: 11, name: "owners of pooled contents", sql: schemaV11},
+	// Each user's long polls of the events feed in progress, counted here
+	// since under CGI every request is a process of its own (longpolls.go).
+	{version: 12, name: "long polls in progress", sql: schemaV12},
 	// Every result has one consumer (chains.consumer, wire.Consumer*):
 	// rboinc-retrieve (''), a master program ('master', its tag the
 	// group) or the GAHP ('batch'). Chains made before are the
@@ -100,6 +103,13 @@ CREATE TABLE IF NOT EXISTS notify_email_codes (
 );
 CREATE INDEX IF NOT EXISTS notify_email_codes_user ON notify_email_codes(user_id, created);
 CREATE INDEX IF NOT EXISTS notify_email_codes_address ON notify_email_codes(address, created);`
+
+const schemaV12 = `CREATE TABLE IF NOT EXISTS long_polls (
+	id      INTEGER PRIMARY KEY,
+	user_id INTEGER NOT NULL,
+	expires INTEGER NOT NULL -- seconds since the epoch: the poll has surely ended by then
+);
+CREATE INDEX IF NOT EXISTS long_polls_user ON long_polls(user_id, expires);`
 
 const schemaV5 = `ALTER TABLE chains ADD COLUMN max_attempts INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE steps ADD COLUMN attempts INTEGER NOT NULL DEFAULT 1;

@@ -293,6 +293,10 @@ type ExtendRequest struct {
 type CountResponse struct {
 	Count   int    `json:"count"`
 	Message string `json:"message,omitempty"`
+	// Failed says what of the change the server could not do (BOINC
+	// refused to cancel work units): the change is then a failure, and
+	// the clients exit non-zero. Message says it too, for older clients.
+	Failed string `json:"failed,omitempty"`
 }
 
 // Chain states.
