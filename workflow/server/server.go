@@ -33,6 +33,7 @@ type Server struct {
 
 	mu    sync.Mutex
 	locks map[string]*lockManager
+	tops  map[string]*sync.Mutex // each user's, held to add an entry at the top of their scratch area
 
 	scratch scratchCache // bytes in each user's WebDAV area, for its quota
 
