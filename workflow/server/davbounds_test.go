@@ -192,6 +192,20 @@ func TestPropfindInfiniteDepthRefused(t *testing.T) {
 	v.mustStatus(403, "COPY", davA+"t/", "", "Destination", at31+"t/")
 	// One level higher it fits.
 	v.mustStatus(201, "MOVE", davA+"t/", "", "Destination", strings.TrimSuffix(at31, "l29/")+"t/")
+
+	// A collection copied into itself (which the WebDAV library did level
+	// after level, 1,000 deep, for minutes) or moved into itself.
+	v.mustStatus(201, "MKCOL", davA+"x/", "")
+	t0 = time.Now()
+	a = v.call("alice", "COPY", davA+"x/", nil, "Destination", davA+"x/y/")
+	refusedClearly(t, "COPY into itself", a, 403, "inside x/")
+	v.mustStatus(403, "MOVE", davA+"x/", "", "Destination", davA+"x/y/z/")
+	if took := time.Since(t0); took > time.Second {
+		t.Errorf("refusing a collection copied into itself took %v", took)
+	}
+	if got := tree(filepath.Join(area, "x")); len(got) != 1 {
+		t.Errorf("refused requests left %v", got)
+	}
 }
 
 // TestOpenUploadsCapped: of 2,000 upload collections asked for, the first

@@ -82,6 +82,12 @@ func (s *Server) davCreateLimits(w http.ResponseWriter, r *http.Request, user, r
 		return done, false
 	}
 	if r.Method == "COPY" || r.Method == "MOVE" {
+		if from, to := cleanName(sub), cleanName(dst); isBelow(to, from) {
+			// The library would copy the tree into itself level after
+			// level, until the path is too long for the file system.
+			writeError(w, http.StatusForbidden, wire.CodeForbidden, fmt.Sprintf("%s: the Destination %s is inside %s, the collection %s", r.Method, dst, sub, map[string]string{"COPY": "copied", "MOVE": "moved"}[r.Method]))
+			return done, false
+		}
 		below := subtreeDepth(filepath.Join(root, filepath.FromSlash(strings.Trim(sub, "/"))), maxDAVDepth-davDepth(dst)+1)
 		if n := davDepth(dst) + below; n > maxDAVDepth {
 			writeError(w, http.StatusForbidden, wire.CodeForbidden, fmt.Sprintf("%s %s would make a tree at least %d levels deep; collections nest at most %d deep on this server", r.Method, dst, n, maxDAVDepth))
