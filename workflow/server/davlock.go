@@ -105,7 +105,7 @@ func (s *Server) lock(w http.ResponseWriter, r *http.Request, prefix, name strin
 	d := webdav.LockDetails{Root: name, Duration: duration, OwnerXML: li.Owner.InnerXML, ZeroDepth: zeroDepth}
 	token, err := locks.create(time.Now(), d, li.Shared != nil, true)
 	if errors.Is(err, errTooManyLocks) {
-		writeError(w, http.StatusForbidden, wire.CodeQuotaExceeded, fmt.Sprintf("LOCK: you hold %d WebDAV locks, the most this server grants (max_dav_locks): UNLOCK some first, or let them expire (after at most %v)", locks.max, maxLockDuration))
+		writeError(w, http.StatusForbidden, wire.CodeQuotaExceeded, fmt.Sprintf("LOCK: you hold %d WebDAV locks, the most this server grants (max_dav_locks): UNLOCK some first, or let them expire (after at most %v)", s.E.Cfg.MaxDAVLocks, maxLockDuration))
 		return
 	}
 	if err != nil {
