@@ -55,7 +55,7 @@ func (s *Server) dav(w http.ResponseWriter, r *http.Request, u store.User) {
 		writeError(w, http.StatusForbidden, wire.CodeForbidden, err.Error())
 		return
 	}
-	if r.Method == "PROPFIND" && !checkPropfindDepth(w, r) {
+	if r.Method == "PROPFIND" && (!checkPropfindDepth(w, r) || !checkListing(w, r, root, sub)) {
 		return
 	}
 	switch r.Method {

@@ -378,3 +378,30 @@ func TestScratchQuotaChargesEntries(t *testing.T) {
 	v.mustStatus(201, "PUT", davA+"f/9", "x")
 	v.mustStatus(413, "PUT", davA+"f/10", "x")
 }
+
+// TestPropfindWideListingRefused: a PROPFIND of Depth 1 lists at most
+// 10,000 members (100,000 took 47 MiB and 20 s of the server's CPU);
+// past that it is refused at once, and Depth 0 still answers.
+func TestPropfindWideListingRefused(t *testing.T) {
+	v := newEnv(t)
+	dir := filepath.Join(v.e.DAVRoot(store0("alice")), "w")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10001 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprint(i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t0 := time.Now()
+	a := v.call("alice", "PROPFIND", davA+"w/", nil, "Depth", "1")
+	refusedClearly(t, "10,001 members", a, 403, "more than 10000 members", "Depth 0")
+	if took := time.Since(t0); took > time.Second {
+		t.Errorf("refusing took %v", took)
+	}
+	v.mustStatus(207, "PROPFIND", davA+"w/", "", "Depth", "0")
+	os.Remove(filepath.Join(dir, "0"))
+	if a := v.mustStatus(207, "PROPFIND", davA+"w/", "", "Depth", "1"); strings.Count(a.body, "<D:response>") != 10001 {
+		t.Errorf("a listing of 10,000 members and the collection has %d responses", strings.Count(a.body, "<D:response>"))
+	}
+}
