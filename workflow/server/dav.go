@@ -55,8 +55,15 @@ func (s *Server) dav(w http.ResponseWriter, r *http.Request, u store.User) {
 		writeError(w, http.StatusForbidden, wire.CodeForbidden, err.Error())
 		return
 	}
-	if r.Method == "PROPFIND" && (!checkPropfindDepth(w, r) || !checkListing(w, r, root, sub)) {
-		return
+	if r.Method == "PROPFIND" {
+		if !checkPropfindDepth(w, r) {
+			return
+		}
+		done, ok := s.davListing(w, r, u.Name, root, sub)
+		defer done()
+		if !ok {
+			return
+		}
 	}
 	switch r.Method {
 	case "PROPFIND", "PROPPATCH", "LOCK":

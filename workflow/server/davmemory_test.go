@@ -42,10 +42,12 @@ func procMemMB(t *testing.T, pid int) (rss, peak float64) {
 // TestDAVAttacksStandaloneMemory runs the real standalone server and, all
 // at once, the attacks of issue 26 on its WebDAV area and upload
 // collections: 150 shared locks with Timeout Infinite and 900 KB owners
-// and 150 with 4 KB owners, 48 PROPFINDs of infinite depth on a tree 400
-// collections deep, 2,000 upload collections, and empty collections made
-// until the scratch quota (4 MiB) stops them. The server's resident
-// memory stays under 100 MB throughout.
+// and 150 with 4 KB owners, 32 PROPFINDs of infinite depth on a tree 400
+// collections deep, 16 listings (Depth 1) of a collection of 10,000
+// files, 2,000 upload collections, and empty collections made until the
+// scratch quota (4 MiB) stops them. The server's resident memory stays
+// under 100 MB throughout (the listings at once took it to 117 MiB, one
+// at a time 38 MiB).
 func TestDAVAttacksStandaloneMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the real server")
@@ -71,6 +73,11 @@ func TestDAVAttacksStandaloneMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(area, "f"), []byte("x"), 0o644)
+	wide := filepath.Join(area, "w")
+	os.Mkdir(wide, 0o755)
+	for i := range 10000 {
+		os.WriteFile(filepath.Join(wide, strconv.Itoa(i)), nil, 0o644)
+	}
 
 	addrFile := filepath.Join(t.TempDir(), "addr")
 	logf, err := os.Create(filepath.Join(t.TempDir(), "server.log"))
@@ -136,12 +143,18 @@ func TestDAVAttacksStandaloneMemory(t *testing.T) {
 			}
 		})
 	}
-	// With the 16 other workers, as many requests as a user may have in
+	// With the 32 other workers, as many requests as a user may have in
 	// flight (max_user_requests, 64).
-	for range 48 {
+	for range 32 {
 		wg.Go(func() {
 			a := r.call("alice", "PROPFIND", davA+"d/", nil, "Depth", "infinity")
 			note("PROPFIND infinity", a.status == 207)
+		})
+	}
+	for range 16 {
+		wg.Go(func() {
+			a := r.call("alice", "PROPFIND", davA+"w/", nil, "Depth", "1")
+			note("listings of 10,000", a.status == 207)
 		})
 	}
 	for w := range 8 {
@@ -165,7 +178,7 @@ func TestDAVAttacksStandaloneMemory(t *testing.T) {
 	if peak1 > 100 {
 		t.Errorf("the server's resident memory reached %.1f MiB", peak1)
 	}
-	if granted["900 KB locks"] != 0 || granted["4 KB locks"] != 100 || granted["PROPFIND infinity"] != 0 || granted["uploads"] != 100 || granted["empty collections"] > 1024 {
-		t.Errorf("granted %v; want no 900 KB lock, 100 4 KB ones, no PROPFIND of infinite depth, 100 uploads, at most 1024 collections", granted)
+	if granted["900 KB locks"] != 0 || granted["4 KB locks"] != 100 || granted["PROPFIND infinity"] != 0 || granted["uploads"] != 100 || granted["empty collections"] > 1024 || granted["listings of 10,000"] != 16 {
+		t.Errorf("granted %v; want no 900 KB lock, 100 4 KB ones, no PROPFIND of infinite depth, 16 listings, 100 uploads, at most 1024 collections", granted)
 	}
 }
