@@ -116,11 +116,18 @@ type Limits struct {
 	// progress (HTTP 429 beyond), counted in the state database so that
 	// it holds under CGI (a process per request) and across hosts too.
 	MaxUserLongPolls int `json:"max_user_long_polls"`
+	// MaxDAVLocks bounds the WebDAV locks one user holds at once.
+	MaxDAVLocks int `json:"max_dav_locks"`
+	// MaxOpenUploads bounds one user's upload collections: those opened
+	// through the API, and the entries at the top of their WebDAV scratch
+	// area (where the original clients make theirs with MKCOL).
+	MaxOpenUploads int `json:"max_open_uploads"`
 }
 
 // DefaultLimits are generous: they stop accidents and abuse, not work.
 func DefaultLimits() Limits {
-	return Limits{MaxUploadBytes: 4 << 30, MaxScratchBytes: 64 << 30, MaxRunningChains: 100000, MaxPoolBytes: 1 << 40, MaxUserLongPolls: 8}
+	return Limits{MaxUploadBytes: 4 << 30, MaxScratchBytes: 64 << 30, MaxRunningChains: 100000, MaxPoolBytes: 1 << 40,
+		MaxUserLongPolls: 8, MaxDAVLocks: 100, MaxOpenUploads: 100}
 }
 
 // DefaultConfig is the configuration `init` writes.
@@ -149,7 +156,8 @@ func LoadConfig(root string) (Config, error) {
 		return c, fmt.Errorf("%s: %w", filepath.Join(root, ConfigFile), err)
 	}
 	l := c.Limits
-	if l.MaxUploadBytes < 0 || l.MaxScratchBytes < 0 || l.MaxRunningChains < 0 || l.MaxPoolBytes < 0 || l.MaxPriority < 0 || l.MaxTargetNResults < 0 || l.MaxUserLongPolls < 0 {
+	if l.MaxUploadBytes < 0 || l.MaxScratchBytes < 0 || l.MaxRunningChains < 0 || l.MaxPoolBytes < 0 || l.MaxPriority < 0 || l.MaxTargetNResults < 0 ||
+		l.MaxUserLongPolls < 0 || l.MaxDAVLocks < 0 || l.MaxOpenUploads < 0 {
 		return c, fmt.Errorf("%s: the limits (max_*) must not be negative; 0 means no limit", filepath.Join(root, ConfigFile))
 	}
 	if t := c.Transfer; t.MinTransferRate < 0 || t.TransferWindowSeconds < 0 || t.IdleTimeoutSeconds < 0 || t.MaxUserRequests < 0 || t.MaxJSONInFlight < 0 {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,13 +42,19 @@ func (e *Engine) Missing(ctx context.Context, u store.User, md5s []string) (wire
 	return r, nil
 }
 
-// NewUpload creates a fresh scratch collection for the user.
+// NewUpload creates a fresh scratch collection for the user, if they have
+// fewer than max_open_uploads open.
 func (e *Engine) NewUpload(ctx context.Context, u store.User) (wire.UploadResponse, error) {
 	id := newUploadID()
-	if err := os.MkdirAll(filepath.Join(e.davDir(u.Name), id), 0o755); err != nil {
+	open, err := e.DB.AddUpload(ctx, id, u.ID, e.Cfg.MaxOpenUploads)
+	if errors.Is(err, store.ErrLimit) {
+		return wire.UploadResponse{}, errf(KindQuota, "you have %d upload collections open, the most this server allows (max_open_uploads): submit with them, or discard them, before opening more (unused ones are removed after %v untouched)", open, UploadLifetime)
+	}
+	if err != nil {
 		return wire.UploadResponse{}, err
 	}
-	if err := e.DB.AddUpload(ctx, id, u.ID); err != nil {
+	if err := os.MkdirAll(filepath.Join(e.davDir(u.Name), id), 0o755); err != nil {
+		e.DB.DeleteUpload(ctx, id)
 		return wire.UploadResponse{}, err
 	}
 	return wire.UploadResponse{ID: id, DAVPath: wire.DAVPrefix + u.Name + "/" + id + "/"}, nil
@@ -90,10 +97,7 @@ func (e *Engine) Collect(ctx context.Context, grace time.Duration) (int, error) 
 	if err != nil {
 		return n, err
 	}
-	old, err := e.DB.TakeOldUploads(ctx, time.Now().Add(-UploadLifetime).Unix())
-	for _, u := range old {
-		os.RemoveAll(filepath.Join(e.davDir(u.User), u.ID))
-	}
+	e.expireUploads(ctx, time.Now().Add(-UploadLifetime))
 	e.sweepTemps(grace)
 	e.forgetEvents(ctx)
 	return n, err
@@ -138,6 +142,54 @@ func (e *Engine) sweepTemps(grace time.Duration) {
 	}
 }
 
-// UploadLifetime is how long an upload collection may wait for its
-// submission before collection removes it.
+// UploadLifetime is how long an upload collection may stay untouched (no
+// file added or grown in it) before collection removes it, with its
+// partial contents.
 const UploadLifetime = 24 * time.Hour
+
+// expireUploads removes the upload collections created before cutoff and
+// untouched since: a client uploading for longer keeps its collection.
+func (e *Engine) expireUploads(ctx context.Context, cutoff time.Time) {
+	old, err := e.DB.OldUploads(ctx, cutoff.Unix())
+	if err != nil {
+		e.Log.Warn("looking for upload collections left behind", "err", err)
+		return
+	}
+	n := 0
+	for _, u := range old {
+		dir := filepath.Join(e.davDir(u.User), u.ID)
+		if touchedSince(dir, cutoff) {
+			continue
+		}
+		if err := e.DB.DeleteUpload(ctx, u.ID); err != nil {
+			e.Log.Warn("forgetting an upload collection left behind", "upload", u.ID, "err", err)
+			continue
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			e.Log.Warn("removing an upload collection left behind", "dir", dir, "err", err)
+		}
+		n++
+	}
+	if n > 0 {
+		e.Log.Info("removed upload collections left untouched", "count", n, "untouched_for", UploadLifetime)
+	}
+}
+
+// touchedSince tells whether the collection dir or a file directly in it
+// (a content put in place, a partial one growing) changed after t.
+func touchedSince(dir string, t time.Time) bool {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return false
+	}
+	if fi.ModTime().After(t) {
+		return true
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, d := range ents {
+		if fi, err := d.Info(); err == nil && fi.ModTime().After(t) {
+			return true
+		}
+	}
+	return false
+}

@@ -55,10 +55,28 @@ func (s *Server) dav(w http.ResponseWriter, r *http.Request, u store.User) {
 		writeError(w, http.StatusForbidden, wire.CodeForbidden, err.Error())
 		return
 	}
+	if r.Method == "PROPFIND" {
+		if !checkPropfindDepth(w, r) {
+			return
+		}
+		done, ok := s.davListing(w, r, u.Name, root, sub)
+		defer done()
+		if !ok {
+			return
+		}
+	}
 	switch r.Method {
 	case "PROPFIND", "PROPPATCH", "LOCK":
-		if err := checkDAVXML(r); err != nil {
-			writeError(w, http.StatusBadRequest, wire.CodeBadRequest, err.Error())
+		limit := int64(maxDAVBody)
+		if r.Method == "LOCK" {
+			limit = maxLockBody
+		}
+		if err := checkDAVXML(r, limit); err != nil {
+			status, code := http.StatusBadRequest, wire.CodeBadRequest
+			if errors.Is(err, errDAVBodyTooLarge) {
+				status, code = http.StatusRequestEntityTooLarge, wire.CodeTooLarge
+			}
+			writeError(w, status, code, err.Error())
 			return
 		}
 	}
@@ -117,7 +135,13 @@ func (s *Server) dav(w http.ResponseWriter, r *http.Request, u store.User) {
 		r = r.WithContext(withPut(r.Context(), put))
 		w = &putWriter{ResponseWriter: w, st: put}
 	}
-	locks := s.lockSystem(u.Name, fsys)
+	done, ok := s.davCreateLimits(w, r, u.Name, root, sub, dst)
+	defer done()
+	if !ok {
+		return
+	}
+	locks, release := s.lockSystem(u.Name, fsys)
+	defer release()
 	name := "/" + sub
 	ifh, ok := s.davConditions(w, r, prefix, root, name, "/"+dst, locks)
 	if !ok {
@@ -129,7 +153,8 @@ func (s *Server) dav(w http.ResponseWriter, r *http.Request, u store.User) {
 		// header that checkedLocks confirms.
 		r.Header.Set("If", "(<"+checkedIf+">)")
 	}
-	if r.Method == "LOCK" && s.lock(w, r, prefix, name, ifh, fsys, locks) {
+	if r.Method == "LOCK" {
+		s.lock(w, r, prefix, name, ifh, fsys, locks)
 		s.davWriteDone(w, r, put)
 		return
 	}
@@ -144,13 +169,21 @@ func (s *Server) dav(w http.ResponseWriter, r *http.Request, u store.User) {
 		},
 	}
 	h.ServeHTTP(w, r)
+	pw, _ := w.(*putWriter)
+	done2xx := pw != nil && pw.code/100 == 2
 	switch r.Method {
 	case "PUT":
-		s.scratch.add(root, put.committed)
+		if done2xx {
+			s.scratch.add(root, charge(put.committed))
+		}
+	case "MKCOL":
+		if done2xx {
+			s.scratch.add(root, scratchMinCharge)
+		}
 	case "DELETE", "MOVE", "COPY", "PROPPATCH":
 		s.scratch.forget(root)
 	}
-	if pw, ok := w.(*putWriter); ok && pw.code/100 == 2 && (r.Method == "DELETE" || r.Method == "MOVE") {
+	if done2xx && (r.Method == "DELETE" || r.Method == "MOVE") {
 		locks.drop(name) // a resource gone takes its locks with it (RFC 4918 7.3)
 	}
 	s.davWriteDone(w, r, put)
@@ -255,22 +288,25 @@ func noSymlinks(root, sub string) error {
 	return nil
 }
 
-// treeBytes sums the sizes of the regular files under p (p itself if it is
-// one) and of the dead properties kept with them and the collections,
-// without following symbolic links.
+// treeBytes is what the tree at p (p itself if it is a file) counts toward
+// the scratch quota: each regular file and collection its size, at least
+// scratchMinCharge, and the dead properties kept with it, without
+// following symbolic links.
 func treeBytes(p string) (int64, error) {
 	var n int64
 	err := filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
 		}
-		if d.Type().IsRegular() || d.IsDir() {
-			n += propsBytes(q)
-		}
-		if d.Type().IsRegular() {
+		switch {
+		case d.IsDir():
+			n += scratchMinCharge + propsBytes(q)
+		case d.Type().IsRegular():
+			var size int64
 			if fi, err := d.Info(); err == nil {
-				n += fi.Size()
+				size = fi.Size()
 			}
+			n += charge(size) + propsBytes(q)
 		}
 		return nil
 	})
@@ -302,6 +338,9 @@ func (c *scratchCache) used(root string) int64 {
 		return u.bytes
 	}
 	n, _ := treeBytes(root)
+	if n >= scratchMinCharge {
+		n -= scratchMinCharge // the area itself is not the user's doing
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
@@ -349,7 +388,11 @@ func (s *Server) putLimits(root string, length int64) *putState {
 	}
 	if lim.MaxScratchBytes > 0 {
 		used := s.scratch.used(root)
-		if left := max(lim.MaxScratchBytes-used, 0); left < st.limit {
+		left := max(lim.MaxScratchBytes-used, 0)
+		if left < scratchMinCharge {
+			left = 0 // not even the least a file counts
+		}
+		if left < st.limit {
 			st.limit = left
 			st.onLimit = func() {
 				st.status, st.code = http.StatusRequestEntityTooLarge, wire.CodeQuotaExceeded

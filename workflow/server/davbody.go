@@ -12,21 +12,24 @@ import (
 // maxDAVBody bounds the XML body of PROPFIND, PROPPATCH and LOCK.
 const maxDAVBody = 1 << 20
 
+// errDAVBodyTooLarge: a WebDAV XML body is over its method's limit.
+var errDAVBodyTooLarge = errors.New("the request body is too large")
+
 // checkDAVXML reads the XML body of a PROPFIND, PROPPATCH or LOCK (at most
-// maxDAVBody) and refuses one that declares a namespace prefix with an
+// limit bytes) and refuses one that declares a namespace prefix with an
 // empty name (xmlns:p=""), which Namespaces in XML forbids and the WebDAV
 // library would let through. The body is left to be read again.
-func checkDAVXML(r *http.Request) error {
+func checkDAVXML(r *http.Request, limit int64) error {
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil
 	}
-	b, err := io.ReadAll(io.LimitReader(r.Body, maxDAVBody+1))
+	b, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 	r.Body.Close()
 	if err != nil {
 		return fmt.Errorf("reading the request body: %w", err)
 	}
-	if len(b) > maxDAVBody {
-		return fmt.Errorf("the request body is larger than %d bytes", maxDAVBody)
+	if int64(len(b)) > limit {
+		return fmt.Errorf("%w: a %s body may have at most %d bytes", errDAVBodyTooLarge, r.Method, limit)
 	}
 	r.Body = io.NopCloser(bytes.NewReader(b))
 	return validNamespaces(b)

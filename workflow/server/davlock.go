@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -27,8 +28,15 @@ type lockInfo struct {
 	} `xml:"DAV: owner"`
 }
 
-// lockBody reads a LOCK request's body, leaving it readable for the
-// library: empty (a refresh), or its lockinfo.
+// Bounds on what a LOCK may bring: a lock lives in memory until it is
+// released or expires, its owner with it.
+const (
+	maxLockBody  = 64 << 10
+	maxLockOwner = 4 << 10
+)
+
+// lockBody reads a LOCK request's body (checkDAVXML bounded it): empty (a
+// refresh), or its lockinfo.
 func lockBody(r *http.Request) (empty bool, li lockInfo, err error) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return true, li, nil
@@ -41,31 +49,44 @@ func lockBody(r *http.Request) (empty bool, li lockInfo, err error) {
 	return false, li, xml.Unmarshal(b, &li)
 }
 
-// lock answers the LOCK requests the library cannot: a shared lock, and a
-// refresh of any lock (the library reads only a one-token If header and
-// calls every lock it refreshes exclusive). It returns false for a new
-// exclusive lock, left to the library. name is the resource, h the If
+// checkLockInfo refuses a lockinfo this server does not grant: other than
+// a write lock, exclusive or shared, with an owner of at most maxLockOwner
+// bytes.
+func checkLockInfo(li lockInfo) error {
+	if li.Write == nil {
+		return errors.New("only write locks exist")
+	}
+	if (li.Shared == nil) == (li.Exclusive == nil) {
+		return errors.New("the lockscope must be one of exclusive and shared")
+	}
+	if n := len(li.Owner.InnerXML); n > maxLockOwner {
+		return fmt.Errorf("the owner is %d bytes long; this server keeps at most %d", n, maxLockOwner)
+	}
+	return nil
+}
+
+// lock answers every LOCK request (the library's own would grant any
+// timeout, an owner of any size and exclusive locks only, and reads only
+// a one-token If header for a refresh). name is the resource, h the If
 // header (nil when none was sent).
-func (s *Server) lock(w http.ResponseWriter, r *http.Request, prefix, name string, h *ifHeader, fsys *scratchFS, locks *lockManager) bool {
+func (s *Server) lock(w http.ResponseWriter, r *http.Request, prefix, name string, h *ifHeader, fsys *scratchFS, locks *lockManager) {
 	empty, li, err := lockBody(r)
 	if err != nil {
-		return false // malformed: the library answers it
+		writeError(w, http.StatusBadRequest, wire.CodeBadRequest, "LOCK: the body is not a DAV:lockinfo element: "+err.Error())
+		return
 	}
 	duration, ok := lockTimeout(r.Header.Get("Timeout"))
 	if !ok {
 		writeError(w, http.StatusBadRequest, wire.CodeBadRequest, "LOCK: bad Timeout header")
-		return true
+		return
 	}
 	if empty {
 		s.refreshLock(w, prefix, name, h, duration, locks)
-		return true
+		return
 	}
-	if li.Shared == nil || li.Exclusive != nil {
-		return false
-	}
-	if li.Write == nil {
-		writeError(w, http.StatusBadRequest, wire.CodeBadRequest, "LOCK: only write locks exist")
-		return true
+	if err := checkLockInfo(li); err != nil {
+		writeError(w, http.StatusBadRequest, wire.CodeBadRequest, "LOCK: "+err.Error())
+		return
 	}
 	zeroDepth := false
 	switch r.Header.Get("Depth") {
@@ -74,16 +95,28 @@ func (s *Server) lock(w http.ResponseWriter, r *http.Request, prefix, name strin
 		zeroDepth = true
 	default:
 		writeError(w, http.StatusBadRequest, wire.CodeBadRequest, "LOCK: Depth must be 0 or infinity")
-		return true
+		return
+	}
+	_, statErr := fsys.Stat(r.Context(), name)
+	create := os.IsNotExist(statErr)
+	if create && !s.scratchRoom(w, fsys.root, scratchMinCharge, "a new resource") {
+		return
 	}
 	d := webdav.LockDetails{Root: name, Duration: duration, OwnerXML: li.Owner.InnerXML, ZeroDepth: zeroDepth}
-	token, err := locks.create(time.Now(), d, true)
-	if err != nil {
-		writeError(w, webdav.StatusLocked, wire.CodeForbidden, "LOCK: the resource is locked already, by a lock that excludes a shared one")
-		return true
+	token, err := locks.create(time.Now(), d, li.Shared != nil, true)
+	if errors.Is(err, errTooManyLocks) {
+		writeError(w, http.StatusForbidden, wire.CodeQuotaExceeded, fmt.Sprintf("LOCK: you hold %d WebDAV locks, the most this server grants (max_dav_locks): UNLOCK some first, or let them expire (after at most %v)", s.E.Cfg.MaxDAVLocks, maxLockDuration))
+		return
 	}
-	created := false
-	if _, err := fsys.Stat(r.Context(), name); os.IsNotExist(err) {
+	if err != nil {
+		what := "a lock"
+		if li.Shared != nil {
+			what = "a lock that excludes a shared one"
+		}
+		writeError(w, webdav.StatusLocked, wire.CodeForbidden, "LOCK: the resource is locked already, by "+what)
+		return
+	}
+	if create {
 		f, err := fsys.OpenFile(r.Context(), name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 		if err == nil {
 			err = f.Close()
@@ -92,21 +125,20 @@ func (s *Server) lock(w http.ResponseWriter, r *http.Request, prefix, name strin
 			locks.Unlock(time.Now(), token)
 			if os.IsNotExist(err) {
 				writeError(w, http.StatusConflict, wire.CodeBadRequest, "LOCK: the collection to hold the new resource does not exist")
-				return true
+				return
 			}
 			s.davWriteFailed(w, r, err)
-			return true
+			return
 		}
-		created = true
+		s.scratch.add(fsys.root, scratchMinCharge)
 	}
 	l, _ := locks.lookup(token)
 	w.Header().Set("Lock-Token", "<"+token+">")
 	status := http.StatusOK
-	if created {
+	if create {
 		status = http.StatusCreated
 	}
 	writeLockDiscovery(w, status, prefix, l)
-	return true
 }
 
 // refreshLock renews the locks on name whose tokens the If header holds
@@ -136,7 +168,7 @@ func (s *Server) refreshLock(w http.ResponseWriter, prefix, name string, h *ifHe
 
 // writeLockDiscovery answers a LOCK with the lock's description.
 func writeLockDiscovery(w http.ResponseWriter, status int, prefix string, l davLock) {
-	depth, timeout, scope := "infinity", "Infinite", "exclusive"
+	depth, timeout, scope := "infinity", "Infinite", "exclusive" // held locks are never infinite
 	if l.details.ZeroDepth {
 		depth = "0"
 	}

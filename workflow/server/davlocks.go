@@ -3,6 +3,7 @@ package server
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"path"
 	"strings"
@@ -17,7 +18,8 @@ type davLock struct {
 	token   string
 	details webdav.LockDetails
 	shared  bool
-	expiry  time.Time // zero: never
+	held    bool      // taken by a LOCK request (not the library's for one request): counts toward max_dav_locks
+	expiry  time.Time // zero: never (only the library's, released when its request ends)
 }
 
 // lockManager is the scratch area's webdav.LockSystem, with shared locks
@@ -28,6 +30,27 @@ type lockManager struct {
 	locks map[string]*davLock
 	// etag gives a resource's current entity tag ("" when it has none).
 	etag func(name string) string
+	// max bounds the locks taken by LOCK requests (0: no limit).
+	max int
+	// refs counts the requests using this manager: one with none and no
+	// locks may be forgotten (Server.expireLocks).
+	refs int
+}
+
+// errTooManyLocks: the user holds max_dav_locks locks already.
+var errTooManyLocks = errors.New("too many locks")
+
+// maxLockDuration is the longest lock this server grants: a longer
+// Timeout, or Infinite, is granted as this (RFC 4918 10.7 lets a server
+// choose), so that a lock left behind goes away on its own.
+const maxLockDuration = time.Hour
+
+// grantedDuration is the timeout granted for the one asked (-1: infinite).
+func grantedDuration(d time.Duration) time.Duration {
+	if d < 0 || d > maxLockDuration {
+		return maxLockDuration
+	}
+	return d
 }
 
 func newLockManager(etag func(string) string) *lockManager {
@@ -65,21 +88,33 @@ func newToken() string {
 // Create makes an exclusive lock (the library's LOCK and its locks for the
 // length of a request without If header).
 func (m *lockManager) Create(now time.Time, d webdav.LockDetails) (string, error) {
-	return m.create(now, d, false)
+	return m.create(now, d, false, false)
 }
 
-func (m *lockManager) create(now time.Time, d webdav.LockDetails, shared bool) (string, error) {
+// create makes a lock; held: one a LOCK request asked for, bounded in
+// number and duration.
+func (m *lockManager) create(now time.Time, d webdav.LockDetails, shared, held bool) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.expire(now)
 	d.Root = path.Clean("/" + d.Root)
+	n := 0
 	for _, l := range m.locks {
 		overlap := l.covers(d.Root) || !d.ZeroDepth && isBelow(l.details.Root, d.Root)
 		if overlap && !(shared && l.shared) {
 			return "", webdav.ErrLocked
 		}
+		if l.held {
+			n++
+		}
 	}
-	l := &davLock{token: newToken(), details: d, shared: shared}
+	if held {
+		if m.max > 0 && n >= m.max {
+			return "", errTooManyLocks
+		}
+		d.Duration = grantedDuration(d.Duration)
+	}
+	l := &davLock{token: newToken(), details: d, shared: shared, held: held}
 	if d.Duration >= 0 {
 		l.expiry = now.Add(d.Duration)
 	}
@@ -112,6 +147,9 @@ func (m *lockManager) refresh(now time.Time, token, name string, duration time.D
 	l, ok := m.locks[token]
 	if !ok || name != "" && !l.covers(cleanName(name)) {
 		return davLock{}, false
+	}
+	if l.held {
+		duration = grantedDuration(duration)
 	}
 	l.details.Duration = duration
 	l.expiry = time.Time{}
@@ -263,4 +301,44 @@ const checkedIf = "urn:x-rboinc:if-header-checked"
 
 func (checkedLocks) Confirm(time.Time, string, string, ...webdav.Condition) (func(), error) {
 	return func() {}, nil
+}
+
+// lockSystem is the user's WebDAV locks (in memory, as the library's own:
+// a restart forgets them), with entity tags read from fsys. The request
+// calls release when it is done with them.
+func (s *Server) lockSystem(user string, fsys *scratchFS) (ls *lockManager, release func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ls, ok := s.locks[user]
+	if !ok {
+		ls = newLockManager(nil)
+		s.locks[user] = ls
+	}
+	ls.refs++
+	ls.mu.Lock()
+	ls.etag = fsys.etag
+	ls.max = s.E.Cfg.MaxDAVLocks
+	ls.mu.Unlock()
+	return ls, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		ls.refs--
+	}
+}
+
+// expireLocks frees the locks expired by now, and forgets the lock
+// managers of users with none left and no request in progress, so that
+// locks nobody comes back for take no memory.
+func (s *Server) expireLocks(now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for user, m := range s.locks {
+		m.mu.Lock()
+		m.expire(now)
+		idle := len(m.locks) == 0 && m.refs == 0
+		m.mu.Unlock()
+		if idle {
+			delete(s.locks, user)
+		}
+	}
 }

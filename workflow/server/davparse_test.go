@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -17,9 +18,15 @@ func FuzzDAVXML(f *testing.F) {
 	f.Add(`<D:propfind xmlns:D="DAV:"><D:prop><bar:foo xmlns:bar=""/></D:prop></D:propfind>`, "Second-60")
 	f.Add(`<?xml version="1.0"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:shared/></D:lockscope><D:locktype><D:write/></D:locktype><D:owner>x</D:owner></D:lockinfo>`, "Infinite, Second-4100000000")
 	f.Add(`<a xmlns:b="c"><b:d/></a>`, "Second-")
+	// Refused: an owner past maxLockOwner, a body past maxLockBody; a
+	// timeout past maxLockDuration is granted as that.
+	f.Add(`<D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype><D:owner>`+strings.Repeat("<D:href>x</D:href>", 300)+`</D:owner></D:lockinfo>`, "Infinite")
+	f.Add(`<D:lockinfo xmlns:D="DAV:"><D:lockscope><D:shared/><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockinfo>`, "Second-3601")
+	f.Add(`<D:lockinfo xmlns:D="DAV:"><D:lockscope><D:shared/></D:lockscope><D:locktype><D:write/></D:locktype><D:owner>`+strings.Repeat("x", maxLockBody)+`</D:owner></D:lockinfo>`, "Second-4294967295")
+	f.Add(`<D:propfind xmlns:D="DAV:"><D:allprop/></D:propfind>`, "Infinite, Second-1")
 	f.Fuzz(func(t *testing.T, body, timeout string) {
 		r, _ := http.NewRequest("PROPFIND", "http://x/", strings.NewReader(body))
-		err := checkDAVXML(r)
+		err := checkDAVXML(r, maxDAVBody)
 		if strings.Contains(body, `xmlns:bar=""`) && strings.HasPrefix(body, `<D:propfind xmlns:D="DAV:"><D:prop><bar:foo xmlns:bar=""/>`) && err == nil {
 			t.Fatalf("an empty prefix declaration passed: %q", body)
 		}
@@ -29,9 +36,22 @@ func FuzzDAVXML(f *testing.F) {
 			t.Fatalf("the body was changed")
 		}
 		r2, _ := http.NewRequest("LOCK", "http://x/", strings.NewReader(body))
-		lockBody(r2)
-		if d, ok := lockTimeout(timeout); ok && d < -1 {
-			t.Fatalf("timeout %q gave %v", timeout, d)
+		err = checkDAVXML(r2, maxLockBody)
+		if len(body) > maxLockBody && !errors.Is(err, errDAVBodyTooLarge) {
+			t.Fatalf("a LOCK body of %d bytes passed: %v", len(body), err)
+		}
+		if err == nil {
+			if empty, li, err := lockBody(r2); err == nil && !empty && checkLockInfo(li) == nil && len(li.Owner.InnerXML) > maxLockOwner {
+				t.Fatalf("an owner of %d bytes passed", len(li.Owner.InnerXML))
+			}
+		}
+		if d, ok := lockTimeout(timeout); ok {
+			if d < -1 {
+				t.Fatalf("timeout %q gave %v", timeout, d)
+			}
+			if g := grantedDuration(d); g < 0 || g > maxLockDuration || d >= 0 && d <= maxLockDuration && g != d {
+				t.Fatalf("timeout %q (%v) granted as %v", timeout, d, g)
+			}
 		}
 	})
 }
@@ -43,11 +63,11 @@ func TestLockManager(t *testing.T) {
 	now := time.Now()
 	etag := `"abc"`
 	m := newLockManager(func(string) string { return etag })
-	s1, err := m.create(now, webdav.LockDetails{Root: "/c/f", Duration: time.Minute, ZeroDepth: true}, true)
+	s1, err := m.create(now, webdav.LockDetails{Root: "/c/f", Duration: time.Minute, ZeroDepth: true}, true, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s2, err := m.create(now, webdav.LockDetails{Root: "/c/f", Duration: -1, ZeroDepth: true}, true)
+	s2, err := m.create(now, webdav.LockDetails{Root: "/c/f", Duration: -1, ZeroDepth: true}, true, true)
 	if err != nil {
 		t.Fatalf("a second shared lock: %v", err)
 	}

@@ -32,16 +32,33 @@ type storedProp struct {
 type fder interface{ Fd() uintptr }
 
 func readProps(f fder) (map[xml.Name]webdav.Property, error) {
-	buf := make([]byte, maxPropsBytes)
-	n, err := unix.Fgetxattr(int(f.Fd()), propsXattr, buf)
+	// Asked for its size first: most resources have none, and a listing of
+	// many need not allocate the largest possible for each.
+	n, err := unix.Fgetxattr(int(f.Fd()), propsXattr, nil)
 	if errors.Is(err, errNoAttr) || errors.Is(err, unix.ENOTSUP) {
 		return map[xml.Name]webdav.Property{}, nil
 	}
-	if err != nil {
-		return nil, err
+	if err == nil {
+		buf := make([]byte, n)
+		n, err = unix.Fgetxattr(int(f.Fd()), propsXattr, buf)
+		if errors.Is(err, unix.ERANGE) { // grown meanwhile
+			buf = make([]byte, maxPropsBytes)
+			n, err = unix.Fgetxattr(int(f.Fd()), propsXattr, buf)
+		}
+		if err == nil {
+			return decodeProps(buf[:n])
+		}
 	}
+	if errors.Is(err, errNoAttr) {
+		return map[xml.Name]webdav.Property{}, nil // removed meanwhile
+	}
+	return nil, err
+}
+
+// decodeProps reads the stored form of dead properties.
+func decodeProps(b []byte) (map[xml.Name]webdav.Property, error) {
 	var stored []storedProp
-	if err := json.Unmarshal(buf[:n], &stored); err != nil {
+	if err := json.Unmarshal(b, &stored); err != nil {
 		return nil, err
 	}
 	out := make(map[xml.Name]webdav.Property, len(stored))

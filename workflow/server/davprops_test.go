@@ -50,9 +50,11 @@ func TestDAVDeadProperties(t *testing.T) {
 	}
 	os.Remove(filepath.Join(dir, ".rboinc-put-123"))
 
-	// Properties count in the quota: 1500 bytes of them leave no room for
-	// 1000 bytes of content under a 2000-byte limit.
-	v.e.Cfg.MaxScratchBytes = 2000
+	// Properties count in the quota: a collection and a file (4096 bytes
+	// each, the least an entry counts) and 1500 bytes of properties leave
+	// no room for a new file under a 12692-byte limit; without the
+	// properties it would fit.
+	v.e.Cfg.MaxScratchBytes = 2*4096 + 4500
 	v.mustStatus(204, "DELETE", davA+"p/", "")
 	v.mustStatus(201, "MKCOL", davA+"q/", "")
 	v.mustStatus(201, "PUT", davA+"q/f", "x")
@@ -60,7 +62,7 @@ func TestDAVDeadProperties(t *testing.T) {
 	if a := v.call("alice", "PUT", davA+"q/g", strings.NewReader(strings.Repeat("c", 1000))); a.status != 413 || a.err.Code != "quota_exceeded" {
 		t.Fatalf("PUT past the quota with the properties counted: %v", a)
 	}
-	if a := v.call("alice", "PROPPATCH", davA+"q/f", strings.NewReader(setProp(strings.Repeat("p", 3000)))); a.status != 413 || a.err.Code != "quota_exceeded" {
+	if a := v.call("alice", "PROPPATCH", davA+"q/f", strings.NewReader(setProp(strings.Repeat("p", 5000)))); a.status != 413 || a.err.Code != "quota_exceeded" {
 		t.Fatalf("PROPPATCH past the quota: %v", a)
 	}
 	if !has("q/f", strings.Repeat("p", 1500)) {

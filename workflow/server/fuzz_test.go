@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -132,5 +135,73 @@ func FuzzDAV(f *testing.F) {
 		}
 		r.Header.Set("Depth", "1")
 		fe.do(t, r)
+	})
+}
+
+var davLimitMethods = []string{"LOCK", "PROPFIND", "MKCOL", "PUT", "COPY", "MOVE"}
+
+// grantedTimeout finds the timeouts a LOCK answer grants.
+var (
+	grantedTimeout = regexp.MustCompile(`<D:timeout>([^<]*)</D:timeout>`)
+	grantedOwner   = regexp.MustCompile(`(?s)<D:owner>(.*)</D:owner>`)
+)
+
+// FuzzDAVLimits sends WebDAV requests with arbitrary Depth and Timeout
+// headers and bodies: no lock is granted for longer than an hour or with
+// an owner past 4 KiB, no PROPFIND of infinite depth is answered but by
+// 403 propfind-finite-depth, and nothing nests deeper than 32 levels.
+func FuzzDAVLimits(f *testing.F) {
+	fe := newFuzzEnv(f)
+	owner := func(n int) []byte {
+		return []byte(`<D:lockinfo xmlns:D="DAV:"><D:lockscope><D:shared/></D:lockscope><D:locktype><D:write/></D:locktype><D:owner>` + strings.Repeat("o", n) + `</D:owner></D:lockinfo>`)
+	}
+	f.Add(uint8(0), "f", "0", "Infinite", "", owner(10))
+	f.Add(uint8(0), "f", "infinity", "Second-4294967295", "", owner(5000))
+	f.Add(uint8(0), "f", "", "Infinite, Second-1", "", owner(70000))
+	f.Add(uint8(1), "", "infinity", "", "", []byte(`<D:propfind xmlns:D="DAV:"><D:allprop/></D:propfind>`))
+	f.Add(uint8(1), "", "", "", "", []byte(`<D:propfind xmlns:D="DAV:"><D:propname/></D:propfind>`))
+	f.Add(uint8(1), "", "1", "", "", []byte(""))
+	f.Add(uint8(2), strings.Repeat("a/", 33), "", "", "", []byte(""))
+	f.Add(uint8(3), strings.Repeat("b/", 32)+"f", "", "", "", []byte("x"))
+	f.Add(uint8(5), "up", "infinity", "", "/DAV/alice/"+strings.Repeat("c/", 31)+"up", []byte(""))
+	f.Fuzz(func(t *testing.T, m uint8, rel, depth, timeout, dest string, body []byte) {
+		method := davLimitMethods[int(m)%len(davLimitMethods)]
+		r, err := http.NewRequest(method, "http://x/DAV/alice/"+rel, bytes.NewReader(body))
+		if err != nil {
+			return
+		}
+		if depth != "" {
+			r.Header.Set("Depth", depth)
+		}
+		if timeout != "" {
+			r.Header.Set("Timeout", timeout)
+		}
+		if dest != "" {
+			r.Header.Set("Destination", dest)
+		}
+		w := fe.do(t, r)
+		switch {
+		case method == "LOCK" && w.Code/100 == 2:
+			for _, g := range grantedTimeout.FindAllStringSubmatch(w.Body.String(), -1) {
+				secs, err := strconv.Atoi(strings.TrimPrefix(g[1], "Second-"))
+				if err != nil || secs > 3600 {
+					t.Fatalf("LOCK with Timeout %q granted %s", timeout, g[1])
+				}
+			}
+			if o := grantedOwner.FindStringSubmatch(w.Body.String()); o != nil && len(o[1]) > 4096 {
+				t.Fatalf("LOCK granted with an owner of %d bytes", len(o[1]))
+			}
+		case method == "PROPFIND" && (depth == "" || strings.EqualFold(depth, "infinity")):
+			if w.Code != 403 || !strings.Contains(w.Body.String(), "<D:propfind-finite-depth/>") {
+				t.Fatalf("PROPFIND of Depth %q: %d %s", depth, w.Code, w.Body)
+			}
+		}
+		area := filepath.Join(fe.v.e.Root, "dav", "alice")
+		filepath.WalkDir(area, func(p string, d fs.DirEntry, err error) error {
+			if rel, _ := filepath.Rel(area, p); strings.Count(rel, string(filepath.Separator)) >= 32 {
+				t.Fatalf("%s %s made %s, deeper than 32 levels", method, r.URL, rel)
+			}
+			return nil
+		})
 	})
 }

@@ -336,6 +336,7 @@ func TestHole11PurgeWhileRunning(t *testing.T) {
 func TestHoleR30UploadIDs(t *testing.T) {
 	t.Parallel()
 	v := newEnv(t)
+	v.e.Cfg.MaxOpenUploads = 0 // 200 ids, past the default cap of open uploads
 	seen := map[string]bool{}
 	idRE := regexp.MustCompile(`^up[0-9a-f]{32}$`)
 	for range 200 {

@@ -289,7 +289,9 @@ func TestUploadSizeLimits(t *testing.T) {
 	t.Parallel()
 	v := newEnv(t)
 	v.e.Cfg.MaxUploadBytes = 1000
-	v.e.Cfg.MaxScratchBytes = 2500
+	// The upload collection and two files: 4096 bytes each, the least an
+	// entry counts; then 2000 bytes left, too few for one more file.
+	v.e.Cfg.MaxScratchBytes = 3*4096 + 2000
 	up := v.newUpload("alice")
 	col := filepath.Join(v.e.DAVRoot(store0("alice")), up.ID)
 	big := strings.Repeat("x", 1001)
@@ -310,17 +312,18 @@ func TestUploadSizeLimits(t *testing.T) {
 			t.Fatalf("PUT at the limit: %v", a)
 		}
 	}
-	// 2000 of 2500 bytes used: a 1000-byte file no longer fits.
+	// 12288 of 14288 bytes used: a 1000-byte file (counting 4096) no
+	// longer fits.
 	c := strings.Repeat("c", 1000)
 	a = v.call("alice", "PUT", up.DAVPath+md5of(c), strings.NewReader(c))
-	refusedClearly(t, "scratch quota, declared", a, 413, "2500")
+	refusedClearly(t, "scratch quota, declared", a, 413, "14288")
 	if a.err.Code != wire.CodeQuotaExceeded {
 		t.Errorf("code %q", a.err.Code)
 	}
 	a = v.call("alice", "PUT", up.DAVPath+md5of(c), chunked{strings.NewReader(c)})
-	refusedClearly(t, "scratch quota, streamed", a, 413, "2500")
+	refusedClearly(t, "scratch quota, streamed", a, 413, "14288")
 	a = v.call("alice", "COPY", up.DAVPath+md5of(strings.Repeat("a", 1000)), nil, "Destination", up.DAVPath+"copy")
-	refusedClearly(t, "scratch quota, COPY", a, 413, "2500")
+	refusedClearly(t, "scratch quota, COPY", a, 413, "14288")
 	if got := tree(col); len(got) != 3 {
 		t.Fatalf("want the two accepted files only: %v", got)
 	}

@@ -49,7 +49,8 @@ func (s *Server) appendUpload(w http.ResponseWriter, r *http.Request, u store.Us
 	var left int64
 	if lim.MaxScratchBytes > 0 {
 		used := s.scratch.used(root)
-		if left = lim.MaxScratchBytes - used; left <= 0 || total-start > left {
+		// A new content counts at least scratchMinCharge.
+		if left = lim.MaxScratchBytes - used; left <= 0 || start == 0 && left < scratchMinCharge || total-start > left {
 			writeError(w, http.StatusRequestEntityTooLarge, wire.CodeQuotaExceeded, fmt.Sprintf("your scratch area holds %d bytes and the limit is %d: this upload does not fit; submit or delete your pending uploads first", used, lim.MaxScratchBytes))
 			return
 		}

@@ -27,7 +27,7 @@ const (
 )
 
 // Serve runs the standalone server until ctx is done: the API, the WebDAV
-// area, pool collection, the creation of the next steps the hook records
+// area, pool collection (and with it, of expired WebDAV locks), the creation of the next steps the hook records
 // and, on the embedded stand-in, its volunteer loop.
 // ready, if not nil, receives the listening address.
 func Serve(ctx context.Context, e *engine.Engine, listen string, log *slog.Logger, ready func(addr string)) error {
@@ -109,6 +109,7 @@ func ServeWith(ctx context.Context, e *engine.Engine, l Listen, log *slog.Logger
 			case <-ctx.Done():
 				return
 			case <-t.C:
+				s.expireLocks(time.Now())
 				if n, err := e.Collect(ctx, CollectGrace); err != nil {
 					log.Warn("pool collection", "err", err)
 				} else if n > 0 {

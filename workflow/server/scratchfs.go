@@ -293,22 +293,6 @@ func (p *putWriter) Write(b []byte) (int, error) {
 	return p.ResponseWriter.Write(b)
 }
 
-// lockSystem is the user's WebDAV locks (in memory, as the library's own:
-// a restart forgets them), with entity tags read from fsys.
-func (s *Server) lockSystem(user string, fsys *scratchFS) *lockManager {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ls, ok := s.locks[user]
-	if !ok {
-		ls = newLockManager(nil)
-		s.locks[user] = ls
-	}
-	ls.mu.Lock()
-	ls.etag = fsys.etag
-	ls.mu.Unlock()
-	return ls
-}
-
 // etag is the entity tag the WebDAV library gives a file: its modification
 // time and size in hex, as Apache does ("" for a collection or none).
 func (f *scratchFS) etag(name string) string {

@@ -30,6 +30,9 @@ type Server struct {
 
 	mu    sync.Mutex
 	locks map[string]*lockManager
+	tops  map[string]*sync.Mutex // each user's, held to add an entry at the top of their scratch area
+	// listings are each user's turn for a long WebDAV listing.
+	listings map[string]chan struct{}
 
 	scratch scratchCache // bytes in each user's WebDAV area, for its quota
 

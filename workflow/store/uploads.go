@@ -6,12 +6,28 @@ import (
 	"errors"
 )
 
-// AddUpload records a scratch collection created for a user.
-func (d *DB) AddUpload(ctx context.Context, id string, userID int64) error {
-	return d.Tx(ctx, func(tx *sql.Tx) error {
+// ErrLimit is a per-user limit reached: nothing was recorded.
+var ErrLimit = errors.New("limit reached")
+
+// AddUpload records a scratch collection created for a user, unless the
+// user has max open already (0: no limit): then it returns ErrLimit and
+// how many they have. Counted in the same transaction as the insert, so
+// that simultaneous requests cannot pass the limit together.
+func (d *DB) AddUpload(ctx context.Context, id string, userID int64, max int) (int, error) {
+	var open int
+	err := d.Tx(ctx, func(tx *sql.Tx) error {
+		if max > 0 {
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM uploads WHERE user_id = ?`, userID).Scan(&open); err != nil {
+				return err
+			}
+			if open >= max {
+				return ErrLimit
+			}
+		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO uploads(id, user_id, created) VALUES (?,?,?)`, id, userID, now())
 		return err
 	})
+	return open, err
 }
 
 // UploadOwner returns the user owning an upload collection.
@@ -38,25 +54,22 @@ type OldUpload struct {
 	User string
 }
 
-// TakeOldUploads forgets and returns the upload collections created before
-// the given time (clients that died between upload and submit).
-func (d *DB) TakeOldUploads(ctx context.Context, before int64) ([]OldUpload, error) {
+// OldUploads returns the upload collections created before the given time:
+// those of clients that died between upload and submit, or that are
+// still uploading (the caller tells them apart by the files' times).
+func (d *DB) OldUploads(ctx context.Context, before int64) ([]OldUpload, error) {
+	rows, err := d.sql.QueryContext(ctx, `SELECT uploads.id, users.name FROM uploads JOIN users ON users.id = uploads.user_id WHERE uploads.created < ?`, before)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
 	var out []OldUpload
-	err := d.Tx(ctx, func(tx *sql.Tx) error {
-		out = out[:0]
-		rows, err := tx.QueryContext(ctx, `DELETE FROM uploads WHERE created < ? RETURNING id, (SELECT name FROM users WHERE users.id = uploads.user_id)`, before)
-		if err != nil {
-			return err
+	for rows.Next() {
+		var u OldUpload
+		if err := rows.Scan(&u.ID, &u.User); err != nil {
+			return nil, err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var u OldUpload
-			if err := rows.Scan(&u.ID, &u.User); err != nil {
-				return err
-			}
-			out = append(out, u)
-		}
-		return rows.Err()
-	})
-	return out, err
+		out = append(out, u)
+	}
+	return out, rows.Err()
 }
