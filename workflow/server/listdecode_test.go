@@ -16,7 +16,7 @@ import (
 // decodes it to the same request.
 func FuzzDecodeLists(f *testing.F) {
 	for _, s := range []string{`{"md5s":["a","b"]}`, `{"MD5S":[]}`, `{"md5s":null}`, `{"md5s":["a"],"md5s":null}`, `{"md5s":"x"}`,
-		`{"md5s":[1]}`, `{"md5s":[["a"]]}`, `{"group":"g","files":["f"]}`, `{"files":["f"]} {}`, ` {"md5s":["\u00e9\ud800"]}`, `{"x":1}`, `[]`, ``} {
+		`{"md5s":[1]}`, `{"md5s":[["a"]]}`, `{"group":"g","files":["f"]}`, `{"group":"g","files":["f"],"consumer":"master"}`, `{"files":["f"]} {}`, ` {"md5s":["\u00e9\ud800"]}`, `{"x":1}`, `[]`, ``} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -39,7 +39,24 @@ func FuzzDecodeLists(f *testing.F) {
 		if err == nil && !slices.Equal(mine.MD5s, std.MD5s) {
 			t.Fatalf("%q: counting decoder %q, encoding/json %q", b, mine.MD5s, std.MD5s)
 		}
-		var ack wire.AckRequest
-		decodeAck(strings.NewReader(string(b)), &ack)
+		// An acknowledgement takes every field of wire.AckRequest.
+		var ack, stdAck wire.AckRequest
+		err = decodeAck(strings.NewReader(string(b)), &ack)
+		dec = json.NewDecoder(strings.NewReader(string(b)))
+		dec.DisallowUnknownFields()
+		if stdErr = dec.Decode(&stdAck); stdErr == nil {
+			if _, terr := dec.Token(); terr != io.EOF {
+				stdErr = errors.New("trailing data")
+			}
+		}
+		if stdErr == nil && !strings.HasPrefix(strings.TrimLeft(string(b), " \t\r\n"), "{") {
+			stdErr = errors.New("not an object")
+		}
+		if (err == nil) != (stdErr == nil) {
+			t.Fatalf("%q as an acknowledgement: counting decoder %v, encoding/json %v", b, err, stdErr)
+		}
+		if err == nil && (ack.Group != stdAck.Group || ack.Consumer != stdAck.Consumer || !slices.Equal(ack.Files, stdAck.Files)) {
+			t.Fatalf("%q as an acknowledgement: counting decoder %+v, encoding/json %+v", b, ack, stdAck)
+		}
 	})
 }
