@@ -189,6 +189,9 @@ func (p *Policy) CheckHost(ctx context.Context, r *net.Resolver, host string) er
 	if p.hostAllowed(h) {
 		return nil
 	}
+	if a, ok := legacyIPv4(h); ok {
+		return p.Check(host, a)
+	}
 	if r == nil {
 		r = net.DefaultResolver
 	}
