@@ -40,3 +40,20 @@ func TestLegacyIPv4FormsRefused(t *testing.T) {
 		t.Errorf("a name that does not resolve: %v", err)
 	}
 }
+
+// FuzzLegacyIPv4: any host name either is no address or one that reads
+// back the same from its dotted quad.
+func FuzzLegacyIPv4(f *testing.F) {
+	for _, s := range []string{"127.1", "2130706433", "0x7f000001", "0177.0.0.1", "0", "1.2.3.4.", "0x", "08", "1..2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		a, ok := legacyIPv4(s)
+		if !ok {
+			return
+		}
+		if b, ok := legacyIPv4(a.String()); !ok || b != a || !a.Is4() {
+			t.Fatalf("%q reads as %v, which reads back as %v, %v", s, a, b, ok)
+		}
+	})
+}
