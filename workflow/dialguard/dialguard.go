@@ -118,6 +118,10 @@ var classes = []struct {
 	{"IPv6 unique-local", prefixes("fc00::/7")},
 	{"multicast", prefixes("224.0.0.0/4", "ff00::/8")},
 	{"reserved or broadcast", prefixes("240.0.0.0/4")},
+	// ::a.b.c.d (IPv4-compatible, deprecated) reaches a.b.c.d where the
+	// system still tunnels it; NAT64's local-use prefix (RFC 8215) embeds
+	// an IPv4 address of the local network's choosing.
+	{"IPv4-compatible or local NAT64, which may reach an inner IPv4 address", prefixes("::/96", "64:ff9b:1::/48")},
 }
 
 func prefixes(ss ...string) []netip.Prefix {
@@ -188,6 +192,9 @@ func (p *Policy) CheckHost(ctx context.Context, r *net.Resolver, host string) er
 	}
 	if p.hostAllowed(h) {
 		return nil
+	}
+	if a, ok := legacyIPv4(h); ok {
+		return p.Check(host, a)
 	}
 	if r == nil {
 		r = net.DefaultResolver

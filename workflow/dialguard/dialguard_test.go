@@ -47,7 +47,7 @@ func TestRefusedClasses(t *testing.T) {
 	refused := []string{"127.0.0.1", "127.1.2.3", "::1", "0.0.0.0", "::", "0.1.2.3", "169.254.169.254", "fe80::1",
 		"10.0.0.1", "172.16.5.4", "172.31.255.255", "192.168.0.10", "100.64.0.1", "100.127.255.254", "fd00::1", "fc00::1",
 		"fec0::1", "224.0.0.1", "239.1.2.3", "ff02::1", "255.255.255.255", "::ffff:127.0.0.1", "::ffff:10.0.0.1",
-		"64:ff9b::7f00:1", "64:ff9b::a9fe:a9fe"}
+		"64:ff9b::7f00:1", "64:ff9b::a9fe:a9fe", "::127.0.0.1", "::10.0.0.1", "64:ff9b:1::a00:1", "64:ff9b:1:ffff::1"}
 	for _, s := range refused {
 		err := p.Check(s, netip.MustParseAddr(s))
 		if err == nil || !IsRefused(err) || !strings.Contains(err.Error(), `"notify_allow"`) {

@@ -76,9 +76,10 @@ func (e *Engine) checkQuota(ctx context.Context, u store.User, req wire.SubmitRe
 }
 
 // requestSizes lists the distinct contents of a request (sorted) and gives
-// the size each one counts for: the pooled size, else the real size of the
-// uploaded file (the announced one may lie), else the announced one (exact
-// for inline contents, which must match it).
+// the size each one counts for: the pooled size of a content the user owns
+// (store.PoolOwned), else the real size of the uploaded file (the announced
+// one may lie), else the announced one (exact for inline contents, which
+// must match it).
 func (e *Engine) requestSizes(ctx context.Context, u store.User, req wire.SubmitRequest) ([]string, func(string) int64, error) {
 	declared := map[string]int64{}
 	for _, c := range req.Chains {
@@ -96,6 +97,17 @@ func (e *Engine) requestSizes(ctx context.Context, u store.User, req wire.Submit
 	sizes, err := e.DB.PoolSizes(ctx, sums)
 	if err != nil {
 		return nil, nil, err
+	}
+	// Another user's content counts as a new one: its size in the pool
+	// would tell (in "this submission adds N bytes") that it exists.
+	owned, err := e.DB.PoolOwned(ctx, u.ID, sums)
+	if err != nil {
+		return nil, nil, err
+	}
+	for m := range sizes {
+		if !owned[m] {
+			delete(sizes, m)
+		}
 	}
 	dir := ""
 	if validUploadID(req.Upload) {

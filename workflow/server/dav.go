@@ -11,8 +11,6 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"sync"
-	"time"
 	"unicode/utf8"
 
 	"golang.org/x/net/webdav"
@@ -84,6 +82,7 @@ func (s *Server) dav(w http.ResponseWriter, r *http.Request, u store.User) {
 	lim := s.E.Cfg.Limits
 	fsys := &scratchFS{root: root, maxFile: lim.MaxUploadBytes, pool: s.E.Pool}
 	var put *putState
+	var copied int64 // what a COPY brings, measured when the quota is on
 	dst := ""
 	switch r.Method {
 	case "COPY", "MOVE":
@@ -102,6 +101,7 @@ func (s *Server) dav(w http.ResponseWriter, r *http.Request, u store.User) {
 		if r.Method == "COPY" && lim.MaxScratchBytes > 0 {
 			used := s.scratch.used(root)
 			add, _ := treeBytes(filepath.Join(root, filepath.FromSlash(sub)))
+			copied = add
 			if used+add > lim.MaxScratchBytes {
 				writeError(w, http.StatusRequestEntityTooLarge, wire.CodeQuotaExceeded, fmt.Sprintf("your scratch area holds %d bytes; copying %d more would pass the limit of %d bytes", used, add, lim.MaxScratchBytes))
 				return
@@ -180,7 +180,17 @@ func (s *Server) dav(w http.ResponseWriter, r *http.Request, u store.User) {
 		if done2xx {
 			s.scratch.add(root, scratchMinCharge)
 		}
-	case "DELETE", "MOVE", "COPY", "PROPPATCH":
+	case "COPY", "PROPPATCH":
+		// What they added is known (a copy's tree, the properties' growth);
+		// what an overwrite or a removal took away is not.
+		if grew := put.committed; done2xx {
+			if r.Method == "COPY" {
+				grew = copied
+			}
+			s.scratch.add(root, grew)
+		}
+		s.scratch.forget(root)
+	case "DELETE", "MOVE":
 		s.scratch.forget(root)
 	}
 	if done2xx && (r.Method == "DELETE" || r.Method == "MOVE") {
@@ -311,58 +321,6 @@ func treeBytes(p string) (int64, error) {
 		return nil
 	})
 	return n, err
-}
-
-// scratchCache remembers how many bytes each user's scratch area holds, so
-// that a submission of many files does not walk the area once per file. A
-// completed upload adds its size; anything that removes files forgets the
-// entry; an entry older than scratchFresh is measured again. The figure
-// errs on the high side in between (a submission moving files out).
-type scratchCache struct {
-	mu sync.Mutex
-	m  map[string]scratchUse
-}
-
-type scratchUse struct {
-	bytes int64
-	at    time.Time
-}
-
-const scratchFresh = 30 * time.Second
-
-func (c *scratchCache) used(root string) int64 {
-	c.mu.Lock()
-	u, ok := c.m[root]
-	c.mu.Unlock()
-	if ok && time.Since(u.at) < scratchFresh {
-		return u.bytes
-	}
-	n, _ := treeBytes(root)
-	if n >= scratchMinCharge {
-		n -= scratchMinCharge // the area itself is not the user's doing
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = map[string]scratchUse{}
-	}
-	c.m[root] = scratchUse{n, time.Now()}
-	return n
-}
-
-func (c *scratchCache) add(root string, n int64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if u, ok := c.m[root]; ok {
-		u.bytes += n
-		c.m[root] = u
-	}
-}
-
-func (c *scratchCache) forget(root string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.m, root)
 }
 
 // submit is the engine's Submit; the submission took (and removed) an

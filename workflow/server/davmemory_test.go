@@ -39,20 +39,11 @@ func procMemMB(t *testing.T, pid int) (rss, peak float64) {
 	return rss, peak
 }
 
-// TestDAVAttacksStandaloneMemory runs the real standalone server and, all
-// at once, the attacks of issue 26 on its WebDAV area and upload
-// collections: 150 shared locks with Timeout Infinite and 900 KB owners
-// and 150 with 4 KB owners, 32 PROPFINDs of infinite depth on a tree 400
-// collections deep, 16 listings (Depth 1) of a collection of 10,000
-// files, 2,000 upload collections, and empty collections made until the
-// scratch quota (4 MiB) stops them. The server's resident memory stays
-// under 100 MB throughout (the listings at once took it to 117 MiB, one
-// at a time 38 MiB).
-func TestDAVAttacksStandaloneMemory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the real server")
-	}
-	v := newEnv(t)
+// standalone starts the real rboinc-server on v's root, with settings
+// written into its rboinc.json first, and returns v as seen through it
+// and the server's process id.
+func standalone(t *testing.T, v *env, settings map[string]any) (*env, int) {
+	t.Helper()
 	exe := realServer(t)
 	cfgPath := filepath.Join(v.e.Root, engine.ConfigFile)
 	var cfg map[string]any
@@ -63,28 +54,19 @@ func TestDAVAttacksStandaloneMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg["max_scratch_bytes"] = 4 << 20
+	for k, val := range settings {
+		cfg[k] = val
+	}
 	b, _ = json.Marshal(cfg)
 	if err := os.WriteFile(cfgPath, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	area := v.e.DAVRoot(store0("alice"))
-	if err := os.MkdirAll(filepath.Join(append([]string{area}, strings.Split(strings.Repeat("d/", 400), "/")...)...), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(area, "f"), []byte("x"), 0o644)
-	wide := filepath.Join(area, "w")
-	os.Mkdir(wide, 0o755)
-	for i := range 10000 {
-		os.WriteFile(filepath.Join(wide, strconv.Itoa(i)), nil, 0o644)
-	}
-
 	addrFile := filepath.Join(t.TempDir(), "addr")
 	logf, err := os.Create(filepath.Join(t.TempDir(), "server.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer logf.Close()
+	t.Cleanup(func() { logf.Close() })
 	cmd := exec.Command(exe, "serve", "--root", v.e.Root, "--listen", "127.0.0.1:0", "--addr-file", addrFile)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
@@ -114,29 +96,73 @@ func TestDAVAttacksStandaloneMemory(t *testing.T) {
 	}
 	sv := *v
 	sv.srv = &httptest.Server{URL: "http://" + addr}
-	r := &sv
-	r.mustStatus(207, "PROPFIND", davA, "", "Depth", "1")
-	rss0, peak0 := procMemMB(t, cmd.Process.Pid)
+	return &sv, cmd.Process.Pid
+}
 
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	granted := map[string]int{}
-	note := func(what string, ok bool) {
-		if ok {
-			mu.Lock()
-			granted[what]++
-			mu.Unlock()
+// tally counts what attacks were granted (or answered otherwise than
+// expected), from many goroutines.
+type tally struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *tally) note(what string, ok bool) {
+	if ok {
+		c.mu.Lock()
+		if c.n == nil {
+			c.n = map[string]int{}
 		}
+		c.n[what]++
+		c.mu.Unlock()
 	}
+}
+
+func (c *tally) get(what string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[what]
+}
+
+func (c *tally) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return fmt.Sprint(c.n)
+}
+
+// davAttackSettings are the settings the WebDAV attacks expect: a scratch
+// quota of 4 MiB.
+var davAttackSettings = map[string]any{"max_scratch_bytes": 4 << 20}
+
+// prepareDAVAttacks gives alice's area what the WebDAV attacks need: a
+// tree 400 collections deep, a file to lock and a collection of 10,000
+// files.
+func prepareDAVAttacks(t *testing.T, v *env) {
+	t.Helper()
+	area := v.e.DAVRoot(store0("alice"))
+	if err := os.MkdirAll(filepath.Join(append([]string{area}, strings.Split(strings.Repeat("d/", 400), "/")...)...), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(area, "f"), []byte("x"), 0o644)
+	wide := filepath.Join(area, "w")
+	os.Mkdir(wide, 0o755)
+	for i := range 10000 {
+		os.WriteFile(filepath.Join(wide, strconv.Itoa(i)), nil, 0o644)
+	}
+}
+
+// davAttacks starts in wg, against r, the attacks of issue 26 on the
+// WebDAV area and upload collections (alice's and bob's), noting in got
+// what was granted; check says whether only what should be was.
+func davAttacks(t *testing.T, r *env, wg *sync.WaitGroup, got *tally) (check func()) {
 	big := lockInfoOwner("shared", "<D:href>"+strings.Repeat("o", 900<<10)+"</D:href>")
 	small := lockInfoOwner("shared", strings.Repeat("o", 4000))
 	for w := range 8 {
 		wg.Go(func() {
 			for i := w; i < 150; i += 8 {
 				a := r.call("alice", "LOCK", davA+"f", strings.NewReader(big), "Timeout", "Infinite", "Depth", "0")
-				note("900 KB locks", a.ok())
+				got.note("900 KB locks", a.ok())
 				a = r.call("alice", "LOCK", davA+"f", strings.NewReader(small), "Timeout", "Infinite", "Depth", "0")
-				note("4 KB locks", a.ok())
+				got.note("4 KB locks", a.ok())
 				if a.ok() && !strings.Contains(a.body, "Second-3600") {
 					t.Errorf("a lock granted otherwise than for an hour: %v", a)
 				}
@@ -148,19 +174,19 @@ func TestDAVAttacksStandaloneMemory(t *testing.T) {
 	for range 32 {
 		wg.Go(func() {
 			a := r.call("alice", "PROPFIND", davA+"d/", nil, "Depth", "infinity")
-			note("PROPFIND infinity", a.status == 207)
+			got.note("PROPFIND infinity", a.status == 207)
 		})
 	}
 	for range 16 {
 		wg.Go(func() {
 			a := r.call("alice", "PROPFIND", davA+"w/", nil, "Depth", "1")
-			note("listings of 10,000", a.status == 207)
+			got.note("listings of 10,000", a.status == 207)
 		})
 	}
 	for w := range 8 {
 		wg.Go(func() {
 			for range 250 {
-				note("uploads", r.call("alice", "POST", "/rboinc_cgi/api/v1/uploads", nil).ok())
+				got.note("uploads", r.call("alice", "POST", "/rboinc_cgi/api/v1/uploads", nil).ok())
 			}
 			r.call("bob", "MKCOL", fmt.Sprintf("/DAV/bob/e%d/", w), nil)
 			for i := range 2000 {
@@ -168,17 +194,45 @@ func TestDAVAttacksStandaloneMemory(t *testing.T) {
 				if !a.ok() {
 					break
 				}
-				note("empty collections", true)
+				got.note("empty collections", true)
 			}
 		})
 	}
+	return func() {
+		t.Helper()
+		if got.get("900 KB locks") != 0 || got.get("4 KB locks") != 100 || got.get("PROPFIND infinity") != 0 || got.get("uploads") != 100 || got.get("empty collections") > 1024 || got.get("listings of 10,000") != 16 {
+			t.Errorf("granted %v; want no 900 KB lock, 100 4 KB ones, no PROPFIND of infinite depth, 16 listings, 100 uploads, at most 1024 collections", got)
+		}
+	}
+}
+
+// TestDAVAttacksStandaloneMemory runs the real standalone server and, all
+// at once, the attacks of issue 26 on its WebDAV area and upload
+// collections: 150 shared locks with Timeout Infinite and 900 KB owners
+// and 150 with 4 KB owners, 32 PROPFINDs of infinite depth on a tree 400
+// collections deep, 16 listings (Depth 1) of a collection of 10,000
+// files, 2,000 upload collections, and empty collections made until the
+// scratch quota (4 MiB) stops them. The server's resident memory stays
+// under 100 MB throughout (the listings at once took it to 117 MiB, one
+// at a time 38 MiB).
+func TestDAVAttacksStandaloneMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the real server")
+	}
+	v := newEnv(t)
+	prepareDAVAttacks(t, v)
+	r, pid := standalone(t, v, davAttackSettings)
+	r.mustStatus(207, "PROPFIND", davA, "", "Depth", "1")
+	rss0, peak0 := procMemMB(t, pid)
+
+	var wg sync.WaitGroup
+	var got tally
+	check := davAttacks(t, r, &wg, &got)
 	wg.Wait()
-	rss1, peak1 := procMemMB(t, cmd.Process.Pid)
-	t.Logf("standalone server: resident %.1f MiB before the attacks (peak %.1f), %.1f MiB after (peak %.1f); granted: %v", rss0, peak0, rss1, peak1, granted)
+	rss1, peak1 := procMemMB(t, pid)
+	t.Logf("standalone server: resident %.1f MiB before the attacks (peak %.1f), %.1f MiB after (peak %.1f); granted: %v", rss0, peak0, rss1, peak1, &got)
 	if peak1 > 100 {
 		t.Errorf("the server's resident memory reached %.1f MiB", peak1)
 	}
-	if granted["900 KB locks"] != 0 || granted["4 KB locks"] != 100 || granted["PROPFIND infinity"] != 0 || granted["uploads"] != 100 || granted["empty collections"] > 1024 || granted["listings of 10,000"] != 16 {
-		t.Errorf("granted %v; want no 900 KB lock, 100 4 KB ones, no PROPFIND of infinite depth, 16 listings, 100 uploads, at most 1024 collections", granted)
-	}
+	check()
 }

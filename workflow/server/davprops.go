@@ -108,10 +108,12 @@ func patchProps(f fder, patches []webdav.Proppatch, put *putState) ([]webdav.Pro
 			put.writeFailed(err)
 			return nil, err
 		}
+		put.grew(-int64(max(before, 0)))
 	default:
 		err := unix.Fsetxattr(int(f.Fd()), propsXattr, b, 0)
 		switch {
 		case err == nil:
+			put.grew(int64(len(b) - max(before, 0)))
 		case errors.Is(err, syscall.E2BIG), errors.Is(err, syscall.ENOSPC) && hasRoom(f):
 			// More than the file system keeps with one file (ext4 says
 			// ENOSPC then, with its disk far from full).
@@ -185,4 +187,12 @@ func propsBytes(p string) int64 {
 		return 0
 	}
 	return int64(n)
+}
+
+// grew records that a PROPPATCH changed the stored properties by n bytes,
+// for the scratch figure (scratchCache).
+func (p *putState) grew(n int64) {
+	if p != nil {
+		p.committed += n
+	}
 }

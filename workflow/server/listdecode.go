@@ -144,5 +144,6 @@ func decodeMissing(body io.Reader, req *wire.MissingRequest) error {
 
 // decodeAck reads a wire.AckRequest of at most wire.MaxAckFiles files.
 func decodeAck(body io.Reader, req *wire.AckRequest) error {
-	return decodeListObject(body, map[string]listField{"group": {str: &req.Group}, "files": {list: &req.Files, max: wire.MaxAckFiles}, "consumer": {str: &req.Consumer}})
+	return decodeListObject(body, map[string]listField{"group": {str: &req.Group}, "files": {list: &req.Files, max: wire.MaxAckFiles},
+		"consumer": {str: &req.Consumer}})
 }

@@ -40,12 +40,12 @@ func FuzzDecodeLists(f *testing.F) {
 		if err == nil && !slices.Equal(mine.MD5s, std.MD5s) {
 			t.Fatalf("%q: counting decoder %q, encoding/json %q", b, mine.MD5s, std.MD5s)
 		}
+		// An acknowledgement takes every field of wire.AckRequest.
 		var ack, stdAck wire.AckRequest
 		err = decodeAck(strings.NewReader(string(b)), &ack)
 		dec = json.NewDecoder(strings.NewReader(string(b)))
 		dec.DisallowUnknownFields()
-		stdErr = dec.Decode(&stdAck)
-		if stdErr == nil {
+		if stdErr = dec.Decode(&stdAck); stdErr == nil {
 			if _, terr := dec.Token(); terr != io.EOF {
 				stdErr = errors.New("trailing data")
 			}
@@ -54,10 +54,10 @@ func FuzzDecodeLists(f *testing.F) {
 			stdErr = errors.New("not an object")
 		}
 		if (err == nil) != (stdErr == nil) {
-			t.Fatalf("%q: counting decoder of ack %v, encoding/json %v", b, err, stdErr)
+			t.Fatalf("%q as an acknowledgement: counting decoder %v, encoding/json %v", b, err, stdErr)
 		}
 		if err == nil && (ack.Group != stdAck.Group || ack.Consumer != stdAck.Consumer || !slices.Equal(ack.Files, stdAck.Files)) {
-			t.Fatalf("%q: counting decoder of ack %+v, encoding/json %+v", b, ack, stdAck)
+			t.Fatalf("%q as an acknowledgement: counting decoder %+v, encoding/json %+v", b, ack, stdAck)
 		}
 	})
 }

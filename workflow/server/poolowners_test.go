@@ -81,3 +81,32 @@ func TestPoolIsNoOracle(t *testing.T) {
 		t.Fatalf("%d files in the pool for two contents", copies)
 	}
 }
+
+// TestPoolQuotaIsNoOracle: the pool quota (max_pool_bytes) counts another
+// user's content named by MD5 as bob announces it, not at its size in the
+// pool: his answer for alice's private MD5 is the one for an MD5 nobody
+// has, so neither its existence nor its size shows in "this submission
+// adds N bytes".
+func TestPoolQuotaIsNoOracle(t *testing.T) {
+	v := newEnv(t)
+	api := "/rboinc_cgi/api/v1"
+	up, refs := v.upload("alice", strings.Repeat("alice's private coordinates\n", 100), "0 0 0\n")
+	if a := v.post("alice", api+"/submit", langevin("g", "c", up, 1, refs[0], refs[1])); !a.ok() {
+		t.Fatal(a)
+	}
+	v.e.Cfg.MaxPoolBytes = 1 << 20
+	ask := func(sum string) answer {
+		t.Helper()
+		// The second input, announced at the whole quota: any byte more
+		// passes it.
+		req := langevin("g", "b", "", 1, wire.FileRef{MD5: sum, Size: 0}, wire.FileRef{MD5: strings.Repeat("f", 32), Size: 1 << 20})
+		return v.post("bob", api+"/submit", req)
+	}
+	nobody := strings.Repeat("e", 32)
+	hers, none := ask(refs[0].MD5), ask(nobody)
+	// Which missing content a refusal names first is either one.
+	anon := strings.NewReplacer(refs[0].MD5, "MD5", nobody, "MD5", strings.Repeat("f", 32), "MD5")
+	if hers.status != none.status || hers.err.Code != none.err.Code || anon.Replace(hers.err.Error) != anon.Replace(none.err.Error) {
+		t.Fatalf("alice's content tells apart from none:\n  hers: %v\n  none: %v", hers, none)
+	}
+}

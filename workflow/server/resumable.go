@@ -56,6 +56,15 @@ func (s *Server) appendUpload(w http.ResponseWriter, r *http.Request, u store.Us
 		}
 	}
 	p, err := s.E.AppendUpload(r.Context(), u, r.PathValue("id"), r.PathValue("md5"), start, total, r.Body, left)
+	if p.Have > start {
+		// Counted at once, also when the chunk broke off (its bytes are
+		// kept to go on from): the next chunk's room is reckoned with them.
+		before := int64(0)
+		if start > 0 {
+			before = charge(start)
+		}
+		s.scratch.add(root, charge(p.Have)-before)
+	}
 	if engine.KindOf(err) == engine.KindConflict {
 		w.Header().Set("Upload-Offset", strconv.FormatInt(p.Have, 10))
 		writeError(w, http.StatusConflict, wire.CodeUploadOffset, err.Error())

@@ -197,3 +197,36 @@ func TestResumableUploadAcrossRuns(t *testing.T) {
 		t.Fatalf("%d chains", n)
 	}
 }
+
+// TestResumableCutChunksCountAtOnce: the bytes of a resumable piece cut
+// off midway (kept, to go on from) count toward the scratch quota at once,
+// so pieces cut one after the other cannot hold more than the quota.
+func TestResumableCutChunksCountAtOnce(t *testing.T) {
+	v := newEnv(t)
+	v.e.Cfg.MaxScratchBytes = 1 << 20
+	h := v.srv.Config.Handler
+	up := v.newUpload("alice")
+	var codes []int
+	for i := range 4 {
+		content := bytes.Repeat([]byte{byte('a' + i)}, 900<<10)
+		sum := md5.Sum(content)
+		req := httptest.NewRequest("PUT", "/rboinc_cgi/api/v1/uploads/"+up.ID+"/"+hex.EncodeToString(sum[:]), &cutReader{r: bytes.NewReader(content), n: 850 << 10})
+		req.ContentLength = int64(len(content))
+		req.Header.Set("Authorization", "Bearer "+v.tokens["alice"])
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		codes = append(codes, rec.Code)
+	}
+	var held int64
+	filepath.WalkDir(v.e.DAVRoot(store0("alice")), func(_ string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				held += fi.Size()
+			}
+		}
+		return nil
+	})
+	if held > 1<<20 {
+		t.Fatalf("4 pieces cut at 850 KiB (answers %v) hold %d bytes in a scratch area of at most %d", codes, held, 1<<20)
+	}
+}
