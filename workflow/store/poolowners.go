@@ -67,21 +67,8 @@ func entrySums(entries []PoolEntry) []string {
 func (d *DB) PoolOwned(ctx context.Context, userID int64, md5s []string) (map[string]bool, error) {
 	out := map[string]bool{}
 	for part := range slices.Chunk(md5s, 400) {
-		rows, err := d.sql.QueryContext(ctx, `SELECT md5 FROM pool_owners WHERE user_id = ? AND md5 IN (?`+strings.Repeat(",?", len(part)-1)+`)`,
-			append([]any{userID}, anys(part)...)...)
-		if err != nil {
-			return nil, err
-		}
-		for rows.Next() {
-			var m string
-			if err := rows.Scan(&m); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			out[m] = true
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+		if err := d.addMD5s(ctx, out, `SELECT md5 FROM pool_owners WHERE user_id = ? AND md5 IN (?`+strings.Repeat(",?", len(part)-1)+`)`,
+			append([]any{userID}, anys(part)...)...); err != nil {
 			return nil, err
 		}
 	}

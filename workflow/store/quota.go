@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -49,37 +50,33 @@ func poolBytesOf(ctx context.Context, q rowQuerier, userID int64) (int64, error)
 func (d *DB) Referenced(ctx context.Context, userID int64, md5s []string) (map[string]bool, error) {
 	out := map[string]bool{}
 	// SQLite bounds the number of parameters; ask in slices.
-	for len(md5s) > 0 {
-		n := min(len(md5s), 500)
-		part := md5s[:n]
-		md5s = md5s[n:]
-		args := make([]any, 0, n+1)
-		for _, m := range part {
-			args = append(args, m)
-		}
-		args = append(args, userID)
+	for part := range slices.Chunk(md5s, 500) {
 		// A referenced content is always pooled: the pool's key gives each
 		// asked content once.
-		rows, err := d.sql.QueryContext(ctx, `SELECT p.md5 FROM pool p WHERE p.md5 IN (?`+strings.Repeat(",?", n-1)+`)
+		if err := d.addMD5s(ctx, out, `SELECT p.md5 FROM pool p WHERE p.md5 IN (?`+strings.Repeat(",?", len(part)-1)+`)
 			AND EXISTS (SELECT 1 FROM chain_inputs ci JOIN chains c ON c.id = ci.chain_id
-				WHERE ci.md5 = p.md5 AND c.user_id = ? AND c.state != 'purged')`, args...)
-		if err != nil {
-			return nil, err
-		}
-		for rows.Next() {
-			var m string
-			if err := rows.Scan(&m); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			out[m] = true
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+				WHERE ci.md5 = p.md5 AND c.user_id = ? AND c.state != 'purged')`, append(anys(part), userID)...); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// addMD5s adds the MD5s a query answers (its one column) to set.
+func (d *DB) addMD5s(ctx context.Context, set map[string]bool, query string, args ...any) error {
+	rows, err := d.sql.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var m string
+		if err := rows.Scan(&m); err != nil {
+			return err
+		}
+		set[m] = true
+	}
+	return rows.Err()
 }
 
 // Bounds are cheap upper bounds of a user's Usage, each from one index or
