@@ -12,6 +12,7 @@ import (
 	"github.com/rboinc/rboinc/internal/standinserver"
 	"github.com/rboinc/rboinc/workflow/client"
 	"github.com/rboinc/rboinc/workflow/master"
+	"github.com/rboinc/rboinc/workflow/wire"
 )
 
 // BenchmarkMasterInFlight: a master with 1,000 work units in flight (one
@@ -79,7 +80,7 @@ func BenchmarkMasterInFlight(b *testing.B) {
 
 		// Baseline 2: a plain retrieval of the same files, elsewhere.
 		t0 = time.Now()
-		rep, err := raw.Retrieve(ctx, client.RetrieveInput{Group: "master", Dir: filepath.Join(dir, fmt.Sprint("plain", round)), Tree: true, Keep: true})
+		rep, err := raw.Retrieve(ctx, client.RetrieveInput{Group: "master", Consumer: wire.ConsumerMaster, Dir: filepath.Join(dir, fmt.Sprint("plain", round)), Tree: true, Keep: true})
 		if err != nil || rep.Retrieved != 3*n {
 			b.Fatalf("plain retrieval: %+v, %v", rep, err)
 		}
