@@ -11,16 +11,7 @@ import (
 )
 
 // groupCount is one line of -gridstatus.
-type groupCount struct {
-	Group   string            `json:"group"`
-	Chains  int               `json:"chains"`
-	Running int               `json:"running"`
-	Done    int               `json:"done"`
-	Failed  int               `json:"failed"`
-	Stopped int               `json:"stopped"`
-	Aborted int               `json:"aborted"`
-	Boinc   *wire.BoincCounts `json:"boinc,omitempty"`
-}
+type groupCount = wire.GroupGrid
 
 // gridStatus is the original's -gridstatus, which printed BOINC database
 // statistics per group: the chains of each group by state and, from
@@ -59,8 +50,7 @@ func gridCounts(ctx context.Context, cl *client.Client, group string) ([]*groupC
 	gs, err := cl.GridStatus(ctx, group)
 	if err == nil {
 		for _, g := range gs.Groups {
-			groups = append(groups, &groupCount{Group: g.Group, Chains: g.Chains, Running: g.Running, Done: g.Done,
-				Failed: g.Failed, Stopped: g.Stopped, Aborted: g.Aborted, Boinc: g.Boinc})
+			groups = append(groups, &g)
 		}
 		return groups, gs.BoincError, nil
 	}
@@ -79,19 +69,7 @@ func gridCounts(ctx context.Context, cl *client.Client, group string) ([]*groupC
 			byName[ch.Group] = g
 			groups = append(groups, g)
 		}
-		g.Chains++
-		switch ch.State {
-		case wire.StateDone:
-			g.Done++
-		case wire.StateFailed:
-			g.Failed++
-		case wire.StateStopped:
-			g.Stopped++
-		case wire.StateAborted:
-			g.Aborted++
-		default: // running, and queued (running, its step waiting for its work unit)
-			g.Running++
-		}
+		g.Count(ch.State)
 	}
 	return groups, "the server does not read BOINC's database", nil
 }

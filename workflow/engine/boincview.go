@@ -54,20 +54,7 @@ func (e *Engine) GridStatus(ctx context.Context, u store.User, group string) (wi
 			g = &wire.GroupGrid{Group: c.Group}
 			byGroup[c.Group] = g
 		}
-		g.Chains++
-		// Every chain in exactly one state (chains does not list purged ones).
-		switch c.State {
-		case wire.StateDone:
-			g.Done++
-		case wire.StateFailed:
-			g.Failed++
-		case wire.StateStopped:
-			g.Stopped++
-		case wire.StateAborted:
-			g.Aborted++
-		default:
-			g.Running++
-		}
+		g.Count(c.State) // chains does not list purged ones
 	}
 	if bdb, err := e.boincDB(ctx); err != nil {
 		r.BoincError = err.Error()

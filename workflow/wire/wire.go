@@ -396,6 +396,24 @@ type GroupGrid struct {
 	Boinc   *BoincCounts `json:"boinc,omitempty"`
 }
 
+// Count adds a chain in state to the group: every chain in exactly one
+// state column, a queued one (its step waiting for its work unit) running.
+func (g *GroupGrid) Count(state string) {
+	g.Chains++
+	switch state {
+	case StateDone:
+		g.Done++
+	case StateFailed:
+		g.Failed++
+	case StateStopped:
+		g.Stopped++
+	case StateAborted:
+		g.Aborted++
+	default:
+		g.Running++
+	}
+}
+
 // GridStatusResponse answers PathGridStatus, groups sorted by name.
 type GridStatusResponse struct {
 	Groups []GroupGrid `json:"groups"`
