@@ -163,6 +163,9 @@ func status(c *cli.Context, cl *client.Client, ref wire.ChainRef) error {
 		}
 		return writeJSON(c.App.Writer, r)
 	}
+	if r.BoincError != "" {
+		fmt.Fprintf(c.App.ErrWriter, "%s: %s\n", prog, r.BoincError)
+	}
 	if ref.Name == "" && !c.Bool("boinc") && stdoutTerminal() {
 		// A server without the progress endpoint (older) draws no bars.
 		if p, err := cl.Progress(c.Context, ref.Group); err == nil && len(p.Groups) > 0 {
@@ -177,9 +180,12 @@ func status(c *cli.Context, cl *client.Client, ref wire.ChainRef) error {
 			label = ch.Group + "/" + ch.Name
 		}
 		line := fmt.Sprintf("%s\t%d\t%s\t%d", label, ch.StepsDone, ch.State, ch.NumSteps)
-		if ch.Error != "" {
-			// Scripts that read four columns keep working: the reason is a fifth.
-			line += "\t" + oneField(ch.Error)
+		// Scripts that read four columns keep working: the reason, or
+		// where the running step is in BOINC, is a fifth.
+		if why := ch.Error; why != "" {
+			line += "\t" + oneField(why)
+		} else if where := ch.WhereInBoinc(); where != "" {
+			line += "\t" + where
 		}
 		fmt.Fprintln(c.App.Writer, line)
 		if ch.Boinc != nil {

@@ -217,6 +217,9 @@ type Engine struct {
 	// bdb is BOINC's database, for status views (boincDB).
 	bdbMu sync.Mutex
 	bdb   *boincdb.DB
+	// bdbWarned is the last reason the status views went without BOINC's
+	// database, logged once rather than at each request.
+	bdbWarned string
 }
 
 // Open opens the engine of a server root.
