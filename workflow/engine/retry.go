@@ -101,6 +101,12 @@ func (e *Engine) stepFailed(ctx context.Context, c store.Chain, s store.Step, ca
 	if c.State == "running" {
 		reason = fmt.Sprintf("%s (attempt %d of %d)", reason, s.Attempts, max)
 	}
-	e.Log.Warn("chain failed", "chain", c.Name, "group", c.Group, "reason", reason)
+	if c.State == "aborted" {
+		// The user's abort cancelled the work unit: no failure, the
+		// chain stays aborted (FailChain only closes the step).
+		e.Log.Info("chain aborted; its work unit ended in BOINC", "chain", c.Name, "group", c.Group, "wu", call.WUName)
+	} else {
+		e.Log.Warn("chain failed", "chain", c.Name, "group", c.Group, "reason", reason)
+	}
 	return e.DB.FailChain(ctx, c.ID, s.Step, reason)
 }
