@@ -55,4 +55,3 @@ func TestAbortedChainNotLoggedAsFailure(t *testing.T) {
 		t.Errorf("chain aborted logged %q, want once at INFO for ab", aborted)
 	}
 }
-
