@@ -244,6 +244,21 @@ func retrieve(c *cli.Context, cl *client.Client, ref wire.ChainRef) error {
 	if in.Dir == "" {
 		return client.Usagef("the download directory is empty")
 	}
+	// The lock and the events cursor live in the user's state directory:
+	// nothing but fetched files lands in the download directory.
+	// Without a state directory to write (no home), both stay in the
+	// download directory, as they were before.
+	state := client.RetrieveStateDir()
+	if state != "" && os.MkdirAll(state, 0o700) != nil {
+		state = ""
+	}
+	if state != "" {
+		canon, err := client.CanonicalDir(in.Dir)
+		if err != nil {
+			return fmt.Errorf("the download directory %s: %w", in.Dir, err)
+		}
+		in.LockFile = client.RetrieveLockPath(state, canon)
+	}
 	asJSON := c.Bool("json")
 	quiet := quietOutput(c)
 	start, finish := clitool.Progress(!quiet && !asJSON && clitool.IsTerminal(os.Stderr), "downloading")
@@ -256,7 +271,8 @@ func retrieve(c *cli.Context, cl *client.Client, ref wire.ChainRef) error {
 	for _, f := range rep.Failed {
 		fmt.Fprintf(c.App.ErrWriter, "%s: %s\n", prog, f.Error)
 	}
-	reportFailures(c, cl, in.Dir, ref.Group, ref.Name)
+	mark, legacy := eventsMark(c, cl, state, in.Dir, ref.Group)
+	reportFailures(c, cl, mark, legacy, ref.Group, ref.Name)
 	switch {
 	case asJSON:
 		// One document: a partial failure's error and exit code go into it.
