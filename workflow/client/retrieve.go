@@ -20,11 +20,11 @@ type RetrieveInput struct {
 	Group string
 	Name  string // one chain only, when set
 	Dir   string // created if needed (when LockFile is set: only to hold a fetched file)
+	Tree  bool   // each file into Dir/<chain>/
+	Keep  bool   // do not acknowledge: the server keeps the files
 	// LockFile is the lock of Dir (RetrieveLockPath; its directory made
 	// if needed); empty: Dir/LockName.
 	LockFile string
-	Tree  bool   // each file into Dir/<chain>/
-	Keep  bool   // do not acknowledge: the server keeps the files
 	// Consumer is who retrieves (wire.ConsumerMaster; empty for
 	// rboinc-retrieve): the server hands and drops only its results.
 	Consumer string
