@@ -127,8 +127,9 @@ func (e *Engine) addWhere(ctx context.Context, st *wire.StatusResponse) {
 	}
 }
 
-// withoutBoinc words why a status goes without BOINC's view, logging each
-// new reason once (nil: BOINC answers again); it returns the words.
+// withoutBoinc logs why a status goes without BOINC's view, each new
+// reason once (nil: BOINC answers again), and returns what the user is
+// told: that much, the database's own error only in the log.
 func (e *Engine) withoutBoinc(err error) string {
 	e.bdbMu.Lock()
 	defer e.bdbMu.Unlock()
@@ -139,12 +140,11 @@ func (e *Engine) withoutBoinc(err error) string {
 		e.bdbWarned = ""
 		return ""
 	}
-	msg := "status without where steps are in BOINC: " + err.Error()
-	if msg != e.bdbWarned {
+	if msg := err.Error(); msg != e.bdbWarned {
 		e.bdbWarned = msg
 		e.Log.Warn("status without where steps are in BOINC", "err", err)
 	}
-	return msg
+	return "BOINC's database cannot be read now, so the status does not say where steps are in BOINC (the server's log says why)"
 }
 
 // StatusBoinc is StatusWhere with, for each running chain, its current

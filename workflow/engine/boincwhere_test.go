@@ -58,8 +58,13 @@ func TestStatusWhereWithoutBoinc(t *testing.T) {
 		if err != nil {
 			t.Fatalf("status with BOINC's database unreadable: %v", err)
 		}
-		if len(st.Chains) != 3 || st.BoincError == "" {
+		if len(st.Chains) != 3 || !strings.Contains(st.BoincError, "BOINC's database cannot be read now") {
 			t.Fatalf("status with BOINC's database unreadable: %d chains, BoincError %q", len(st.Chains), st.BoincError)
+		}
+		for _, leak := range []string{"standin.db", "malformed", "reading where", e.Proj.Dir} {
+			if strings.Contains(st.BoincError, leak) {
+				t.Errorf("the answer shows the database's error (%q): %s", leak, st.BoincError)
+			}
 		}
 		for _, c := range st.Chains {
 			if c.State != wire.StateRunning || c.BoincState != "" {
@@ -67,7 +72,7 @@ func TestStatusWhereWithoutBoinc(t *testing.T) {
 			}
 		}
 	}
-	if n := strings.Count(logs.String(), "status without where steps are in BOINC"); n != 1 {
+	if n := strings.Count(logs.String(), "status without where steps are in BOINC"); n != 1 || !strings.Contains(logs.String(), "reading where work units are") {
 		t.Errorf("logged %d times, want once:\n%s", n, logs.String())
 	}
 }
