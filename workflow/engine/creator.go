@@ -135,7 +135,8 @@ func (e *Engine) RunCreator(ctx context.Context, poll time.Duration, stop func()
 	defer notifier.Wait()
 	defer stopNotifier()
 	e.Log.Debug("creating the work units of pending steps", "poll", poll)
-	var lastDB, lastSweep time.Time
+	var lastDB, lastSweep, lastInputCheck time.Time
+	var inputCheckErr string
 	var streak failStreak
 	for {
 		if stop != nil && stop() {
@@ -154,6 +155,10 @@ func (e *Engine) RunCreator(ctx context.Context, poll time.Duration, stop func()
 				e.Log.Warn("steps left half-created by a stopped submission or hook; creating them now", "steps", n)
 				lastDB = time.Time{}
 			}
+		}
+		if time.Since(lastInputCheck) >= e.inputCheckEvery() {
+			lastInputCheck = time.Now()
+			e.runInputCheck(ctx, &inputCheckErr)
 		}
 		e.maybeDuplicateLate(ctx)
 		e.ExpireLeasesSoon(ctx)         // batches whose lease ended: within seconds
