@@ -139,13 +139,20 @@ func (e *Engine) CheckInputs(ctx context.Context, repair bool) (InputCheck, erro
 // recognised by one stat each; a copy (a download hierarchy on another
 // file system) by its size, then its MD5, read once per version of it.
 func (e *Engine) inputProblem(name, sum string) (string, int64) {
+	dst := e.Proj.DownloadPath(name)
+	fi, err := os.Stat(dst)
+	// A pool file never changes (a new content is a new file): a link of
+	// the one seen before holds the content, even if the pool has lost its
+	// own name for it since, and needs no second stat.
+	if pf := e.digests.poolFile(sum); err == nil && pf != nil && os.SameFile(fi, pf) {
+		return "", pf.Size()
+	}
 	pf, perr := os.Stat(e.Pool.Path(sum))
 	size := int64(-1)
 	if perr == nil && pf.Mode().IsRegular() {
 		size = pf.Size()
+		e.digests.notePoolFile(sum, pf)
 	}
-	dst := e.Proj.DownloadPath(name)
-	fi, err := os.Stat(dst)
 	switch {
 	case err != nil:
 		return "missing", size
@@ -169,8 +176,28 @@ func (e *Engine) inputProblem(name, sum string) (string, int64) {
 // digestCache keeps the MD5 of files by path, valid while the file is the
 // same (device, inode, size, modification and change times).
 type digestCache struct {
-	mu sync.Mutex
-	m  map[string]digestEntry
+	mu   sync.Mutex
+	m    map[string]digestEntry
+	pool map[string]os.FileInfo // pool files by content, as last seen
+}
+
+// maxPoolFiles bounds the pool files remembered: past it, they are
+// forgotten and seen afresh (one more stat each).
+const maxPoolFiles = 1 << 20
+
+func (c *digestCache) poolFile(sum string) os.FileInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pool[sum]
+}
+
+func (c *digestCache) notePoolFile(sum string, fi os.FileInfo) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pool == nil || len(c.pool) >= maxPoolFiles {
+		c.pool = map[string]os.FileInfo{}
+	}
+	c.pool[sum] = fi
 }
 
 type digestEntry struct {
@@ -211,7 +238,7 @@ func (c *digestCache) sum(path string, fi os.FileInfo) (string, error) {
 	if fi2, err := os.Stat(path); err == nil && entryOf(fi2) == want {
 		want.sum = sum
 		c.mu.Lock()
-		if c.m == nil {
+		if c.m == nil || len(c.m) >= maxPoolFiles {
 			c.m = map[string]digestEntry{}
 		}
 		c.m[path] = want
