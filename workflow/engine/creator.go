@@ -136,7 +136,7 @@ func (e *Engine) RunCreator(ctx context.Context, poll time.Duration, stop func()
 	defer stopNotifier()
 	e.Log.Debug("creating the work units of pending steps", "poll", poll)
 	var lastDB, lastSweep, lastInputCheck time.Time
-	var inputCheckErr string
+	var inputCheck inputCheckState
 	var streak failStreak
 	for {
 		if stop != nil && stop() {
@@ -158,7 +158,7 @@ func (e *Engine) RunCreator(ctx context.Context, poll time.Duration, stop func()
 		}
 		if time.Since(lastInputCheck) >= e.inputCheckEvery() {
 			lastInputCheck = time.Now()
-			e.runInputCheck(ctx, &inputCheckErr)
+			e.runInputCheck(ctx, &inputCheck)
 		}
 		e.maybeDuplicateLate(ctx)
 		e.ExpireLeasesSoon(ctx)         // batches whose lease ended: within seconds

@@ -62,8 +62,9 @@ type InputCheck struct {
 
 // CheckInputs checks the inputs of the work units BOINC holds for running
 // chains (read from BOINC's database in batches) against the pool, and,
-// with repair, links those missing or different again, atomically. It logs
-// each problem with the work unit and the file.
+// with repair, links those missing or different again, atomically, and
+// logs and counts each one it linked. Those it cannot restore it returns
+// for the caller to report: they stay so from one check to the next.
 func (e *Engine) CheckInputs(ctx context.Context, repair bool) (InputCheck, error) {
 	var r InputCheck
 	waiting, err := e.DB.WaitingSince(ctx, time.Now().Unix()+1, 1<<30)
@@ -104,9 +105,7 @@ func (e *Engine) CheckInputs(ctx context.Context, repair bool) (InputCheck, erro
 			}
 			p := InputProblem{WU: wu, File: f.Name, MD5: sum, Problem: problem}
 			if size < 0 {
-				r.Unrestorable = append(r.Unrestorable, p)
-				e.Log.Error("an input of a waiting work unit is not in download/ and the pool no longer has its content: its volunteers cannot download it",
-					"wu", wu, "file", f.Name, "problem", problem)
+				r.Unrestorable = append(r.Unrestorable, p) // logged and counted by the caller, once
 				continue
 			}
 			if repair {
@@ -125,9 +124,6 @@ func (e *Engine) CheckInputs(ctx context.Context, repair bool) (InputCheck, erro
 	if repair {
 		if err := e.DB.AddCount(ctx, store.CountInputsRelinked, len(r.Relinked)); err != nil {
 			e.Log.Warn("counting relinked inputs", "err", err)
-		}
-		if err := e.DB.AddCount(ctx, store.CountInputsUnrestorable, len(r.Unrestorable)); err != nil {
-			e.Log.Warn("counting unrestorable inputs", "err", err)
 		}
 	}
 	return r, nil
@@ -287,19 +283,43 @@ func (e *Engine) restoreInputs(ctx context.Context, bdb *boincdb.DB, wu string) 
 	return bad, nil
 }
 
+// inputCheckState is what the creator's input checks remember from one to
+// the next: the last failure, and the inputs already reported as beyond
+// repair (each is logged and counted once, not every check).
+type inputCheckState struct {
+	lastErr      string
+	unrestorable map[string]bool
+}
+
 // runInputCheck is the creator's input check; a failure (BOINC's database
 // unavailable) is logged when it first happens or changes, not every pass.
-func (e *Engine) runInputCheck(ctx context.Context, lastErr *string) {
+func (e *Engine) runInputCheck(ctx context.Context, st *inputCheckState) {
 	t0 := time.Now()
 	r, err := e.CheckInputs(ctx, true)
 	if err != nil {
-		if ctx.Err() == nil && err.Error() != *lastErr {
+		if ctx.Err() == nil && err.Error() != st.lastErr {
 			e.Log.Warn("checking the inputs of waiting work units", "err", err)
 		}
-		*lastErr = err.Error()
+		st.lastErr = err.Error()
 		return
 	}
-	*lastErr = ""
+	st.lastErr = ""
+	now := map[string]bool{}
+	fresh := 0
+	for _, p := range r.Unrestorable {
+		key := p.WU + "/" + p.File
+		now[key] = true
+		if st.unrestorable[key] {
+			continue
+		}
+		fresh++
+		e.Log.Error("an input of a waiting work unit is not in download/ as its content and the pool no longer has that content: its volunteers cannot download it, and its step fails when BOINC gives up on it",
+			"wu", p.WU, "file", p.File, "problem", p.Problem)
+	}
+	st.unrestorable = now
+	if err := e.DB.AddCount(ctx, store.CountInputsUnrestorable, fresh); err != nil {
+		e.Log.Warn("counting unrestorable inputs", "err", err)
+	}
 	e.Log.Debug("inputs of waiting work units checked", "work_units", r.WorkUnits, "files", r.Files,
 		"relinked", len(r.Relinked), "unrestorable", len(r.Unrestorable), "ms", ms(time.Since(t0)))
 }

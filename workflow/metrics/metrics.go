@@ -136,7 +136,7 @@ var (
 	descHook        = prometheus.NewDesc("rboinc_hook_seconds", "Time the assimilator hook took to record a finished work unit.", nil, nil)
 	descCreateWork  = prometheus.NewDesc("rboinc_create_work_seconds", "Time one create_work run took (submissions and next steps).", nil, nil)
 	descRelinked    = prometheus.NewDesc("rboinc_inputs_relinked_total", "Inputs of work units BOINC holds that were missing from download/ (or not the pool's content) and were linked again from the pool.", nil, nil)
-	descUnrestored  = prometheus.NewDesc("rboinc_inputs_unrestorable_total", "Inputs of work units BOINC holds found missing from download/ whose content the pool no longer had (once per check).", nil, nil)
+	descUnrestored  = prometheus.NewDesc("rboinc_inputs_unrestorable_total", "Inputs of work units BOINC holds found missing from download/ (or different) whose content the pool no longer had, each counted once.", nil, nil)
 	descScrapeError = prometheus.NewDesc("rboinc_scrape_error", "1 when the state database could not be read for this scrape.", nil, nil)
 )
 
