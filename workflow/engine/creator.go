@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rboinc/rboinc/workflow/boinc"
@@ -137,6 +138,9 @@ func (e *Engine) RunCreator(ctx context.Context, poll time.Duration, stop func()
 	e.Log.Debug("creating the work units of pending steps", "poll", poll)
 	var lastDB, lastSweep, lastInputCheck time.Time
 	var inputCheck inputCheckState
+	var inputChecking atomic.Bool
+	var checker sync.WaitGroup
+	defer checker.Wait()
 	var streak failStreak
 	for {
 		if stop != nil && stop() {
@@ -156,9 +160,14 @@ func (e *Engine) RunCreator(ctx context.Context, poll time.Duration, stop func()
 				lastDB = time.Time{}
 			}
 		}
-		if time.Since(lastInputCheck) >= e.inputCheckEvery() {
+		// Beside the creation of steps, not in its way (a check of many
+		// thousand work units takes a fraction of a second); one at a time.
+		if time.Since(lastInputCheck) >= e.inputCheckEvery() && inputChecking.CompareAndSwap(false, true) {
 			lastInputCheck = time.Now()
-			e.runInputCheck(ctx, &inputCheck)
+			checker.Go(func() {
+				defer inputChecking.Store(false)
+				e.runInputCheck(ctx, &inputCheck)
+			})
 		}
 		e.maybeDuplicateLate(ctx)
 		e.ExpireLeasesSoon(ctx)         // batches whose lease ended: within seconds
