@@ -153,7 +153,7 @@ func (e *Engine) inputProblem(name, sum string) (string, int64) {
 		return "not a regular file", size
 	case size >= 0 && os.SameFile(fi, pf):
 		return "", size
-	case size >= 0 && fi.Size() != size, size < 0 && fi.Size() == 0:
+	case size >= 0 && fi.Size() != size:
 		return "different content", size
 	}
 	got, err := e.digests.sum(dst, fi)
