@@ -245,7 +245,7 @@ func app(log *slog.Logger) *cli.App {
 			installDocsCommand(),
 			{
 				Name:  "gc",
-				Usage: "remove pool contents nothing refers to any more",
+				Usage: "remove pool contents nothing refers to any more, and link missing inputs of waiting work units again",
 				Flags: []cli.Flag{rootFlag, &cli.DurationFlag{Name: "grace", Value: server.CollectGrace, Usage: "spare contents asked about within this time"}},
 				Action: func(c *cli.Context) error {
 					e, err := engine.Open(c.Context, c.String("root"), log)
@@ -254,10 +254,22 @@ func app(log *slog.Logger) *cli.App {
 					}
 					defer e.Close()
 					n, err := e.Collect(c.Context, c.Duration("grace"))
-					if err == nil {
-						fmt.Printf("removed %s\n", words.Count(n, "content", "contents"))
+					if err != nil {
+						return err
 					}
-					return err
+					fmt.Printf("removed %s\n", words.Count(n, "content", "contents"))
+					// Under Apache without the creator daemon, gc is also
+					// what links missing inputs of waiting work units again.
+					r, err := e.CheckInputs(c.Context, true)
+					if err != nil {
+						log.Warn("checking the inputs of waiting work units", "err", err)
+						return nil
+					}
+					if len(r.Relinked) > 0 || len(r.Unrestorable) > 0 {
+						fmt.Printf("linked %s of waiting work units again; %s not in the pool\n",
+							words.Count(len(r.Relinked), "input", "inputs"), words.Count(len(r.Unrestorable), "input", "inputs"))
+					}
+					return nil
 				},
 			},
 			reportCommand(),
