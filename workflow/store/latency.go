@@ -55,7 +55,7 @@ func (d *DB) ObserveLatency(ctx context.Context, kind string, took time.Duration
 
 // Latencies reads every kind's histogram.
 func (d *DB) Latencies(ctx context.Context) (map[string]LatencyHist, error) {
-	rows, err := d.sql.QueryContext(ctx, `SELECT kind, bucket, n, sum FROM latency WHERE bucket >= 0`)
+	rows, err := d.sql.QueryContext(ctx, `SELECT kind, bucket, n, sum FROM latency`)
 	if err != nil {
 		return nil, fmt.Errorf("reading latencies: %w", err)
 	}
@@ -79,50 +79,6 @@ func (d *DB) Latencies(ctx context.Context) (map[string]LatencyHist, error) {
 		h.Count += n
 		h.Sum += sum
 		out[kind] = h
-	}
-	return out, rows.Err()
-}
-
-// Counters of what the daemons did, kept beside the histograms (bucket -1,
-// which no histogram uses) for the same reason: the process that counts is
-// not the one the metrics are read from.
-const (
-	CountInputsRelinked     = "inputs_relinked"     // inputs of waiting work units linked again from the pool
-	CountInputsUnrestorable = "inputs_unrestorable" // such inputs the pool no longer had
-	counterBucket           = -1
-)
-
-// AddCount adds n to a counter.
-func (d *DB) AddCount(ctx context.Context, kind string, n int) error {
-	if n == 0 {
-		return nil
-	}
-	err := d.Tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO latency(kind, bucket, n, sum) VALUES (?, ?, ?, 0)
-		ON CONFLICT(kind, bucket) DO UPDATE SET n = n + excluded.n`, kind, counterBucket, n)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("counting %s: %w", kind, err)
-	}
-	return nil
-}
-
-// Counts reads the counters.
-func (d *DB) Counts(ctx context.Context) (map[string]uint64, error) {
-	rows, err := d.sql.QueryContext(ctx, `SELECT kind, n FROM latency WHERE bucket = ?`, counterBucket)
-	if err != nil {
-		return nil, fmt.Errorf("reading counters: %w", err)
-	}
-	defer rows.Close()
-	out := map[string]uint64{}
-	for rows.Next() {
-		var kind string
-		var n uint64
-		if err := rows.Scan(&kind, &n); err != nil {
-			return nil, err
-		}
-		out[kind] = n
 	}
 	return out, rows.Err()
 }
