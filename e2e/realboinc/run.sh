@@ -945,7 +945,7 @@ control_work() {
 # units (names matching the LIKE pattern $1) that BOINC still holds, one a line.
 wu_inputs() {
 	sqlv "select xml_doc from workunit where name like '$1' and assimilate_state < 2" |
-		grep -o '<name>[^<]*</name>' | sed 's/<[^>]*>//g' | sort -u
+		grep -o '<name>[^<]*</name>' | sed 's/<[^>]*>//g' | sort -u || true
 }
 
 # shared_input prints the download name every one of the $2 work units
@@ -955,7 +955,7 @@ shared_input() {
 	while IFS= read -r x; do
 		grep -o '<name>[^<]*</name>' <<<"$x" | sed 's/<[^>]*>//g' | sort -u
 	done < <(sqlv "select xml_doc from workunit where name like '$1'") | sort | uniq -c |
-		while read -r n x; do [ "$n" = "$2" ] && echo "$x"; done | head -n 1
+		while read -r n x; do if [ "$n" = "$2" ]; then echo "$x"; fi; done | head -n 1 || true
 }
 
 # download_path prints where BOINC's download hierarchy keeps name $1.
@@ -1037,8 +1037,9 @@ coexist() {
 		echo "chain coex$c" >"$SCI/coex/coex$c.state"
 		echo "coex$c -state_file coex$c.state" >>"$SCI/coex/jobs.txt"
 	done
-	sci rboinc-submit -app_name "$QUEUE" -group "$COEX_GROUP" -num_steps 2 -jobs coex/jobs.txt 2>&1 | indent
-	[ "${PIPESTATUS[0]}" = 0 ] || fail "rboinc-submit of group $COEX_GROUP"
+	out=$(sci rboinc-submit -app_name "$QUEUE" -group "$COEX_GROUP" -num_steps 2 -jobs coex/jobs.txt 2>&1) ||
+		{ indent <<<"$out"; fail "rboinc-submit of group $COEX_GROUP"; }
+	indent <<<"$out"
 	wait_sql "select count(*) from workunit where name like '$pat'" 60 "$COEX_CHAINS" || fail "rboinc's $COEX_CHAINS work units are not in BOINC"
 	wait_sql "select count(*) from result r join workunit w on w.id = r.workunitid where w.name like '$pat' and r.server_state = 2" 120 "$COEX_CHAINS" ||
 		fail "BOINC's transitioner made no unsent results for rboinc's work units"
@@ -1078,19 +1079,23 @@ coexist() {
 		log "BOINC staged the shared content as $shared_name (present before: $shared_present); rboinc's work units use other names"
 		COEX_FIGURES+=("BOINC's batch staged the shared content as $shared_name, a name rboinc's work units do not use")
 	fi
-	sql "select j.id, j.name, a.batch_id from job_file j left join batch_file_assoc a on a.job_file_id = j.id where j.name = '$shared_name'" 2>&1 | indent
+	{ sql "select id, name, from_unixtime(create_time) as created, delete_time from job_file where name = '$shared_name'" 2>&1 || true; } | indent
+	# job_file.php records a batch's use of a file in batch_file_assoc, which
+	# only db/schema_condor.sql makes (make_project does not load it).
+	n=$(sqlv "select count(*) from information_schema.tables where table_schema = '$PROJECT_NAME' and table_name = 'batch_file_assoc'")
+	[ "$n" = 1 ] || log "the project has no table batch_file_assoc: job_file.php's record of the batch's use of its files failed unseen"
 
 	# Abort: abort_batch marks the batch's work units cancelled and ready for
 	# the file deleter at once.
-	boinc_side abort --batch-id "$batch" 2>&1 | indent
-	[ "${PIPESTATUS[0]}" = 0 ] || fail "abort_batch $batch"
+	out=$(boinc_side abort --batch-id "$batch" 2>&1) || { indent <<<"$out"; fail "abort_batch $batch"; }
+	indent <<<"$out"
 	t0=$(date +%s)
 	wait_sql "select count(*) from workunit where batch = $batch and file_delete_state = 2" 180 "$BOINC_JOBS" ||
 		fail "BOINC's file_deleter did not take in the aborted batch's work units"
 	TIMES[file_deleter]=$(($(date +%s) - t0))s
 	n=$(sqlv "select count(*) from workunit where batch = $batch and error_mask & 16")
 	log "batch $batch aborted ($n work units cancelled); file_deleter done with them ${TIMES[file_deleter]} later"
-	grep 'jf_' "$PROJECT_DIR"/log_*/file_deleter.log 2>/dev/null | tail -n 3 | indent
+	{ grep 'jf_' "$PROJECT_DIR"/log_*/file_deleter.log 2>/dev/null || true; } | tail -n 3 | indent
 	missing_inputs <"$RUN/coex-inputs.txt" >"$RUN/coex-missing.txt"
 	n=$(wc -l <"$RUN/coex-missing.txt")
 	COEX_FIGURES+=("after the abort, BOINC's file deleter had removed $n of the $(wc -l <"$RUN/coex-inputs.txt") inputs of rboinc's waiting work units")
@@ -1157,13 +1162,13 @@ coexist() {
 	nres=$(sqlv "select count(*) from result r join workunit w on w.id = r.workunitid where w.name like '$pat'")
 	COEX_FIGURES+=("rboinc's chains: $ndone of $COEX_CHAINS done, $nfail failed, ${TIMES[coex_chains]} after the volunteer took work again; $n of $nres results of their work units were client errors")
 	log "BOINC's results of rboinc's group $COEX_GROUP:"
-	sql "select r.name, r.server_state, r.outcome, r.client_state, r.exit_status from result r join workunit w on w.id = r.workunitid where w.name like '$pat' order by r.id" 2>&1 | indent
+	{ sql "select r.name, r.server_state, r.outcome, r.client_state, r.exit_status from result r join workunit w on w.id = r.workunitid where w.name like '$pat' order by r.id" 2>&1 || true; } | indent
 	[ "$ndone" = "$COEX_CHAINS" ] || fail "only $ndone of rboinc's $COEX_CHAINS chains completed beside BOINC's batch (${TIMES[coex_chains]}; inputs back: ${TIMES[relinked]})"
 
 	# Nothing of rboinc's lost: every chain's output is there and right.
 	mkdir -p "$SCI/coexres"
-	sci rboinc-retrieve -group "$COEX_GROUP" -into coexres 2>&1 | indent
-	[ "${PIPESTATUS[0]}" = 0 ] || fail "rboinc-retrieve of group $COEX_GROUP"
+	out=$(sci rboinc-retrieve -group "$COEX_GROUP" -into coexres 2>&1) || { indent <<<"$out"; fail "rboinc-retrieve of group $COEX_GROUP"; }
+	indent <<<"$out"
 	local f want bad=0
 	for c in $(seq "$COEX_CHAINS"); do
 		want=$(printf 'chain coex%d\nstep 1 default-param\nstep 2 default-param' "$c")
