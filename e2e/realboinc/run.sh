@@ -999,6 +999,16 @@ make_submitter() {
 		printf '%s\n' "$auth" >"$RUN/submitter.auth"
 	)
 	log "BOINC account 'submitter' (user $uid) may submit to every application"
+	# job_file.php records a batch's files in batch_file_assoc, a table only
+	# db/schema_condor.sql makes (make_project does not load it); without it
+	# query_files with a batch dies in PHP (an uncaught mysqli_sql_exception).
+	# Its last statement, an index make_project's schema has already, fails.
+	if [ "$(sqlv "select count(*) from information_schema.tables where table_schema = '$PROJECT_NAME' and table_name = 'batch_file_assoc'")" != 1 ]; then
+		mariadb --no-defaults -S "$RUN/db/mysqld.sock" -uroot --force "$PROJECT_NAME" <"$BUILD/db/schema_condor.sql" >"$LOGS/schema_condor.log" 2>&1 || true
+		[ "$(sqlv "select count(*) from information_schema.tables where table_schema = '$PROJECT_NAME' and table_name = 'batch_file_assoc'")" = 1 ] ||
+			fail "loading db/schema_condor.sql (see $LOGS/schema_condor.log)"
+		log "loaded BOINC's db/schema_condor.sql (table batch_file_assoc, for job_file.php)"
+	fi
 }
 
 # boinc_side runs BOINC's own Python binding (boinc_side.py over the
@@ -1079,11 +1089,7 @@ coexist() {
 		log "BOINC staged the shared content as $shared_name (present before: $shared_present); rboinc's work units use other names"
 		COEX_FIGURES+=("BOINC's batch staged the shared content as $shared_name, a name rboinc's work units do not use")
 	fi
-	{ sql "select id, name, from_unixtime(create_time) as created, delete_time from job_file where name = '$shared_name'" 2>&1 || true; } | indent
-	# job_file.php records a batch's use of a file in batch_file_assoc, which
-	# only db/schema_condor.sql makes (make_project does not load it).
-	n=$(sqlv "select count(*) from information_schema.tables where table_schema = '$PROJECT_NAME' and table_name = 'batch_file_assoc'")
-	[ "$n" = 1 ] || log "the project has no table batch_file_assoc: job_file.php's record of the batch's use of its files failed unseen"
+	{ sql "select j.id, j.name, from_unixtime(j.create_time) as created, a.batch_id from job_file j left join batch_file_assoc a on a.job_file_id = j.id where j.name = '$shared_name'" 2>&1 || true; } | indent
 
 	# Abort: abort_batch marks the batch's work units cancelled and ready for
 	# the file deleter at once.
