@@ -65,23 +65,25 @@ def submit(args, bs):
     shared = phys_name(args.shared)
     local = [args.shared] + list(args.states)
     phys = [shared] + [phys_name(p) for p in args.states]
-    uploaded = calls = 0
-    shared_present = None
+    # Whether the server has the shared content already, asked without a
+    # batch: a second query_files of a name for the same batch dies in PHP 8
+    # (job_file.php's "ignore" of the duplicate batch_file_assoc row is an
+    # uncaught mysqli_sql_exception there).
+    q = check("query_files", s.query_files([shared], 0, 0))
+    shared_present = 0 not in absent_indices(q)
+    calls = 0
     for start in range(0, len(phys), MAX_FILES_PER_CALL):
-        ln = local[start:start + MAX_FILES_PER_CALL]
-        pn = phys[start:start + MAX_FILES_PER_CALL]
-        # What the server already has (query_files also records the
-        # batch's use of it); upload_files queries again and sends the rest.
-        q = check("query_files", s.query_files(pn, batch_id, 0))
-        absent = absent_indices(q)
-        if start == 0:
-            shared_present = 0 not in absent
-        check("upload_files", s.upload_files(ln, pn, batch_id, 0))
-        uploaded += len(absent)
+        # upload_files asks query_files (which records the batch's use of
+        # what is there) and uploads only what is absent.
+        check("upload_files", s.upload_files(local[start:start + MAX_FILES_PER_CALL],
+                                             phys[start:start + MAX_FILES_PER_CALL], batch_id, 0))
         calls += 1
+    q = check("query_files", s.query_files(phys, 0, 0))
+    if absent_indices(q):
+        sys.exit("boinc_side.py: files still absent after upload: %s" % absent_indices(q))
     print("shared_name=%s" % shared)
     print("shared_present=%d" % (1 if shared_present else 0))
-    print("files=%d uploaded=%d upload_calls=%d" % (len(phys), uploaded, calls))
+    print("files=%d upload_calls=%d" % (len(phys), calls))
 
     # Templates named in the request (per job): PHP 8.2's
     # submit_rpc_handler.php does not read templates/<app>_in.
