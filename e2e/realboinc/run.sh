@@ -1081,6 +1081,8 @@ coexist() {
 	batch=$(sed -n 's/^batch_id=//p' <<<"$out")
 	shared_name=$(sed -n 's/^shared_name=//p' <<<"$out")
 	shared_present=$(sed -n 's/^shared_present=//p' <<<"$out")
+	[[ $batch =~ ^[0-9]+$ ]] || fail "BOINC's remote job submission gave no batch id"
+	COEX_FIGURES+=("BOINC's side (query_files, $(sed -n 's/.*upload_calls=//p' <<<"$out") upload_files calls, submit_batch of $BOINC_JOBS jobs) took ${TIMES[boinc_submit]}")
 	wait_sql "select count(*) from workunit where batch = $batch" 30 "$BOINC_JOBS" || fail "BOINC's batch $batch has not $BOINC_JOBS work units"
 	if grep -qxF "$shared_name" "$RUN/coex-inputs.txt"; then
 		log "BOINC's job-file staging found the shared content already in download/ as $shared_name (rboinc's file): present=$shared_present"
