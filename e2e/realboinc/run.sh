@@ -1208,7 +1208,7 @@ stop_stale() {
 		[ -d "/proc/$pid" ] || continue
 		if tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "$RUN" ||
 			readlink "/proc/$pid/cwd" 2>/dev/null | grep -q "^$RUN/"; then
-			echo "run.sh: stopping process $pid left by the previous run ($(basename "$f"))"
+			echo "run.sh: stopping process $pid of the run in $RUN ($(basename "$f"))"
 			stop_pid "$pid" "process $pid of the previous run"
 		fi
 	done
