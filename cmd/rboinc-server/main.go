@@ -344,7 +344,11 @@ func runHook(args []string, log *slog.Logger) int {
 			log.Error("hook: cannot keep the outputs of a call it cannot read; BOINC will retry this work unit", "args", strings.Join(args, " "), "err", kerr)
 			return 1
 		}
-		if !kept {
+		switch {
+		case kept:
+		case errors.Is(err, hookargs.ErrNotRboinc):
+			log.Warn("BOINC finished a work unit rboinc did not create; ignored", "args", strings.Join(args, " "))
+		default:
 			log.Error("hook: cannot understand the call; ignored", "args", strings.Join(args, " "), "err", err)
 		}
 		return 0
