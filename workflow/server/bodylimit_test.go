@@ -135,6 +135,7 @@ func missingBody(n int) (io.Reader, int64) {
 // past its limit with 413 naming the limit (announced: before reading it;
 // chunked: as soon as the limit is passed), and takes one at the limit.
 func TestBodyLimitsPerRoute(t *testing.T) {
+	t.Parallel() // its own server; among the slowest under -race
 	v := newEnv(t)
 	tok := v.tokens["alice"]
 	routes := []struct {
@@ -188,6 +189,7 @@ func TestBodyLimitsPerRoute(t *testing.T) {
 // TestListsCountedWhileRead: a list one item longer than a route takes is
 // refused (413 naming the count) although its body is within the limit.
 func TestListsCountedWhileRead(t *testing.T) {
+	t.Parallel() // its own server; among the slowest under -race
 	v := newEnv(t)
 	body, n := missingBody(wire.MaxMissingMD5s + 1)
 	a := rawPost(t, v.srv.URL, v.tokens["alice"], wire.PathMissing, body, n)
