@@ -13,7 +13,7 @@ import (
 )
 
 // The input check: every input of every work unit BOINC holds for a
-// running chain must be in download/ as the pool's content, or its
+// running or stopped chain must be in download/ as the pool's content, or its
 // volunteers fail to download it. Others remove files there: BOINC's file
 // deleter when a batch of BOINC's own job submission ends takes a file of
 // the name it gave (rboinc's work units made before rboinc_ names used the
@@ -47,7 +47,7 @@ type InputProblem struct {
 
 // InputCheck is what one check found.
 type InputCheck struct {
-	WorkUnits int // work units BOINC holds for running chains, looked at
+	WorkUnits int // work units BOINC holds for running and stopped chains, looked at
 	Files     int // distinct inputs of rboinc's checked
 	// Relinked were missing or different and are the pool's content again
 	// (when repairing; otherwise those that need it).
@@ -58,22 +58,19 @@ type InputCheck struct {
 }
 
 // CheckInputs checks the inputs of the work units BOINC holds for running
-// chains (read from BOINC's database in batches) against the pool, and,
+// and stopped chains (read from BOINC's database in batches) against the pool, and,
 // with repair, links those missing or different again, atomically, and
 // logs and counts each one it linked. Those it cannot restore it returns
 // for the caller to report: they stay so from one check to the next.
 func (e *Engine) CheckInputs(ctx context.Context, repair bool) (InputCheck, error) {
 	var r InputCheck
-	waiting, err := e.DB.WaitingSince(ctx, time.Now().Unix()+1, 1<<30)
+	// A stopped chain's work unit in BOINC still runs to its end.
+	wus, err := e.DB.InBoinc(ctx)
 	if err != nil {
 		return r, err
 	}
-	if len(waiting) == 0 {
+	if len(wus) == 0 {
 		return r, nil
-	}
-	wus := make([]string, len(waiting))
-	for i, w := range waiting {
-		wus[i] = w.WU
 	}
 	bdb, err := e.boincDB(ctx)
 	if err != nil {
