@@ -93,7 +93,7 @@ func (e *Engine) CheckInputs(ctx context.Context, repair bool) (InputCheck, erro
 			}
 			seen[f.Name] = true
 			r.Files++
-			problem, size := e.inputProblem(f.Name, sum)
+			problem, size := e.inputProblem(f.Name, sum, f.Bytes)
 			if problem == "" {
 				continue
 			}
@@ -128,26 +128,41 @@ func (e *Engine) CheckInputs(ctx context.Context, repair bool) (InputCheck, erro
 // when the pool does not have it). A hard link of the pool's file is
 // recognised by one stat each; a copy (a download hierarchy on another
 // file system) by its size, then its MD5, read once per version of it.
-func (e *Engine) inputProblem(name, sum string) (string, int64) {
+//
+// nbytes is the content's size as BOINC was told it (0: not known). A pool
+// file of another size was written over in place (say by copying onto its
+// download link, which is the same file): the pool no longer has the
+// content, and linking it again would not help.
+func (e *Engine) inputProblem(name, sum string, nbytes int64) (string, int64) {
 	dst := e.Proj.DownloadPath(name)
 	fi, err := os.Stat(dst)
 	// A pool file never changes (a new content is a new file): a link of
 	// the one seen before holds the content, even if the pool has lost its
 	// own name for it since, and needs no second stat.
 	if pf := e.digests.poolFile(sum); err == nil && pf != nil && os.SameFile(fi, pf) {
+		if nbytes > 0 && fi.Size() != nbytes {
+			return damagedPoolFile(fi.Size(), nbytes), -1
+		}
 		return "", pf.Size()
 	}
 	pf, perr := os.Stat(e.Pool.Path(sum))
 	size := int64(-1)
+	damaged := ""
 	if perr == nil && pf.Mode().IsRegular() {
 		size = pf.Size()
-		e.digests.notePoolFile(sum, pf)
+		if nbytes > 0 && size != nbytes {
+			damaged, size = damagedPoolFile(size, nbytes), -1
+		} else {
+			e.digests.notePoolFile(sum, pf)
+		}
 	}
 	switch {
 	case err != nil:
-		return "missing", size
+		return withDamage("missing", damaged), size
 	case !fi.Mode().IsRegular():
-		return "not a regular file", size
+		return withDamage("not a regular file", damaged), size
+	case damaged != "" && os.SameFile(fi, pf):
+		return damaged, size
 	case size >= 0 && os.SameFile(fi, pf):
 		return "", size
 	case size >= 0 && fi.Size() != size:
@@ -156,11 +171,27 @@ func (e *Engine) inputProblem(name, sum string) (string, int64) {
 	got, err := e.digests.sum(dst, fi)
 	switch {
 	case err != nil:
-		return fmt.Sprintf("unreadable: %v", err), size
+		return withDamage(fmt.Sprintf("unreadable: %v", err), damaged), size
 	case got != sum:
-		return "different content", size
+		return withDamage("different content", damaged), size
 	}
+	// A copy of the content of its own: volunteers download it whole,
+	// whatever became of the pool's file.
 	return "", max(size, fi.Size())
+}
+
+// withDamage adds to problem that the pool's file is damaged too.
+func withDamage(problem, damaged string) string {
+	if damaged == "" {
+		return problem
+	}
+	return problem + "; " + damaged
+}
+
+// damagedPoolFile is the problem of a pool file whose size is not its
+// content's.
+func damagedPoolFile(size, nbytes int64) string {
+	return fmt.Sprintf("the pool's file of this content was written over (%d bytes, the content has %d)", size, nbytes)
 }
 
 // restoreInputs links the inputs of work unit wu (read from BOINC's
@@ -177,7 +208,7 @@ func (e *Engine) restoreInputs(ctx context.Context, bdb *boincdb.DB, wu string) 
 		if !ours || sum != f.MD5 {
 			continue
 		}
-		problem, size := e.inputProblem(f.Name, sum)
+		problem, size := e.inputProblem(f.Name, sum, f.Bytes)
 		switch {
 		case problem == "":
 		case size < 0:
