@@ -43,6 +43,9 @@ func (e *Engine) inputCheckEvery() time.Duration {
 type InputProblem struct {
 	WU, File, MD5 string
 	Problem       string // "missing", "different content", or what failed
+	// LinkFailed: the pool has the content, but linking it again failed
+	// (Problem says why).
+	LinkFailed bool
 }
 
 // InputCheck is what one check found.
@@ -104,9 +107,11 @@ func (e *Engine) CheckInputs(ctx context.Context, repair bool) (InputCheck, erro
 			}
 			if repair {
 				if err := e.Pool.Restage(e.Proj, f.Name, sum, size); err != nil {
+					// Logged by the caller, once however many checks
+					// find it so.
 					p.Problem = fmt.Sprintf("%s; linking it again failed: %v", problem, err)
+					p.LinkFailed = true
 					r.Unrestorable = append(r.Unrestorable, p)
-					e.Log.Error("linking an input of a waiting work unit again", "wu", wu, "file", f.Name, "problem", problem, "err", err)
 					continue
 				}
 				e.digests.forget(e.Proj.DownloadPath(f.Name))
@@ -258,6 +263,11 @@ func (e *Engine) runInputCheck(ctx context.Context, st *inputCheckState) {
 			continue
 		}
 		fresh++
+		if p.LinkFailed {
+			e.Log.Error("an input of a waiting work unit is not in download/ as its content and linking it again from the pool failed: its volunteers cannot download it until it is there",
+				"wu", p.WU, "file", p.File, "problem", p.Problem)
+			continue
+		}
 		e.Log.Error("an input of a waiting work unit is not in download/ as its content and the pool no longer has that content: its volunteers cannot download it, and its step fails when BOINC gives up on it",
 			"wu", p.WU, "file", p.File, "problem", p.Problem)
 	}
