@@ -61,10 +61,35 @@ func reportFailures(c *cli.Context, cl *client.Client, mark, legacy, group, name
 	if err := os.MkdirAll(filepath.Dir(mark), 0o700); err != nil {
 		return
 	}
-	tmp := mark + ".new"
-	if os.WriteFile(tmp, []byte(strconv.FormatInt(last, 10)+"\n"), 0o644) == nil && os.Rename(tmp, mark) == nil && legacy != "" {
+	if writeCursor(mark, last) == nil && legacy != "" {
 		os.Remove(legacy)
 	}
+}
+
+// writeCursor replaces the cursor at mark by last, atomically, through a
+// temporary file of a fresh name: the download directory may be shared,
+// and a fixed temporary name there could be a link someone planted to a
+// file of the user's.
+func writeCursor(mark string, last int64) error {
+	f, err := os.CreateTemp(filepath.Dir(mark), "."+filepath.Base(mark)+".tmp*")
+	if err != nil {
+		return err
+	}
+	_, werr := f.WriteString(strconv.FormatInt(last, 10) + "\n")
+	cerr := f.Close()
+	if werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Chmod(f.Name(), 0o644)
+	}
+	if werr == nil {
+		werr = os.Rename(f.Name(), mark)
+	}
+	if werr != nil {
+		os.Remove(f.Name())
+	}
+	return werr
 }
 
 // eventsMark is where the events cursor of a group's retrievals into dir

@@ -265,8 +265,11 @@ func app(log *slog.Logger) *cli.App {
 						log.Warn("checking the inputs of waiting work units", "err", err)
 						return nil
 					}
+					for _, p := range r.Unrestorable {
+						log.Error("an input of a waiting work unit cannot be linked again", "wu", p.WU, "file", p.File, "problem", p.Problem)
+					}
 					if len(r.Relinked) > 0 || len(r.Unrestorable) > 0 {
-						fmt.Printf("linked %s of waiting work units again; %s not in the pool\n",
+						fmt.Printf("linked %s of waiting work units again; %s could not be\n",
 							words.Count(len(r.Relinked), "input", "inputs"), words.Count(len(r.Unrestorable), "input", "inputs"))
 					}
 					return nil

@@ -68,8 +68,12 @@ func (e *Engine) downloadFailed(ctx context.Context, c store.Chain, s store.Step
 		}
 		return true, e.DB.FailChain(ctx, c.ID, s.Step, reason)
 	}
-	why := fmt.Sprintf("%s: work unit %s: %d of its results could not download its inputs; they are linked again from the pool and step %d is made again (not counted as an attempt)",
-		store.ReasonInputDownload, call.WUName, n, s.Step)
+	again := "is made again"
+	if c.State != "running" {
+		again = "is made again when the chain is resumed" // the creator holds it
+	}
+	why := fmt.Sprintf("%s: work unit %s: %d of its results could not download its inputs; they are linked again from the pool and step %d %s (not counted as an attempt)",
+		store.ReasonInputDownload, call.WUName, n, s.Step, again)
 	newWU, ok, err := e.remake(ctx, c, s, call.WUName, why, 0, e.DB.RemakeStep)
 	if err == nil && ok {
 		e.Log.Warn("a step's inputs could not be downloaded; linked again and made again", "chain", c.Name, "group", c.Group,

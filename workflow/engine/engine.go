@@ -228,6 +228,9 @@ type Engine struct {
 	// bdbWarned is the last reason the status views went without BOINC's
 	// database, logged once rather than at each request.
 	bdbWarned string
+	// legacyWarned is the last reason collection kept rboinc's jf_ links
+	// (legacyLinksClaimed), logged once.
+	legacyWarned string
 }
 
 // Open opens the engine of a server root.

@@ -13,7 +13,7 @@ import (
 )
 
 // The input check: every input of every work unit BOINC holds for a
-// running chain must be in download/ as the pool's content, or its
+// running or stopped chain must be in download/ as the pool's content, or its
 // volunteers fail to download it. Others remove files there: BOINC's file
 // deleter when a batch of BOINC's own job submission ends takes a file of
 // the name it gave (rboinc's work units made before rboinc_ names used the
@@ -43,11 +43,14 @@ func (e *Engine) inputCheckEvery() time.Duration {
 type InputProblem struct {
 	WU, File, MD5 string
 	Problem       string // "missing", "different content", or what failed
+	// LinkFailed: the pool has the content, but linking it again failed
+	// (Problem says why).
+	LinkFailed bool
 }
 
 // InputCheck is what one check found.
 type InputCheck struct {
-	WorkUnits int // work units BOINC holds for running chains, looked at
+	WorkUnits int // work units BOINC holds for running and stopped chains, looked at
 	Files     int // distinct inputs of rboinc's checked
 	// Relinked were missing or different and are the pool's content again
 	// (when repairing; otherwise those that need it).
@@ -58,22 +61,19 @@ type InputCheck struct {
 }
 
 // CheckInputs checks the inputs of the work units BOINC holds for running
-// chains (read from BOINC's database in batches) against the pool, and,
+// and stopped chains (read from BOINC's database in batches) against the pool, and,
 // with repair, links those missing or different again, atomically, and
 // logs and counts each one it linked. Those it cannot restore it returns
 // for the caller to report: they stay so from one check to the next.
 func (e *Engine) CheckInputs(ctx context.Context, repair bool) (InputCheck, error) {
 	var r InputCheck
-	waiting, err := e.DB.WaitingSince(ctx, time.Now().Unix()+1, 1<<30)
+	// A stopped chain's work unit in BOINC still runs to its end.
+	wus, err := e.DB.InBoinc(ctx)
 	if err != nil {
 		return r, err
 	}
-	if len(waiting) == 0 {
+	if len(wus) == 0 {
 		return r, nil
-	}
-	wus := make([]string, len(waiting))
-	for i, w := range waiting {
-		wus[i] = w.WU
 	}
 	bdb, err := e.boincDB(ctx)
 	if err != nil {
@@ -96,7 +96,7 @@ func (e *Engine) CheckInputs(ctx context.Context, repair bool) (InputCheck, erro
 			}
 			seen[f.Name] = true
 			r.Files++
-			problem, size := e.inputProblem(f.Name, sum)
+			problem, size := e.inputProblem(f.Name, sum, f.Bytes)
 			if problem == "" {
 				continue
 			}
@@ -107,9 +107,11 @@ func (e *Engine) CheckInputs(ctx context.Context, repair bool) (InputCheck, erro
 			}
 			if repair {
 				if err := e.Pool.Restage(e.Proj, f.Name, sum, size); err != nil {
+					// Logged by the caller, once however many checks
+					// find it so.
 					p.Problem = fmt.Sprintf("%s; linking it again failed: %v", problem, err)
+					p.LinkFailed = true
 					r.Unrestorable = append(r.Unrestorable, p)
-					e.Log.Error("linking an input of a waiting work unit again", "wu", wu, "file", f.Name, "problem", problem, "err", err)
 					continue
 				}
 				e.digests.forget(e.Proj.DownloadPath(f.Name))
@@ -131,26 +133,41 @@ func (e *Engine) CheckInputs(ctx context.Context, repair bool) (InputCheck, erro
 // when the pool does not have it). A hard link of the pool's file is
 // recognised by one stat each; a copy (a download hierarchy on another
 // file system) by its size, then its MD5, read once per version of it.
-func (e *Engine) inputProblem(name, sum string) (string, int64) {
+//
+// nbytes is the content's size as BOINC was told it (0: not known). A pool
+// file of another size was written over in place (say by copying onto its
+// download link, which is the same file): the pool no longer has the
+// content, and linking it again would not help.
+func (e *Engine) inputProblem(name, sum string, nbytes int64) (string, int64) {
 	dst := e.Proj.DownloadPath(name)
 	fi, err := os.Stat(dst)
 	// A pool file never changes (a new content is a new file): a link of
 	// the one seen before holds the content, even if the pool has lost its
 	// own name for it since, and needs no second stat.
 	if pf := e.digests.poolFile(sum); err == nil && pf != nil && os.SameFile(fi, pf) {
+		if nbytes > 0 && fi.Size() != nbytes {
+			return damagedPoolFile(fi.Size(), nbytes), -1
+		}
 		return "", pf.Size()
 	}
 	pf, perr := os.Stat(e.Pool.Path(sum))
 	size := int64(-1)
+	damaged := ""
 	if perr == nil && pf.Mode().IsRegular() {
 		size = pf.Size()
-		e.digests.notePoolFile(sum, pf)
+		if nbytes > 0 && size != nbytes {
+			damaged, size = damagedPoolFile(size, nbytes), -1
+		} else {
+			e.digests.notePoolFile(sum, pf)
+		}
 	}
 	switch {
 	case err != nil:
-		return "missing", size
+		return withDamage("missing", damaged), size
 	case !fi.Mode().IsRegular():
-		return "not a regular file", size
+		return withDamage("not a regular file", damaged), size
+	case damaged != "" && os.SameFile(fi, pf):
+		return damaged, size
 	case size >= 0 && os.SameFile(fi, pf):
 		return "", size
 	case size >= 0 && fi.Size() != size:
@@ -159,11 +176,27 @@ func (e *Engine) inputProblem(name, sum string) (string, int64) {
 	got, err := e.digests.sum(dst, fi)
 	switch {
 	case err != nil:
-		return fmt.Sprintf("unreadable: %v", err), size
+		return withDamage(fmt.Sprintf("unreadable: %v", err), damaged), size
 	case got != sum:
-		return "different content", size
+		return withDamage("different content", damaged), size
 	}
+	// A copy of the content of its own: volunteers download it whole,
+	// whatever became of the pool's file.
 	return "", max(size, fi.Size())
+}
+
+// withDamage adds to problem that the pool's file is damaged too.
+func withDamage(problem, damaged string) string {
+	if damaged == "" {
+		return problem
+	}
+	return problem + "; " + damaged
+}
+
+// damagedPoolFile is the problem of a pool file whose size is not its
+// content's.
+func damagedPoolFile(size, nbytes int64) string {
+	return fmt.Sprintf("the pool's file of this content was written over (%d bytes, the content has %d)", size, nbytes)
 }
 
 // restoreInputs links the inputs of work unit wu (read from BOINC's
@@ -180,7 +213,7 @@ func (e *Engine) restoreInputs(ctx context.Context, bdb *boincdb.DB, wu string) 
 		if !ours || sum != f.MD5 {
 			continue
 		}
-		problem, size := e.inputProblem(f.Name, sum)
+		problem, size := e.inputProblem(f.Name, sum, f.Bytes)
 		switch {
 		case problem == "":
 		case size < 0:
@@ -230,6 +263,11 @@ func (e *Engine) runInputCheck(ctx context.Context, st *inputCheckState) {
 			continue
 		}
 		fresh++
+		if p.LinkFailed {
+			e.Log.Error("an input of a waiting work unit is not in download/ as its content and linking it again from the pool failed: its volunteers cannot download it until it is there",
+				"wu", p.WU, "file", p.File, "problem", p.Problem)
+			continue
+		}
 		e.Log.Error("an input of a waiting work unit is not in download/ as its content and the pool no longer has that content: its volunteers cannot download it, and its step fails when BOINC gives up on it",
 			"wu", p.WU, "file", p.File, "problem", p.Problem)
 	}

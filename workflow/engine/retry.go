@@ -72,7 +72,9 @@ func (e *Engine) stepFailed(ctx context.Context, c store.Chain, s store.Step, ca
 	if s.State == "done" || s.State == "failed" {
 		return nil // a second call for the same work unit
 	}
-	if c.State == "running" {
+	if c.State == "running" || c.State == "stopped" {
+		// A stopped chain's work unit ran on in BOINC: its step, made
+		// again, waits for -resume.
 		if handled, err := e.downloadFailed(ctx, c, s, call); handled || err != nil {
 			return err
 		}

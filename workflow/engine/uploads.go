@@ -82,8 +82,9 @@ func (e *Engine) DAVRoot(u store.User) string { return e.davDir(u.Name) }
 func (e *Engine) Collect(ctx context.Context, grace time.Duration) (int, error) {
 	n := 0
 	err := e.DB.Collect(ctx, time.Now().Add(-grace).Unix(), func(gone, links []string) error {
+		claimed := e.legacyLinksClaimed(ctx, links)
 		for _, m := range links {
-			e.Pool.Unstage(e.Proj, m)
+			e.Pool.Unstage(e.Proj, m, claimed[m])
 		}
 		for _, m := range gone {
 			if err := e.Pool.Remove(m); err != nil {

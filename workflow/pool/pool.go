@@ -228,17 +228,30 @@ func keepSidecar(dst, sum string, size int64) error {
 // Unstage removes a content's download links and sidecars: its name, and
 // the name work units made before rboinc had a namespace of its own use
 // (LegacyPhysicalName) when that file is rboinc's own link of the pool's
-// content; a jf_ file that is not (BOINC's job-file staging gave it, or a
-// copy whose origin cannot be told) is left to whoever made it.
-func (p *Pool) Unstage(proj *boinc.Project, sum string) {
+// content and keepLegacy is false; a jf_ file that is not (BOINC's
+// job-file staging gave it, or a copy whose origin cannot be told) is left
+// to whoever made it. keepLegacy is for a link BOINC's job-file staging
+// found and uses for batches of its own (see LegacyLink).
+func (p *Pool) Unstage(proj *boinc.Project, sum string, keepLegacy bool) {
 	dst := proj.DownloadPath(PhysicalName(sum))
 	os.Remove(dst + ".md5")
 	os.Remove(dst)
-	legacy := proj.DownloadPath(LegacyPhysicalName(sum))
-	if p.isLinkOf(legacy, sum) {
+	if keepLegacy {
+		return
+	}
+	if name, ok := p.LegacyLink(proj, sum); ok {
+		legacy := proj.DownloadPath(name)
 		os.Remove(legacy + ".md5")
 		os.Remove(legacy)
 	}
+}
+
+// LegacyLink is content sum's download name of work units made before
+// rboinc had a namespace of its own; ok tells whether that file is
+// rboinc's own link of the pool's content.
+func (p *Pool) LegacyLink(proj *boinc.Project, sum string) (name string, ok bool) {
+	name = LegacyPhysicalName(sum)
+	return name, p.isLinkOf(proj.DownloadPath(name), sum)
 }
 
 // isLinkOf tells whether path is a hard link of content sum's pool file.

@@ -9,8 +9,8 @@ import (
 	"github.com/rboinc/rboinc/workflow/engine"
 )
 
-// checkInputs reports inputs of the work units BOINC holds for running
-// chains that are missing from download/ or not the pool's content: their
+// checkInputs reports inputs of the work units BOINC holds for running and
+// stopped chains that are missing from download/ or not the pool's content: their
 // volunteers cannot download them. The creator links them again within a
 // minute (when it runs); doctor only looks.
 func checkInputs(ctx context.Context, f *Findings, root string) {
@@ -27,15 +27,15 @@ func checkInputs(ctx context.Context, f *Findings, root string) {
 	}
 	if len(r.Relinked) > 0 {
 		first := r.Relinked[0]
-		f.add(Problem, "%s of work units BOINC holds for running chains missing from download/ or different from rboinc's content (e.g. %s of work unit %s: %s), so volunteers cannot download them; rboinc's pool has them: the creator (rboinc-server creator, serve or volunteer) links them again within a minute, or run `rboinc-server gc --root %s` now",
+		f.add(Problem, "%s of work units BOINC holds for running and stopped chains missing from download/ or different from rboinc's content (e.g. %s of work unit %s: %s), so volunteers cannot download them; rboinc's pool has them: the creator (rboinc-server creator, serve or volunteer) links them again within a minute, or run `rboinc-server gc --root %s` now",
 			words.Count(len(r.Relinked), "input", "inputs"), first.File, first.WU, first.Problem, root)
 	}
 	if len(r.Unrestorable) > 0 {
 		first := r.Unrestorable[0]
-		f.add(Problem, "%s of work units BOINC holds for running chains missing from download/ or different, and rboinc's pool no longer has their content (e.g. %s of work unit %s: %s): those steps fail when BOINC gives up on their work units",
+		f.add(Problem, "%s of work units BOINC holds for running and stopped chains missing from download/ or different, and rboinc's pool no longer has their content (e.g. %s of work unit %s: %s): those steps fail when BOINC gives up on their work units",
 			words.Count(len(r.Unrestorable), "input", "inputs"), first.File, first.WU, first.Problem)
 	}
 	if len(r.Relinked) == 0 && len(r.Unrestorable) == 0 && r.WorkUnits > 0 {
-		f.add(OK, "the %s of %s BOINC holds for running chains are in download/", words.Count(r.Files, "input", "inputs"), words.Count(r.WorkUnits, "work unit", "work units"))
+		f.add(OK, "the %s of %s BOINC holds for running and stopped chains are in download/", words.Count(r.Files, "input", "inputs"), words.Count(r.WorkUnits, "work unit", "work units"))
 	}
 }
