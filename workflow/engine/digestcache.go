@@ -3,7 +3,6 @@ package engine
 import (
 	"os"
 	"sync"
-	"syscall"
 
 	"github.com/rboinc/rboinc/workflow/boinc"
 )
@@ -35,20 +34,14 @@ func (c *digestCache) notePoolFile(sum string, fi os.FileInfo) {
 	c.pool[sum] = fi
 }
 
+// digestEntry is what makes a file the same, unchanged one (statkey_*.go);
+// known false where the system gives no change time: nothing is cached.
 type digestEntry struct {
+	known       bool
 	dev, ino    uint64
 	size        int64
 	mtime, ctim int64
 	sum         string
-}
-
-func entryOf(fi os.FileInfo) digestEntry {
-	e := digestEntry{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		e.dev, e.ino = uint64(st.Dev), st.Ino
-		e.ctim = st.Ctim.Nano()
-	}
-	return e
 }
 
 // sum is path's MD5, read again only when the file changed since.
@@ -57,7 +50,7 @@ func (c *digestCache) sum(path string, fi os.FileInfo) (string, error) {
 	c.mu.Lock()
 	got, ok := c.m[path]
 	c.mu.Unlock()
-	if ok {
+	if ok && want.known {
 		s := got.sum
 		got.sum = ""
 		if got == want {
@@ -70,7 +63,7 @@ func (c *digestCache) sum(path string, fi os.FileInfo) (string, error) {
 	}
 	// Stat again: a file that changed while it was read is read again
 	// next time.
-	if fi2, err := os.Stat(path); err == nil && entryOf(fi2) == want {
+	if fi2, err := os.Stat(path); err == nil && want.known && entryOf(fi2) == want {
 		want.sum = sum
 		c.mu.Lock()
 		if c.m == nil || len(c.m) >= maxPoolFiles {
