@@ -168,13 +168,15 @@ func TestMissingInputLinkedAgain(t *testing.T) {
 	}
 	f.world(true, false)
 	waitFor(t, time.Minute, "the input is not back in download/", func() bool { return sameFile(dl, f.e.Pool.Path(sum)) })
-	if got, n, ok := boinc.ReadSidecar(dl); !ok || got != sum || n <= 0 {
-		t.Fatalf("sidecar of the relinked input: %q %d %v", got, n, ok)
-	}
-	counts, err := f.e.DB.Counts(f.ctx)
-	if err != nil || counts[store.CountInputsRelinked] < 1 {
-		t.Fatalf("relinked inputs not counted: %v %v", counts, err)
-	}
+	// The link, its sidecar and the count are three writes, in that order:
+	// the file may be seen before the others.
+	var counts map[string]uint64
+	waitFor(t, 10*time.Second, "the relinked input has no sidecar or was not counted", func() bool {
+		got, n, ok := boinc.ReadSidecar(dl)
+		var err error
+		counts, err = f.e.DB.Counts(f.ctx)
+		return ok && got == sum && n > 0 && err == nil && counts[store.CountInputsRelinked] >= 1
+	})
 	f.world(false, true)
 	f.waitChain("g", "c1", wire.StateDone, 2*time.Minute)
 }
