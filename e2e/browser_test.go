@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -211,6 +212,17 @@ func TestBrowserStatusPages(t *testing.T) {
 
 	alice := newBrowser(t, exe, "alice", w.tokens["alice"])
 	status := w.url + "/rboinc_cgi/status/"
+
+	// A running chain's page says where its step is in BOINC (the page
+	// reloads itself; between steps the chain has none to say).
+	navigate(t, alice, status+"g1/slow")
+	where := ""
+	for end := time.Now().Add(30 * time.Second); where == "" && time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		where = eval[string](t, alice, `(() => { const p = document.querySelector('#where'); return p ? p.innerText : '' })()`)
+	}
+	if !regexp.MustCompile(`^Current step: (waiting in BOINC, sent to no volunteer yet|running on a volunteer since \d{4}-\d\d-\d\d \d\d:\d\d UTC|being validated by BOINC)\.$`).MatchString(where) {
+		t.Fatalf("the running chain's page says %q of its step in BOINC", where)
+	}
 
 	// Logged in, the group's steps done grow on their own (the page
 	// reloads itself every second; we never navigate again).

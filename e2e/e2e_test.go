@@ -13,6 +13,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/rboinc/rboinc/internal/longtest"
 	"github.com/rboinc/rboinc/internal/mariadbtest"
 )
 
@@ -60,10 +61,12 @@ func noteSources(repo string) {
 }
 
 // TestScripts runs every script against both deployments: the standalone
-// server, and Apache running rboinc-server as CGI with mod_dav.
+// server, and Apache running rboinc-server as CGI with mod_dav. The runs
+// under Apache and on MariaDB are the long matrix (longtest).
 func TestScripts(t *testing.T) {
 	t.Run(modeStandalone, func(t *testing.T) { runScripts(t, modeStandalone, "") })
 	t.Run(modeApache, func(t *testing.T) {
+		longtest.Skip(t, "every script under Apache")
 		if why := apacheMissing(); why != "" {
 			t.Skip(why)
 		}
@@ -73,6 +76,7 @@ func TestScripts(t *testing.T) {
 	// in a MariaDB server: every query rboinc and the stand-in make runs
 	// on both engines.
 	t.Run("mariadb", func(t *testing.T) {
+		longtest.Skip(t, "every script with the BOINC database in MariaDB")
 		mariadbtest.Shared(t)
 		runScripts(t, modeStandalone, "", func(env *testscript.Env) {
 			env.Setenv("BOINC_DB_URL", "mysql://"+mariadbtest.NewDB(t))
@@ -81,6 +85,7 @@ func TestScripts(t *testing.T) {
 	// And with rboinc's own state in MariaDB (rboinc.json's state_db):
 	// every command, the server, the hook and the creator use it.
 	t.Run(variantStateMaria, func(t *testing.T) {
+		longtest.Skip(t, "every script with rboinc's state in MariaDB")
 		mariadbtest.Shared(t)
 		runScripts(t, modeStandalone, variantStateMaria, func(env *testscript.Env) {
 			env.Setenv("STATE_DB_URL", "mysql://"+mariadbtest.NewDB(t))

@@ -163,6 +163,9 @@ func status(c *cli.Context, cl *client.Client, ref wire.ChainRef) error {
 		}
 		return writeJSON(c.App.Writer, r)
 	}
+	if r.BoincError != "" {
+		fmt.Fprintf(c.App.ErrWriter, "%s: %s\n", prog, r.BoincError)
+	}
 	if ref.Name == "" && !c.Bool("boinc") && stdoutTerminal() {
 		// A server without the progress endpoint (older) draws no bars.
 		if p, err := cl.Progress(c.Context, ref.Group); err == nil && len(p.Groups) > 0 {
@@ -177,9 +180,12 @@ func status(c *cli.Context, cl *client.Client, ref wire.ChainRef) error {
 			label = ch.Group + "/" + ch.Name
 		}
 		line := fmt.Sprintf("%s\t%d\t%s\t%d", label, ch.StepsDone, ch.State, ch.NumSteps)
-		if ch.Error != "" {
-			// Scripts that read four columns keep working: the reason is a fifth.
-			line += "\t" + oneField(ch.Error)
+		// Scripts that read four columns keep working: the reason, or
+		// where the running step is in BOINC, is a fifth.
+		if why := ch.Error; why != "" {
+			line += "\t" + oneField(why)
+		} else if where := ch.WhereInBoinc(); where != "" {
+			line += "\t" + where
 		}
 		fmt.Fprintln(c.App.Writer, line)
 		if ch.Boinc != nil {
@@ -238,6 +244,21 @@ func retrieve(c *cli.Context, cl *client.Client, ref wire.ChainRef) error {
 	if in.Dir == "" {
 		return client.Usagef("the download directory is empty")
 	}
+	// The lock and the events cursor live in the user's state directory:
+	// nothing but fetched files lands in the download directory.
+	// Without a state directory to write (no home), both stay in the
+	// download directory, as they were before.
+	state := client.RetrieveStateDir()
+	if state != "" && os.MkdirAll(state, 0o700) != nil {
+		state = ""
+	}
+	if state != "" {
+		canon, err := client.CanonicalDir(in.Dir)
+		if err != nil {
+			return fmt.Errorf("the download directory %s: %w", in.Dir, err)
+		}
+		in.LockFile = client.RetrieveLockPath(state, canon)
+	}
 	asJSON := c.Bool("json")
 	quiet := quietOutput(c)
 	start, finish := clitool.Progress(!quiet && !asJSON && clitool.IsTerminal(os.Stderr), "downloading")
@@ -250,7 +271,8 @@ func retrieve(c *cli.Context, cl *client.Client, ref wire.ChainRef) error {
 	for _, f := range rep.Failed {
 		fmt.Fprintf(c.App.ErrWriter, "%s: %s\n", prog, f.Error)
 	}
-	reportFailures(c, cl, in.Dir, ref.Group, ref.Name)
+	mark, legacy := eventsMark(c, cl, state, in.Dir, ref.Group)
+	reportFailures(c, cl, mark, legacy, ref.Group, ref.Name)
 	switch {
 	case asJSON:
 		// One document: a partial failure's error and exit code go into it.

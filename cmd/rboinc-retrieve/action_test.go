@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/rboinc/rboinc/workflow/client"
@@ -65,6 +64,7 @@ func runApp(t *testing.T, args ...string) (string, int) {
 }
 
 func TestRetrieveActions(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	var calls []string
 	url := server(t, &calls)
 	dir := t.TempDir()
@@ -84,7 +84,7 @@ func TestRetrieveActions(t *testing.T) {
 		{[]string{"-name", "a"}, client.ExitUsage, "", 0},
 		{[]string{}, client.ExitUsage, "", 0},
 		{[]string{"-group", "g", "-into", dir, "-intotree", dir}, client.ExitUsage, "", 0},
-		{[]string{"-group", "g", "-into", dir}, client.ExitOK, "", 2}, // stdout is not a terminal: quiet; then the events, for failures since the last run
+		{[]string{"-group", "g", "-into", dir}, client.ExitOK, "", 3}, // stdout is not a terminal: quiet; then who the user is and the events, for failures since the last run
 		{[]string{"-group", "nope", "-into", dir}, client.ExitRefused, "", 0},
 		// The original's options, abbreviations and letter case.
 		{[]string{"-gridstatus"}, client.ExitOK, gridHeader + "g\t2\t1\t1\t0\t0\t0\t1\t6\t1\t1.5\t0\n", 1},
@@ -99,8 +99,12 @@ func TestRetrieveActions(t *testing.T) {
 			t.Errorf("%v: exit %d, out %q, calls %v; want exit %d, out %q", tc.args, code, out, calls, tc.want, tc.out)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, client.LockName)); err != nil {
-		t.Errorf("no lock file: %v", err)
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("nothing was fetched, yet the download directory holds %v", ents)
+	}
+	canon, _ := client.CanonicalDir(dir)
+	if _, err := os.Stat(client.RetrieveLockPath(client.RetrieveStateDir(), canon)); err != nil {
+		t.Errorf("no lock file in the state directory: %v", err)
 	}
 }
 

@@ -35,7 +35,7 @@ func newApp() *cli.App {
 			&cli.StringFlag{Name: "into", Category: catAction, Value: ".", Usage: "download into `DIR`"},
 			&cli.StringFlag{Name: "intotree", Category: catAction, Usage: "download into `DIR`/<chain name>/"},
 			&cli.BoolFlag{Name: "keep", Category: catAction, Usage: "leave the files on the server (do not acknowledge them)"},
-			&cli.BoolFlag{Name: "status", Category: catAction, Usage: "print NAME, steps done, state and steps of each chain"},
+			&cli.BoolFlag{Name: "status", Category: catAction, Usage: "print NAME, steps done, state and steps of each chain, and why or where in BOINC its step is"},
 			&cli.BoolFlag{Name: "boinc", Category: clitool.CatOutput, Usage: "with -status: also what BOINC does with each running chain's current work unit (its results, from BOINC's database)"},
 			&cli.BoolFlag{Name: "gridstatus", Category: catAction, Usage: "print the number of chains per state of each of your groups"},
 			&cli.BoolFlag{Name: "stop", Category: catAction, Usage: "create no further steps for the group (or chain)"},

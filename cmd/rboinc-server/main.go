@@ -245,7 +245,7 @@ func app(log *slog.Logger) *cli.App {
 			installDocsCommand(),
 			{
 				Name:  "gc",
-				Usage: "remove pool contents nothing refers to any more",
+				Usage: "remove pool contents nothing refers to any more, and link missing inputs of waiting work units again",
 				Flags: []cli.Flag{rootFlag, &cli.DurationFlag{Name: "grace", Value: server.CollectGrace, Usage: "spare contents asked about within this time"}},
 				Action: func(c *cli.Context) error {
 					e, err := engine.Open(c.Context, c.String("root"), log)
@@ -254,10 +254,25 @@ func app(log *slog.Logger) *cli.App {
 					}
 					defer e.Close()
 					n, err := e.Collect(c.Context, c.Duration("grace"))
-					if err == nil {
-						fmt.Printf("removed %s\n", words.Count(n, "content", "contents"))
+					if err != nil {
+						return err
 					}
-					return err
+					fmt.Printf("removed %s\n", words.Count(n, "content", "contents"))
+					// Under Apache without the creator daemon, gc is also
+					// what links missing inputs of waiting work units again.
+					r, err := e.CheckInputs(c.Context, true)
+					if err != nil {
+						log.Warn("checking the inputs of waiting work units", "err", err)
+						return nil
+					}
+					for _, p := range r.Unrestorable {
+						log.Error("an input of a waiting work unit cannot be linked again", "wu", p.WU, "file", p.File, "problem", p.Problem)
+					}
+					if len(r.Relinked) > 0 || len(r.Unrestorable) > 0 {
+						fmt.Printf("linked %s of waiting work units again; %s could not be\n",
+							words.Count(len(r.Relinked), "input", "inputs"), words.Count(len(r.Unrestorable), "input", "inputs"))
+					}
+					return nil
 				},
 			},
 			reportCommand(),
@@ -332,7 +347,11 @@ func runHook(args []string, log *slog.Logger) int {
 			log.Error("hook: cannot keep the outputs of a call it cannot read; BOINC will retry this work unit", "args", strings.Join(args, " "), "err", kerr)
 			return 1
 		}
-		if !kept {
+		switch {
+		case kept:
+		case errors.Is(err, hookargs.ErrNotRboinc):
+			log.Warn("BOINC finished a work unit rboinc did not create; ignored", "args", strings.Join(args, " "))
+		default:
 			log.Error("hook: cannot understand the call; ignored", "args", strings.Join(args, " "), "err", err)
 		}
 		return 0

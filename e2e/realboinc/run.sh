@@ -5,7 +5,8 @@
 # submits chains with rboinc-submit and checks what rboinc-retrieve brings
 # back. Not run by CI; needs root on Debian. See README.md in this directory.
 #
-#   BOINC_SRC=/path/to/boinc [ASSIMILATOR=hook|native] e2e/realboinc/run.sh
+#   BOINC_SRC=/path/to/boinc [ASSIMILATOR=hook|native] [KEEP=1] e2e/realboinc/run.sh
+#   [WORK=DIR] e2e/realboinc/run.sh --stop    # stop what a KEEP=1 run left running
 #
 # Exit status: 0 the chains came back right; 1 they did not (or a stage
 # failed); 2 bad usage; 77 skipped (ASSIMILATOR=native without the
@@ -35,16 +36,32 @@ TIMEOUT=${TIMEOUT:-1500}                # seconds to wait for the chains
 CRON_EVERY=${CRON_EVERY:-60}            # run `bin/start --cron` this often while waiting (0: never)
 CONTROL=${CONTROL:-1}                   # 7: cancel a stopped chain's work unit, a replica and priority for a late step (0: skip)
 CTL_GROUP=ctl
+COEX=${COEX:-1}                         # 8: a batch of BOINC's own remote job submission beside rboinc, aborted (0: skip)
+COEX_CHAINS=${COEX_CHAINS:-4}           # rboinc chains (2 steps) waiting in BOINC meanwhile, on the shared content
+BOINC_JOBS=${BOINC_JOBS:-25}            # jobs of the BOINC batch (more than 20: several upload calls)
+RELINK_WAIT=${RELINK_WAIT:-90}          # seconds to wait for a missing input of a waiting work unit to be back
+COEX_TIMEOUT=${COEX_TIMEOUT:-900}       # seconds to wait for rboinc's chains after BOINC's batch
+COEX_GROUP=coex
+KEEP=${KEEP:-0}                         # 1: leave the project running after the checks (run.sh --stop stops it)
 JOBS=${JOBS:-$(nproc)}
 SKIP_APT=${SKIP_APT:-0}
 
-usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; }
-case "${1:-}" in -h | --help) usage; exit 0 ;; esac
-[ -n "$BOINC_SRC" ] || { echo "run.sh: set BOINC_SRC to a checkout of github.com/BOINC/boinc" >&2; usage >&2; exit 2; }
-[ -f "$BOINC_SRC/_autosetup" ] || { echo "run.sh: $BOINC_SRC is not a BOINC source tree (no _autosetup)" >&2; exit 2; }
-case "$ASSIMILATOR" in hook | native) ;; *) echo "run.sh: ASSIMILATOR must be hook or native, not $ASSIMILATOR" >&2; exit 2 ;; esac
+usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; }
+STOP_ONLY=0
+case "${1:-}" in
+-h | --help) usage; exit 0 ;;
+--stop) STOP_ONLY=1 ;;
+'') ;;
+*) echo "run.sh: unknown argument $1" >&2; usage >&2; exit 2 ;;
+esac
 [ "$(id -u)" = 0 ] || { echo "run.sh: run as root (apt, a project user, services on loopback)" >&2; exit 2; }
-BOINC_SRC=$(cd "$BOINC_SRC" && pwd)
+if [ "$STOP_ONLY" = 0 ]; then
+	[ -n "$BOINC_SRC" ] || { echo "run.sh: set BOINC_SRC to a checkout of github.com/BOINC/boinc" >&2; usage >&2; exit 2; }
+	[ -f "$BOINC_SRC/_autosetup" ] || { echo "run.sh: $BOINC_SRC is not a BOINC source tree (no _autosetup)" >&2; exit 2; }
+	BOINC_SRC=$(cd "$BOINC_SRC" && pwd)
+fi
+case "$ASSIMILATOR" in hook | native) ;; *) echo "run.sh: ASSIMILATOR must be hook or native, not $ASSIMILATOR" >&2; exit 2 ;; esac
+case "$KEEP" in 0 | 1) ;; *) echo "run.sh: KEEP must be 0 or 1, not $KEEP" >&2; exit 2 ;; esac
 # BOINC's Python tools (make_project, bin/start) run `python` from PATH and
 # need Debian's (python-is-python3, with MySQLdb), not a pyenv or venv one.
 GO=${GO:-$(command -v go || true)}
@@ -65,17 +82,25 @@ SCI_USER=scientist
 
 T0=$(date +%s)
 declare -A TIMES=()
+COEX_FIGURES=()
 PIDS_DB="" PID_APACHE="" PID_SERVE="" PID_CLIENT="" GUI_RPC_PASS="" SCI_TOKEN="" DB_USER="" DB_PASS=""
 
 log() { printf '[%s +%4ss] %s\n' "$(date +%H:%M:%S)" "$(($(date +%s) - T0))" "$*"; }
 stage() { log "== $*"; }
 fail() {
 	log "FAILED: $*"
+	coex_report
 	diagnostics || true
 	log "FAILED: $* (work dir left in $RUN; see $LOGS)"
 	exit 1
 }
 indent() { sed 's/^/    | /'; }
+# coex_report prints what stage 8 measured so far.
+coex_report() {
+	[ "${#COEX_FIGURES[@]}" -gt 0 ] || return 0
+	log "coexistence figures:"
+	printf '    - %s\n' "${COEX_FIGURES[@]}"
+}
 as_owner() { runuser -u "$PROJECT_USER" -- "$@"; }
 # secret prints a throwaway random hex string.
 secret() { od -An -N"${1:-12}" -tx1 /dev/urandom | tr -d ' \n'; }
@@ -92,6 +117,10 @@ cleanup() {
 	exec 3>>"$LOGS/cleanup.trace"
 	BASH_XTRACEFD=3
 	set -x
+	if [ "$KEEP" = 1 ]; then
+		keep_info "$rc"
+		exit "$rc"
+	fi
 	log "cleaning up (exit status $rc)"
 	if [ -n "$PID_CLIENT" ]; then
 		client --quit >/dev/null 2>&1
@@ -109,6 +138,28 @@ cleanup() {
 	[ -n "$PIDS_DB" ] && stop_pid "$PIDS_DB" mariadbd
 	log "work dir left for inspection: $RUN (logs in $LOGS)"
 	exit "$rc"
+}
+
+# keep_info prints, for KEEP=1, how to reach what is left running and how
+# to stop it.
+keep_info() {
+	local rc=$1 self
+	self=$(cd "$HERE" && pwd)/run.sh
+	set +x
+	log "KEEP=1: the project keeps running (exit status $rc)"
+	cat <<EOF
+    BOINC project     $MASTER_URL  (ops pages: ${MASTER_URL%/}_ops/)
+                      $PROJECT_DIR (daemon logs in log_*/; bin/status as $PROJECT_USER)
+    rboinc server     http://127.0.0.1:$RBOINC_PORT/rboinc_cgi  (root $RROOT, config $RROOT/rboinc.json, log $LOGS/serve.log)
+    scientist         . $RUN/scientist.env   (RBOINC_URL, RBOINC_TOKEN, PATH; mode 600), then e.g.
+                      cd $SCI && rboinc-retrieve -group $GROUP -status
+    database          mariadb --no-defaults -S $RUN/db/mysqld.sock -uroot $PROJECT_NAME
+                      (or 127.0.0.1:$DB_PORT as $DB_USER; the password is in $PROJECT_DIR/config.xml)
+    volunteer         cd $CLIENT_DIR && boinccmd --host 127.0.0.1:$GUI_RPC_PORT --passwd "\$(cat gui_rpc_auth.cfg)" --get_tasks
+EOF
+	[ -s "$RUN/submitter.auth" ] && echo "    BOINC submitter   remote job submission as 'submitter': authenticator in $RUN/submitter.auth (mode 600)"
+	echo "    logs              $LOGS"
+	echo "    stop it all       WORK=$WORK $self --stop"
 }
 
 # stop_pid sends TERM to one process we started, waits up to 20 s, then KILLs it.
@@ -176,7 +227,7 @@ install_packages() {
 	stage "1. packages"
 	local pkgs=(autoconf automake libtool pkg-config make g++ m4 nlohmann-json3-dev
 		libmariadb-dev libmariadb-dev-compat libssl-dev libcurl4-openssl-dev zlib1g-dev libzip-dev
-		python3 python-is-python3 python3-mysqldb mariadb-server mariadb-client
+		python3 python-is-python3 python3-mysqldb python3-requests mariadb-server mariadb-client
 		apache2 php-cli php-mysql php-xml libapache2-mod-php
 		boinc-client curl procps util-linux)
 	local missing=() p
@@ -499,6 +550,11 @@ start_serve() {
 	done
 	[ -s "$RUN/serve.addr" ] || fail "rboinc-server serve did not start (see $LOGS/serve.log)"
 	SCI_TOKEN=$(cd "$RUN" && as_owner "$RUN/bin/rboinc-server" user add --root "$RROOT" "$SCI_USER")
+	(
+		umask 077
+		printf 'export RBOINC_URL=%q\nexport RBOINC_TOKEN=%q\nexport PATH=%q\n' \
+			"http://127.0.0.1:$RBOINC_PORT/rboinc_cgi" "$SCI_TOKEN" "$RUN/bin:$PATH" >"$RUN/scientist.env"
+	)
 	log "serve pid $PID_SERVE; user $SCI_USER added"
 }
 
@@ -875,10 +931,265 @@ control_work() {
 	local f want
 	want=$(printf 'chain lateone\nstep 1 default-param\nstep 2 default-param')
 	f=$(find "$SCI/ctlres" -maxdepth 1 -regextype posix-extended -iregex ".*/lateone-${SCI_USER}_$CTL_GROUP-1-2-RND[0-9]+_0\.state" | head -n 1)
-	[ -n "$f" ] && [ "$(cat "$f")" = "$want" ] || { [ -n "$f" ] && indent <"$f"; fail "the late chain's last state is missing or wrong (${f:-no file})"; }
+	if [ -z "$f" ] || [ "$(cat "$f")" != "$want" ]; then
+		[ -n "$f" ] && indent <"$f"
+		fail "the late chain's last state is missing or wrong (${f:-no file})"
+	fi
 	[ -z "$(find "$SCI/ctlres" -maxdepth 1 -name 'abortme-*')" ] || fail "the aborted chain brought results back"
 	sql "select r.id, r.name, r.server_state, r.outcome, r.validate_state, r.hostid from result r join workunit w on w.id = r.workunitid where w.name like '$lwu'" 2>&1 | indent
 	log "live control: cancel, replica and priorities done by BOINC as asked; the late chain came back right in ${TIMES[late_chain]}"
+}
+
+# ------------------------------------------------------- 8. coexistence
+# wu_inputs prints the download names of the input files of rboinc's work
+# units (names matching the LIKE pattern $1) that BOINC still holds, one a line.
+wu_inputs() {
+	sqlv "select xml_doc from workunit where name like '$1' and assimilate_state < 2" |
+		grep -o '<name>[^<]*</name>' | sed 's/<[^>]*>//g' | sort -u || true
+}
+
+# shared_input prints the download name every one of the $2 work units
+# matching $1 refers to (one of them, if several).
+shared_input() {
+	local x n
+	while IFS= read -r x; do
+		grep -o '<name>[^<]*</name>' <<<"$x" | sed 's/<[^>]*>//g' | sort -u
+	done < <(sqlv "select xml_doc from workunit where name like '$1'") | sort | uniq -c |
+		while read -r n x; do if [ "$n" = "$2" ]; then echo "$x"; fi; done | head -n 1 || true
+}
+
+# download_path prints where BOINC's download hierarchy keeps name $1.
+download_path() { (cd "$PROJECT_DIR" && as_owner bin/dir_hier_path "$1"); }
+
+# missing_inputs prints those of the names on stdin whose file is absent
+# from download/ or does not hold the content its .md5 file names.
+missing_inputs() {
+	local n p want
+	while IFS= read -r n; do
+		[ -n "$n" ] || continue
+		p=$(download_path "$n") || { echo "$n"; continue; }
+		if [ ! -f "$p" ]; then
+			echo "$n"
+			continue
+		fi
+		want=$(cut -d' ' -f1 "$p.md5" 2>/dev/null || true)
+		[ -z "$want" ] || [ "$(md5sum <"$p" | cut -d' ' -f1)" = "$want" ] || echo "$n"
+	done
+}
+
+# make_submitter makes a BOINC account with remote job submission rights,
+# as BOINC's documentation says: an account (create_account.php, the web
+# RPC the volunteer's account came from too) and a user_submit row with
+# submit_all, what the project's admin page (ops/manage_user.php) writes.
+make_submitter() {
+	local email=submitter@example.invalid pass hash out auth uid
+	pass=$(secret 8)
+	hash=$(printf '%s%s' "$pass" "$email" | md5sum | cut -d' ' -f1)
+	out=$(curl -fsS -G "${MASTER_URL}create_account.php" --data-urlencode "email_addr=$email" \
+		--data-urlencode "passwd_hash=$hash" --data-urlencode "user_name=submitter") ||
+		fail "create_account.php for the submitter: $out"
+	auth=$(sed -n 's:.*<authenticator>\([0-9a-f]*\)</authenticator>.*:\1:p' <<<"$out")
+	[ -n "$auth" ] || fail "create_account.php gave no authenticator: $out"
+	uid=$(sqlv "select id from user where authenticator = '$auth'")
+	[ -n "$uid" ] || fail "no user with the submitter's authenticator"
+	sql "insert into user_submit (user_id, quota, logical_start_time, submit_all, manage_all, max_jobs_in_progress)
+		values ($uid, 0, 0, 1, 0, 0)" || fail "granting the submitter remote job submission"
+	(
+		umask 077
+		printf '%s\n' "$auth" >"$RUN/submitter.auth"
+	)
+	log "BOINC account 'submitter' (user $uid) may submit to every application"
+	# job_file.php records a batch's files in batch_file_assoc, a table only
+	# db/schema_condor.sql makes (make_project does not load it); without it
+	# query_files with a batch dies in PHP (an uncaught mysqli_sql_exception).
+	# Its last statement, an index make_project's schema has already, fails.
+	if [ "$(sqlv "select count(*) from information_schema.tables where table_schema = '$PROJECT_NAME' and table_name = 'batch_file_assoc'")" != 1 ]; then
+		mariadb --no-defaults -S "$RUN/db/mysqld.sock" -uroot --force "$PROJECT_NAME" <"$BUILD/db/schema_condor.sql" >"$LOGS/schema_condor.log" 2>&1 || true
+		[ "$(sqlv "select count(*) from information_schema.tables where table_schema = '$PROJECT_NAME' and table_name = 'batch_file_assoc'")" = 1 ] ||
+			fail "loading db/schema_condor.sql (see $LOGS/schema_condor.log)"
+		log "loaded BOINC's db/schema_condor.sql (table batch_file_assoc, for job_file.php)"
+	fi
+}
+
+# boinc_side runs BOINC's own Python binding (boinc_side.py over the
+# build's lib/boinc_submit.py) against the project.
+boinc_side() {
+	local op=$1
+	shift
+	PYTHONDONTWRITEBYTECODE=1 python3 "$HERE/boinc_side.py" "$op" --lib "$BUILD/lib" --url "$MASTER_URL" --auth-file "$RUN/submitter.auth" "$@"
+}
+
+# state_count prints how many chains of the -status text $1 are in state $2.
+state_count() { awk -F'\t' -v s="$2" '$3 == s' <<<"$1" | grep -c . || true; }
+
+# coexist: BOINC's own remote job submission (submit_rpc_handler.php,
+# job_file.php, lib/boinc_submit.py, as science gateways and BOINC's GAHP
+# use it) beside rboinc on one project. rboinc's chains wait in BOINC on a
+# content (the queue's server default) while a BOINC batch stages the same
+# bytes under BOINC's job-file name jf_<md5> and is aborted; BOINC's
+# file_deleter then removes the batch's inputs (its template has no
+# <no_delete/>). Whatever BOINC removed, and an input of a waiting work unit
+# an operator removes from download/, rboinc's chains must still complete,
+# with the right outputs.
+coexist() {
+	[ "$COEX" = 1 ] || return 0
+	stage "8. coexistence: a batch of BOINC's own remote job submission beside rboinc (group $COEX_GROUP)"
+	local up=${SCI_USER^^} c name i st n t0 batch out shared_name shared_present n_missing_end
+	local pat="coex%-${up}\\_${COEX_GROUP}-%"
+	client --project "$MASTER_URL" nomorework >/dev/null 2>&1 || fail "boinccmd --project $MASTER_URL nomorework"
+	make_submitter
+
+	# rboinc's chains: every one uses the queue's server default, so its
+	# step-0 work units all refer to one download file.
+	mkdir -p "$SCI/coex"
+	: >"$SCI/coex/jobs.txt"
+	for c in $(seq "$COEX_CHAINS"); do
+		echo "chain coex$c" >"$SCI/coex/coex$c.state"
+		echo "coex$c -state_file coex$c.state" >>"$SCI/coex/jobs.txt"
+	done
+	out=$(sci rboinc-submit -app_name "$QUEUE" -group "$COEX_GROUP" -num_steps 2 -jobs coex/jobs.txt 2>&1) ||
+		{ indent <<<"$out"; fail "rboinc-submit of group $COEX_GROUP"; }
+	indent <<<"$out"
+	wait_sql "select count(*) from workunit where name like '$pat'" 60 "$COEX_CHAINS" || fail "rboinc's $COEX_CHAINS work units are not in BOINC"
+	wait_sql "select count(*) from result r join workunit w on w.id = r.workunitid where w.name like '$pat' and r.server_state = 2" 120 "$COEX_CHAINS" ||
+		fail "BOINC's transitioner made no unsent results for rboinc's work units"
+	wu_inputs "$pat" >"$RUN/coex-inputs.txt"
+	log "rboinc's $COEX_CHAINS work units wait in BOINC, unsent; their inputs in download/:"
+	indent <"$RUN/coex-inputs.txt"
+	n=$(missing_inputs <"$RUN/coex-inputs.txt" | wc -l)
+	[ "$n" = 0 ] || fail "$n of rboinc's inputs are missing before BOINC's batch"
+
+	# BOINC's batch: its own input per job, and the same bytes as rboinc's
+	# shared default as the second input, staged by name jf_<md5>.
+	mkdir -p "$RUN/boincjobs"
+	for i in $(seq "$BOINC_JOBS"); do
+		printf 'chain boincjob%d\n' "$i" >"$RUN/boincjobs/state$i"
+	done
+	cp "$RROOT/etc/$QUEUE/default_conf_file" "$RUN/boincjobs/shared"
+	sed -n '/<file_info>/,$p' "$PROJECT_DIR/templates/rboinc_${QUEUE}_wu" | sed 's/<rboinc [^>]*\/>//' |
+		{ echo "<input_template>"; cat; echo "</input_template>"; } >"$RUN/boincjobs/in_template.xml"
+	grep -q no_delete "$RUN/boincjobs/in_template.xml" && fail "the BOINC batch's input template has <no_delete/>"
+	sed 's/<rboinc [^>]*\/>//' "$PROJECT_DIR/templates/rboinc_${QUEUE}_result" |
+		{ echo "<output_template>"; cat; echo "</output_template>"; } >"$RUN/boincjobs/out_template.xml"
+	chown -R "$PROJECT_USER:" "$RUN/boincjobs"
+	t0=$(date +%s)
+	out=$(boinc_side submit --app "$APP_NAME" --batch-name boincjob --in-template "$RUN/boincjobs/in_template.xml" \
+		--out-template "$RUN/boincjobs/out_template.xml" --shared "$RUN/boincjobs/shared" \
+		"$RUN"/boincjobs/state*) || { indent <<<"$out"; fail "BOINC's remote job submission"; }
+	indent <<<"$out"
+	TIMES[boinc_submit]=$(($(date +%s) - t0))s
+	batch=$(sed -n 's/^batch_id=//p' <<<"$out")
+	shared_name=$(sed -n 's/^shared_name=//p' <<<"$out")
+	shared_present=$(sed -n 's/^shared_present=//p' <<<"$out")
+	[[ $batch =~ ^[0-9]+$ ]] || fail "BOINC's remote job submission gave no batch id"
+	COEX_FIGURES+=("BOINC's side (query_files, $(sed -n 's/.*upload_calls=//p' <<<"$out") upload_files calls, submit_batch of $BOINC_JOBS jobs) took ${TIMES[boinc_submit]}")
+	wait_sql "select count(*) from workunit where batch = $batch" 30 "$BOINC_JOBS" || fail "BOINC's batch $batch has not $BOINC_JOBS work units"
+	if grep -qxF "$shared_name" "$RUN/coex-inputs.txt"; then
+		log "BOINC's job-file staging found the shared content already in download/ as $shared_name (rboinc's file): present=$shared_present"
+		COEX_FIGURES+=("BOINC's batch used rboinc's own download file $shared_name")
+	else
+		log "BOINC staged the shared content as $shared_name (present before: $shared_present); rboinc's work units use other names"
+		COEX_FIGURES+=("BOINC's batch staged the shared content as $shared_name, a name rboinc's work units do not use")
+	fi
+	{ sql "select j.id, j.name, from_unixtime(j.create_time) as created, a.batch_id from job_file j left join batch_file_assoc a on a.job_file_id = j.id where j.name = '$shared_name'" 2>&1 || true; } | indent
+
+	# Abort: abort_batch marks the batch's work units cancelled and ready for
+	# the file deleter at once.
+	out=$(boinc_side abort --batch-id "$batch" 2>&1) || { indent <<<"$out"; fail "abort_batch $batch"; }
+	indent <<<"$out"
+	t0=$(date +%s)
+	wait_sql "select count(*) from workunit where batch = $batch and file_delete_state = 2" 180 "$BOINC_JOBS" ||
+		fail "BOINC's file_deleter did not take in the aborted batch's work units"
+	TIMES[file_deleter]=$(($(date +%s) - t0))s
+	n=$(sqlv "select count(*) from workunit where batch = $batch and error_mask & 16")
+	log "batch $batch aborted ($n work units cancelled); file_deleter done with them ${TIMES[file_deleter]} later"
+	{ grep 'jf_' "$PROJECT_DIR"/log_*/file_deleter.log 2>/dev/null || true; } | tail -n 3 | indent
+	missing_inputs <"$RUN/coex-inputs.txt" >"$RUN/coex-missing.txt"
+	n=$(wc -l <"$RUN/coex-missing.txt")
+	COEX_FIGURES+=("after the abort, BOINC's file deleter had removed $n of the $(wc -l <"$RUN/coex-inputs.txt") inputs of rboinc's waiting work units")
+	if [ "$n" -gt 0 ]; then
+		log "BOINC's file deleter removed $n input(s) rboinc's waiting work units need:"
+		indent <"$RUN/coex-missing.txt"
+	else
+		# An operator cleaning download/ (or any other user of the project)
+		# takes the shared input away instead.
+		name=$(shared_input "$pat" "$COEX_CHAINS")
+		[ -n "$name" ] || fail "no input shared by rboinc's $COEX_CHAINS work units"
+		echo "$name" >"$RUN/coex-missing.txt"
+		rm -f "$(download_path "$name")"
+		log "nothing of rboinc's removed by BOINC; removed the shared input $name from download/ as an operator would"
+		COEX_FIGURES+=("an operator removed the shared input $name of $COEX_CHAINS waiting work units")
+	fi
+
+	# rboinc should notice and link what is missing again.
+	t0=$(date +%s)
+	while :; do
+		n=$(missing_inputs <"$RUN/coex-inputs.txt" | wc -l)
+		[ "$n" = 0 ] && break
+		[ $(($(date +%s) - t0)) -ge "$RELINK_WAIT" ] && break
+		sleep 2
+	done
+	n_missing_end=$n
+	if [ "$n" = 0 ]; then
+		TIMES[relinked]=$(($(date +%s) - t0))s
+		log "every input of rboinc's waiting work units is back in download/ after ${TIMES[relinked]}"
+		COEX_FIGURES+=("the missing input was back in download/ ${TIMES[relinked]} later")
+	else
+		TIMES[relinked]="not after ${RELINK_WAIT}s"
+		log "after ${RELINK_WAIT}s, $n input(s) of rboinc's waiting work units still missing from download/"
+		COEX_FIGURES+=("$n input(s) still missing after ${RELINK_WAIT}s")
+	fi
+
+	# The volunteer works again: rboinc's chains must complete.
+	client --project "$MASTER_URL" allowmorework >/dev/null 2>&1 || fail "boinccmd --project $MASTER_URL allowmorework"
+	local deadline=$(($(date +%s) + COEX_TIMEOUT)) last_poke=0 last_cron now ndone nfail
+	last_cron=$(date +%s)
+	t0=$(date +%s)
+	while :; do
+		now=$(date +%s)
+		st=$(sci rboinc-retrieve -group "$COEX_GROUP" -status 2>&1) || true
+		ndone=$(state_count "$st" "done")
+		nfail=$(awk -F'\t' '$3 ~ /fail|stop|abort/' <<<"$st" | grep -c . || true)
+		[ $((ndone + nfail)) -ge "$COEX_CHAINS" ] && break
+		[ "$now" -ge "$deadline" ] && break
+		check_daemons
+		if [ $((now - last_poke)) -ge 20 ]; then
+			client --project "$MASTER_URL" update >/dev/null 2>&1 || true
+			last_poke=$now
+		fi
+		if [ "$CRON_EVERY" -gt 0 ] && [ $((now - last_cron)) -ge "$CRON_EVERY" ]; then
+			(cd "$PROJECT_DIR" && as_owner bin/start --cron) >>"$LOGS/bin-start-cron.log" 2>&1 || true
+			last_cron=$now
+		fi
+		sleep 5
+	done
+	TIMES[coex_chains]=$(($(date +%s) - t0))s
+	indent <<<"$st"
+	n=$(sqlv "select count(*) from result r join workunit w on w.id = r.workunitid where w.name like '$pat' and r.outcome = 3")
+	local nres
+	nres=$(sqlv "select count(*) from result r join workunit w on w.id = r.workunitid where w.name like '$pat'")
+	COEX_FIGURES+=("rboinc's chains: $ndone of $COEX_CHAINS done, $nfail failed, ${TIMES[coex_chains]} after the volunteer took work again; $n of $nres results of their work units were client errors")
+	log "BOINC's results of rboinc's group $COEX_GROUP:"
+	{ sql "select r.name, r.server_state, r.outcome, r.client_state, r.exit_status from result r join workunit w on w.id = r.workunitid where w.name like '$pat' order by r.id" 2>&1 || true; } | indent
+	[ "$ndone" = "$COEX_CHAINS" ] || fail "only $ndone of rboinc's $COEX_CHAINS chains completed beside BOINC's batch (${TIMES[coex_chains]}; inputs back: ${TIMES[relinked]})"
+
+	# Nothing of rboinc's lost: every chain's output is there and right.
+	mkdir -p "$SCI/coexres"
+	out=$(sci rboinc-retrieve -group "$COEX_GROUP" -into coexres 2>&1) || { indent <<<"$out"; fail "rboinc-retrieve of group $COEX_GROUP"; }
+	indent <<<"$out"
+	local f want bad=0
+	for c in $(seq "$COEX_CHAINS"); do
+		want=$(printf 'chain coex%d\nstep 1 default-param\nstep 2 default-param' "$c")
+		f=$(find "$SCI/coexres" -maxdepth 1 -regextype posix-extended -iregex ".*/coex$c-${SCI_USER}_$COEX_GROUP-1-2-RND[0-9]+_0\.state" | head -n 1)
+		if [ -z "$f" ] || [ "$(cat "$f")" != "$want" ]; then
+			log "MISSING or WRONG: coex$c's last state (${f:-no file})"
+			bad=$((bad + 1))
+		fi
+	done
+	[ "$bad" = 0 ] || fail "$bad of rboinc's chains came back wrong beside BOINC's batch"
+	# rboinc must put back what was taken, not only finish by making steps again.
+	[ "$n_missing_end" = 0 ] || fail "inputs of rboinc's waiting work units were not back in download/ within ${RELINK_WAIT}s"
+	log "coexistence: all $COEX_CHAINS of rboinc's chains complete and right beside BOINC's aborted batch"
 }
 
 # -------------------------------------------------------------- main
@@ -889,19 +1200,26 @@ mkdir -p "$WORK"
 # directory, so never anything of someone else's.
 stop_stale() {
 	local f pid
-	for f in "$RUN"/pids/* "$RUN"/projects/*/pid_*/*.pid; do
+	# The volunteer and rboinc first, then BOINC's daemons, Apache, the database.
+	for f in "$RUN/pids/client" "$RUN/pids/serve" "$RUN"/projects/*/pid_*/*.pid "$RUN/pids/apache2" "$RUN/pids/mariadbd"; do
 		[ -f "$f" ] || continue
 		pid=$(cat "$f" 2>/dev/null) || continue
 		case "$pid" in '' | *[!0-9]*) continue ;; esac
 		[ -d "/proc/$pid" ] || continue
 		if tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "$RUN" ||
 			readlink "/proc/$pid/cwd" 2>/dev/null | grep -q "^$RUN/"; then
-			echo "run.sh: stopping process $pid left by the previous run ($(basename "$f"))"
+			echo "run.sh: stopping process $pid of the run in $RUN ($(basename "$f"))"
 			stop_pid "$pid" "process $pid of the previous run"
 		fi
 	done
 	return 0
 }
+if [ "$STOP_ONLY" = 1 ]; then
+	[ -d "$RUN" ] || { echo "run.sh: nothing to stop: no $RUN"; exit 0; }
+	stop_stale
+	echo "run.sh: stopped what ran in $RUN (left for inspection)"
+	exit 0
+fi
 if [ -d "$RUN" ]; then
 	stop_stale
 	rm -rf "$RUN"
@@ -928,6 +1246,8 @@ submit
 wait_chains
 retrieve_and_check
 control_work
+coexist
+coex_report
 [ "$DAEMON_DEATHS" = 0 ] || log "note: $DAEMON_DEATHS BOINC daemon exit(s) seen while waiting (see the warnings above)"
 [ "$DOCTOR_PROBLEMS" = 0 ] || log "note: rboinc-server doctor reported problems (see above)"
-log "PASS (ASSIMILATOR=$ASSIMILATOR): build ${TIMES[build]}, first step ${TIMES[first_step]}, first chain ${TIMES[first_chain]}, all chains settled ${TIMES[all_chains]}, control ${TIMES[late_chain]:-skipped}, total $(($(date +%s) - T0))s"
+log "PASS (ASSIMILATOR=$ASSIMILATOR): build ${TIMES[build]}, first step ${TIMES[first_step]}, first chain ${TIMES[first_chain]}, all chains settled ${TIMES[all_chains]}, control ${TIMES[late_chain]:-skipped}, coexistence ${TIMES[coex_chains]:-skipped}, total $(($(date +%s) - T0))s"

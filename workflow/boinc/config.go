@@ -26,6 +26,12 @@ type Project struct {
 	// broadcast jobs (--broadcast*).
 	EnableAssignment      bool
 	EnableAssignmentMulti bool
+	// OneResultPerUserPerWU (<one_result_per_user_per_wu>) and
+	// OneResultPerHostPerWU (<one_result_per_host_per_wu>): the scheduler
+	// sends a work unit's results to different volunteers (hosts), so a
+	// late step's extra replica does not go to the host late with it.
+	OneResultPerUserPerWU bool
+	OneResultPerHostPerWU bool
 	Host                  string
 	Daemons               []string // <daemons><daemon><cmd> lines
 	// DaemonEntries are the same daemons with what bin/start reads beside
@@ -90,6 +96,8 @@ func LoadProject(dir string) (*Project, error) {
 		CacheMD5:              flag("cache_md5_info"),
 		EnableAssignment:      flag("enable_assignment"),
 		EnableAssignmentMulti: flag("enable_assignment_multi"),
+		OneResultPerUserPerWU: flag("one_result_per_user_per_wu"),
+		OneResultPerHostPerWU: flag("one_result_per_host_per_wu"),
 		Host:                  text("host"),
 		StandinScript:         text("rboinc_standin_default_script"),
 		DB:                    DBConfig{Host: text("db_host"), Name: text("db_name"), User: text("db_user"), Passwd: text("db_passwd")},

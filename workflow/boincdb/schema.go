@@ -141,6 +141,14 @@ target_type integer
 multi tinyint
 workunitid integer
 resultid integer`), indexes: [][]string{{"asgn_target", "target_type", "target_id"}}},
+	// BOINC's job-file staging's record of the files it found in or put
+	// into download/ (job_file.php), which its job-file deleter removes:
+	// rboinc's collection leaves such a file to it.
+	{name: "job_file", cols: cols(`
+id integer
+name varchar(191)
+create_time double
+delete_time double`), unique: []string{"name"}},
 	// The user table's columns rboinc reads (BOINC's has many more), for
 	// the stand-in's accounts.
 	{name: "user", cols: cols(`

@@ -242,3 +242,12 @@ func (c *Client) Events(ctx context.Context, after int64, wait time.Duration) (*
 	}
 	return &r, nil
 }
+
+// WhoAmI returns the name of the user the server knows the token as.
+func (c *Client) WhoAmI(ctx context.Context) (string, error) {
+	var r wire.WhoAmI
+	if err := c.call(ctx, http.MethodGet, wire.PathWhoAmI, nil, nil, &r); err != nil {
+		return "", err
+	}
+	return r.User, nil
+}

@@ -19,9 +19,12 @@ const downloadWorkers = 4
 type RetrieveInput struct {
 	Group string
 	Name  string // one chain only, when set
-	Dir   string // created if needed; holds the lock
+	Dir   string // created if needed (when LockFile is set: only to hold a fetched file)
 	Tree  bool   // each file into Dir/<chain>/
 	Keep  bool   // do not acknowledge: the server keeps the files
+	// LockFile is the lock of Dir (RetrieveLockPath; its directory made
+	// if needed); empty: Dir/LockName.
+	LockFile string
 	// Consumer is who retrieves (wire.ConsumerMaster; empty for
 	// rboinc-retrieve): the server hands and drops only its results.
 	Consumer string
@@ -52,10 +55,19 @@ type RetrieveReport struct {
 // failed download is never acknowledged. When some downloads failed the
 // report is returned with an error matching ErrPartial.
 func (c *Client) Retrieve(ctx context.Context, in RetrieveInput) (*RetrieveReport, error) {
-	if err := os.MkdirAll(in.Dir, 0o755); err != nil {
+	lockPath, mkdir := in.LockFile, in.Dir
+	if lockPath == "" {
+		lockPath = filepath.Join(in.Dir, LockName)
+	} else {
+		mkdir = filepath.Dir(lockPath)
+	}
+	if err := os.MkdirAll(mkdir, 0o755); err != nil {
+		if mkdir != in.Dir {
+			return nil, fmt.Errorf("cannot create the directory of rboinc-retrieve's lock: %w", err)
+		}
 		return nil, fmt.Errorf("cannot create the download directory: %w", err)
 	}
-	lock, err := LockDir(in.Dir)
+	lock, err := LockFile(lockPath, in.Dir)
 	if err != nil {
 		return nil, err
 	}

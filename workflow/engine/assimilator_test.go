@@ -88,6 +88,9 @@ func nativeRoot(t testing.TB, engineName string) *engine.Engine {
 func forEngines(t *testing.T, f func(t *testing.T, e *engine.Engine, u store.User)) {
 	for _, name := range []string{string(boincdb.SQLite), string(boincdb.MySQL)} {
 		t.Run(name, func(t *testing.T) {
+			// Each engine has a root and a database of its own, and
+			// the tests mostly wait on daemons: both at once.
+			t.Parallel()
 			e := nativeRoot(t, name)
 			id, err := e.DB.AddUser(context.Background(), "alice", "hash-alice")
 			if err != nil {

@@ -456,3 +456,20 @@ func BenchmarkStateEngines(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkInputCheck: one pass of the creator's input check over the work
+// units of 5000 waiting chains (5001 distinct inputs, all in place): the
+// state store's list, BOINC's database in batches of 500, a stat per file.
+func BenchmarkInputCheck(b *testing.B) {
+	n := benchSize(5000, 50)
+	env := newBenchEnv(b)
+	env.submit(env.request("g", n, 2))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r, err := env.e.CheckInputs(env.ctx, true)
+		if err != nil || r.WorkUnits != n || len(r.Relinked) != 0 {
+			b.Fatalf("%+v %v", r.WorkUnits, err)
+		}
+	}
+	b.ReportMetric(float64(n), "work_units/op")
+}

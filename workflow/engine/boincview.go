@@ -81,16 +81,82 @@ func (e *Engine) GridStatus(ctx context.Context, u store.User, group string) (wi
 	return r, nil
 }
 
-// StatusBoinc is Status with, for each running chain, its current work
-// unit's results in BOINC (when BOINC's database answers).
-func (e *Engine) StatusBoinc(ctx context.Context, u store.User, group, name string) (wire.StatusResponse, error) {
+// StatusWhere is Status with, for each running chain whose work unit is
+// in BOINC, where it is there (waiting, on a volunteer, being validated),
+// read from BOINC's database in batches for all the chains at once.
+// Without BOINC's database the status comes alone, with the reason once.
+func (e *Engine) StatusWhere(ctx context.Context, u store.User, group, name string) (wire.StatusResponse, error) {
 	st, err := e.Status(ctx, u, group, name)
 	if err != nil {
 		return st, err
 	}
+	e.addWhere(ctx, &st)
+	return st, nil
+}
+
+// addWhere fills the BOINC state of st's running chains.
+func (e *Engine) addWhere(ctx context.Context, st *wire.StatusResponse) {
+	var wus []string
+	for _, c := range st.Chains {
+		if c.State == wire.StateRunning && c.WU != "" {
+			wus = append(wus, c.WU)
+		}
+	}
+	if len(wus) == 0 {
+		return
+	}
 	bdb, err := e.boincDB(ctx)
 	if err != nil {
-		e.Log.Warn("status without BOINC's view: BOINC's database is not available", "err", err)
+		st.BoincError = e.withoutBoinc(fmt.Errorf("BOINC's database is not available: %w", err))
+		return
+	}
+	where, err := bdb.Where(ctx, wus)
+	if err != nil {
+		st.BoincError = e.withoutBoinc(fmt.Errorf("reading BOINC's database: %w", err))
+		return
+	}
+	e.withoutBoinc(nil)
+	for i := range st.Chains {
+		c := &st.Chains[i]
+		if c.State != wire.StateRunning || c.WU == "" {
+			continue
+		}
+		if w, ok := where[c.WU]; ok {
+			c.BoincState, c.BoincSince = w.State, w.Since
+		}
+	}
+}
+
+// withoutBoinc logs why a status goes without BOINC's view, each new
+// reason once (nil: BOINC answers again), and returns what the user is
+// told: that much, the database's own error only in the log.
+func (e *Engine) withoutBoinc(err error) string {
+	e.bdbMu.Lock()
+	defer e.bdbMu.Unlock()
+	if err == nil {
+		if e.bdbWarned != "" {
+			e.Log.Info("status views read BOINC's database again")
+		}
+		e.bdbWarned = ""
+		return ""
+	}
+	if msg := err.Error(); msg != e.bdbWarned {
+		e.bdbWarned = msg
+		e.Log.Warn("status without where steps are in BOINC", "err", err)
+	}
+	return "BOINC's database cannot be read now, so the status does not say where steps are in BOINC (the server's log says why)"
+}
+
+// StatusBoinc is StatusWhere with, for each running chain, its current
+// work unit's results in BOINC (when BOINC's database answers).
+func (e *Engine) StatusBoinc(ctx context.Context, u store.User, group, name string) (wire.StatusResponse, error) {
+	st, err := e.StatusWhere(ctx, u, group, name)
+	if err != nil || st.BoincError != "" {
+		return st, err
+	}
+	bdb, err := e.boincDB(ctx)
+	if err != nil {
+		st.BoincError = e.withoutBoinc(fmt.Errorf("BOINC's database is not available: %w", err))
 		return st, nil
 	}
 	chains, err := e.DB.Chains(ctx, u.ID, group, name)
@@ -108,7 +174,7 @@ func (e *Engine) StatusBoinc(ctx context.Context, u store.User, group, name stri
 	}
 	results, err := bdb.Results(ctx, wus)
 	if err != nil {
-		e.Log.Warn("status without BOINC's view", "err", err)
+		st.BoincError = e.withoutBoinc(fmt.Errorf("reading BOINC's database: %w", err))
 		return st, nil
 	}
 	for i := range st.Chains {

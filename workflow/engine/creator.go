@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rboinc/rboinc/workflow/boinc"
@@ -135,7 +136,11 @@ func (e *Engine) RunCreator(ctx context.Context, poll time.Duration, stop func()
 	defer notifier.Wait()
 	defer stopNotifier()
 	e.Log.Debug("creating the work units of pending steps", "poll", poll)
-	var lastDB, lastSweep time.Time
+	var lastDB, lastSweep, lastInputCheck time.Time
+	var inputCheck inputCheckState
+	var inputChecking atomic.Bool
+	var checker sync.WaitGroup
+	defer checker.Wait()
 	var streak failStreak
 	for {
 		if stop != nil && stop() {
@@ -154,6 +159,15 @@ func (e *Engine) RunCreator(ctx context.Context, poll time.Duration, stop func()
 				e.Log.Warn("steps left half-created by a stopped submission or hook; creating them now", "steps", n)
 				lastDB = time.Time{}
 			}
+		}
+		// Beside the creation of steps, not in its way (a check of many
+		// thousand work units takes a fraction of a second); one at a time.
+		if time.Since(lastInputCheck) >= e.inputCheckEvery() && inputChecking.CompareAndSwap(false, true) {
+			lastInputCheck = time.Now()
+			checker.Go(func() {
+				defer inputChecking.Store(false)
+				e.runInputCheck(ctx, &inputCheck)
+			})
 		}
 		e.maybeDuplicateLate(ctx)
 		e.ExpireLeasesSoon(ctx)         // batches whose lease ended: within seconds

@@ -55,6 +55,11 @@ type Config struct {
 	CatchupSteps    int     `json:"catchup_steps,omitempty"`
 	CatchupPriority int     `json:"catchup_priority,omitempty"`
 	LateAfterHours  float64 `json:"late_after,omitempty"`
+	// InputCheckSeconds is how often the creator checks that the inputs
+	// of the work units BOINC holds for running chains are in download/
+	// and links missing or damaged ones again from the pool (default 30,
+	// at most 60: see inputcheck.go).
+	InputCheckSeconds float64 `json:"input_check_seconds,omitempty"`
 	// SMTP is the mail server e-mail notifications (and reports) go through.
 	SMTP mail.Settings `json:"smtp,omitzero"`
 	// StateDB, when set, puts rboinc's state in MariaDB:
@@ -200,6 +205,9 @@ type Engine struct {
 
 	// lastSweep is when Collect last swept temporary files (UnixNano).
 	lastSweep atomic.Int64
+	// digests remembers the MD5 of download files that are copies of pool
+	// contents, so that the input check reads each copy once.
+	digests digestCache
 	// lastLate is when late steps were last looked for (UnixNano).
 	lastLate atomic.Int64
 	// lastLease is when batch leases were last checked (UnixNano).
@@ -217,6 +225,12 @@ type Engine struct {
 	// bdb is BOINC's database, for status views (boincDB).
 	bdbMu sync.Mutex
 	bdb   *boincdb.DB
+	// bdbWarned is the last reason the status views went without BOINC's
+	// database, logged once rather than at each request.
+	bdbWarned string
+	// legacyWarned is the last reason collection kept rboinc's jf_ links
+	// (legacyLinksClaimed), logged once.
+	legacyWarned string
 }
 
 // Open opens the engine of a server root.

@@ -1,6 +1,9 @@
 package engine
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // SetInlineStagedHook makes f run as each inline content is staged, until
 // the returned function is called.
@@ -24,3 +27,8 @@ func SetIdleDBLook(d time.Duration) (restore func()) {
 	idleDBLook = d
 	return func() { idleDBLook = old }
 }
+
+// InputChecks runs the creator's input checks, remembering between them.
+type InputChecks struct{ st inputCheckState }
+
+func (c *InputChecks) Run(ctx context.Context, e *Engine) { e.runInputCheck(ctx, &c.st) }

@@ -35,7 +35,7 @@ func (e *Engine) dropFresh(ctx context.Context, sums []string) {
 	n := 0
 	err := e.DB.ForgetUnused(ctx, sums, func(unused []string) {
 		for _, m := range unused {
-			e.Pool.Unstage(e.Proj, m)
+			e.Pool.Unstage(e.Proj, m, false)
 			if err := e.Pool.Remove(m); err != nil {
 				e.Log.Warn("removing a content a failed request brought", "md5", m, "err", err)
 				continue

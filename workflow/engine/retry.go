@@ -72,35 +72,59 @@ func (e *Engine) stepFailed(ctx context.Context, c store.Chain, s store.Step, ca
 	if s.State == "done" || s.State == "failed" {
 		return nil // a second call for the same work unit
 	}
+	if c.State == "running" || c.State == "stopped" {
+		// A stopped chain's work unit ran on in BOINC: its step, made
+		// again, waits for -resume.
+		if handled, err := e.downloadFailed(ctx, c, s, call); handled || err != nil {
+			return err
+		}
+	}
 	reason := e.failureReason(ctx, call)
 	max := e.maxAttempts(c)
 	if c.State == "running" && s.Attempts < max {
 		wait := e.retryWait(s.Attempts)
 		why := fmt.Sprintf("step %d attempt %d of %d failed: %s; retrying", s.Step, s.Attempts, max, reason)
-		for range 20 {
-			newWU := naming.Format(c.Name, c.User, c.Group, s.Step, c.NSteps, naming.Tag(rand.IntN(10000)))
-			if newWU == call.WUName {
-				continue
-			}
-			ok, err := e.DB.RetryStep(ctx, c, s.Step, call.WUName, newWU, why, time.Now().Add(wait).Unix())
-			if errors.Is(err, store.ErrExists) {
-				continue // the tag was used before: another
-			}
-			if err != nil {
-				return err
-			}
-			if ok {
-				e.Log.Warn("step failed; made again", "chain", c.Name, "group", c.Group, "step", s.Step, "attempt", s.Attempts+1,
-					"of", max, "new_wu", newWU, "in", wait, "reason", reason)
-				e.pendingHint.Store(true)
-			}
-			return nil
+		newWU, ok, err := e.remake(ctx, c, s, call.WUName, why, wait, e.DB.RetryStep)
+		if err == nil && ok {
+			e.Log.Warn("step failed; made again", "chain", c.Name, "group", c.Group, "step", s.Step, "attempt", s.Attempts+1,
+				"of", max, "new_wu", newWU, "in", wait, "reason", reason)
 		}
-		return fmt.Errorf("no free work-unit name for step %d of chain %s", s.Step, c.Name)
+		return err
 	}
 	if c.State == "running" {
 		reason = fmt.Sprintf("%s (attempt %d of %d)", reason, s.Attempts, max)
 	}
-	e.Log.Warn("chain failed", "chain", c.Name, "group", c.Group, "reason", reason)
+	if c.State == "aborted" {
+		// The user's abort cancelled the work unit: no failure, the
+		// chain stays aborted (FailChain only closes the step).
+		e.Log.Info("chain aborted; its work unit ended in BOINC", "chain", c.Name, "group", c.Group, "wu", call.WUName)
+	} else {
+		e.Log.Warn("chain failed", "chain", c.Name, "group", c.Group, "reason", reason)
+	}
 	return e.DB.FailChain(ctx, c.ID, s.Step, reason)
+}
+
+// remake makes a step whose work unit oldWU BOINC gave up on wait for a
+// new work unit (retry: store.RetryStep or RemakeStep) after wait; ok is
+// false when the step had moved on already.
+func (e *Engine) remake(ctx context.Context, c store.Chain, s store.Step, oldWU, why string, wait time.Duration,
+	retry func(ctx context.Context, c store.Chain, step int, oldWU, newWU, reason string, notBefore int64) (bool, error)) (string, bool, error) {
+	for range 20 {
+		newWU := naming.Format(c.Name, c.User, c.Group, s.Step, c.NSteps, naming.Tag(rand.IntN(10000)))
+		if newWU == oldWU {
+			continue
+		}
+		ok, err := retry(ctx, c, s.Step, oldWU, newWU, why, time.Now().Add(wait).Unix())
+		if errors.Is(err, store.ErrExists) {
+			continue // the tag was used before: another
+		}
+		if err != nil {
+			return "", false, err
+		}
+		if ok {
+			e.pendingHint.Store(true)
+		}
+		return newWU, ok, nil
+	}
+	return "", false, fmt.Errorf("no free work-unit name for step %d of chain %s", s.Step, c.Name)
 }

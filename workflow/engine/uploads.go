@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/rboinc/rboinc/workflow/pool"
@@ -83,8 +82,9 @@ func (e *Engine) DAVRoot(u store.User) string { return e.davDir(u.Name) }
 func (e *Engine) Collect(ctx context.Context, grace time.Duration) (int, error) {
 	n := 0
 	err := e.DB.Collect(ctx, time.Now().Add(-grace).Unix(), func(gone, links []string) error {
+		claimed := e.legacyLinksClaimed(ctx, links)
 		for _, m := range links {
-			e.Pool.Unstage(e.Proj, m)
+			e.Pool.Unstage(e.Proj, m, claimed[m])
 		}
 		for _, m := range gone {
 			if err := e.Pool.Remove(m); err != nil {
@@ -119,7 +119,8 @@ func (e *Engine) forgetEvents(ctx context.Context) {
 
 // sweepTemps removes, at most once per grace period, the temporary files
 // that crashed operations left in the pool, the results area and the
-// download hierarchy (only names rboinc gives there: .jf_*).
+// download hierarchy (only names rboinc gives there: .rboinc_*, and .jf_*
+// of the work units made before rboinc had a namespace of its own).
 func (e *Engine) sweepTemps(grace time.Duration) {
 	now := time.Now()
 	last := e.lastSweep.Load()
@@ -127,11 +128,10 @@ func (e *Engine) sweepTemps(grace time.Duration) {
 		return
 	}
 	before := now.Add(-max(grace, time.Hour))
-	ours := func(name string) bool { return strings.HasPrefix(name, ".jf_") && pool.IsTempName(name) }
 	for _, d := range []struct {
 		dir   string
 		match func(string) bool
-	}{{e.Pool.Dir, nil}, {filepath.Join(e.Root, "results"), nil}, {e.Proj.DownloadDir, ours}} {
+	}{{e.Pool.Dir, nil}, {filepath.Join(e.Root, "results"), nil}, {e.Proj.DownloadDir, pool.IsDownloadTempName}} {
 		n, err := pool.SweepTemps(d.dir, 1, before, d.match)
 		if err != nil {
 			e.Log.Warn("sweeping temporary files", "dir", d.dir, "err", err)

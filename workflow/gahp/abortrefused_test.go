@@ -27,7 +27,7 @@ func TestAbortCancelRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := c.request(`BOINC_ABORT_JOBS 2 b#7.0`, time.Minute)
-	if !strings.HasPrefix(r, "2 error\\ aborting\\ jobs:") || !strings.Contains(r, "BOINC\\ did\\ not\\ cancel") {
+	if !strings.HasPrefix(r, "2 abort_jobs()\\ returned\\ ") || !strings.Contains(r, "BOINC\\ did\\ not\\ cancel") {
 		t.Fatalf("abort with the cancel refused: %q, want an error saying BOINC did not cancel", r)
 	}
 }

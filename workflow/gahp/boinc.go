@@ -17,6 +17,9 @@ import (
 func (s *Session) execute(ctx context.Context, p Project, q Request) string {
 	c, err := connect(p)
 	if err != nil {
+		if q.Command == "BOINC_SUBMIT" {
+			err = inStep("error getting templates: ", err) // BOINC's GAHP's first call
+		}
 		return failure(q.Command, err)
 	}
 	switch q.Command {
@@ -47,14 +50,40 @@ func (s *Session) execute(ctx context.Context, p Project, q Request) string {
 	return "NULL"
 }
 
-// failure is a result's error text: one escaped word.
+// failure is a result's error text, one escaped word, worded as BOINC's
+// GAHP (samples/condor/boinc_gahp.cpp) words the failure of each command
+// (without its numeric code: rboinc's errors have none); a stepError
+// says which of a command's steps failed.
 func failure(cmd string, err error) string {
 	what := map[string]string{
-		"BOINC_PING": "ping", "BOINC_SUBMIT": "error submitting batch", "BOINC_QUERY_BATCHES": "error querying batches",
-		"BOINC_FETCH_OUTPUT": "error fetching output", "BOINC_ABORT_JOBS": "error aborting jobs",
-		"BOINC_RETIRE_BATCH": "error retiring batch", "BOINC_SET_LEASE": "error setting lease",
+		"BOINC_PING": "ping_server returned ", "BOINC_SUBMIT": "error submitting jobs: ",
+		"BOINC_QUERY_BATCHES": "error querying batch: ", "BOINC_FETCH_OUTPUT": "query_completed_job() returned ",
+		"BOINC_ABORT_JOBS": "abort_jobs() returned ", "BOINC_RETIRE_BATCH": "retire_batch() returned ",
+		"BOINC_SET_LEASE": "set_lease() returned ",
 	}[cmd]
-	return Escape(what + ": " + err.Error())
+	var se *stepError
+	if errors.As(err, &se) {
+		what = se.what
+	}
+	return Escape(what + err.Error())
+}
+
+// stepError is the failure of one step of a command, with BOINC's GAHP's
+// words for it ("error getting templates: ", "" for a whole sentence).
+type stepError struct {
+	what string
+	err  error
+}
+
+func (e *stepError) Error() string { return e.err.Error() }
+func (e *stepError) Unwrap() error { return e.err }
+
+// inStep marks err as the failure of a command's step worded what.
+func inStep(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &stepError{what: what, err: err}
 }
 
 // abs makes a path given to the GAHP absolute, relative ones taken from
@@ -77,7 +106,7 @@ func (s *Session) submit(ctx context.Context, c *client.Client, sub *Submit) err
 	}
 	q, err := c.Queue(ctx, app)
 	if err != nil {
-		return err
+		return inStep("error getting templates: ", err)
 	}
 	opts, err := jobOptions(sub.Params)
 	if err != nil {
@@ -88,14 +117,22 @@ func (s *Session) submit(ctx context.Context, c *client.Client, sub *Submit) err
 	for _, j := range sub.Jobs {
 		files, err := bind(q, j.Inputs)
 		if err != nil {
-			return fmt.Errorf("job %s: %w", j.Name, err)
+			return inStep("error processing input files: ", fmt.Errorf("job %s: %w", j.Name, err))
 		}
 		for p, path := range files {
 			files[p] = s.abs(path)
 		}
 		in.Chains = append(in.Chains, client.Chain{Name: client.IdentFor(j.Name), Job: j.Name, Args: j.Args, Files: files})
 	}
+	// rboinc makes the batch with its jobs, in one request: the
+	// server's refusals are BOINC's "error submitting jobs", failures
+	// before it (reading, hashing, uploading inputs) "error processing
+	// input files".
 	_, err = c.SubmitChains(ctx, in)
+	var api *client.APIError
+	if err != nil && !errors.As(err, &api) {
+		return inStep("error processing input files: ", err)
+	}
 	return err
 }
 

@@ -33,7 +33,7 @@ func (s *Session) fetch(ctx context.Context, c *client.Client, f *Fetch) string 
 	}
 	if f.Stderr != "" {
 		if err := appendFile(under(f.Stderr), out.Stderr); err != nil {
-			return failure("BOINC_FETCH_OUTPUT", err)
+			return failure("BOINC_FETCH_OUTPUT", inStep("", err))
 		}
 	}
 	byName := map[string]wire.ResultFile{}
@@ -56,13 +56,13 @@ func (s *Session) fetch(ctx context.Context, c *client.Client, f *Fetch) string 
 			if out.State == wire.JobError {
 				continue // a failed job has no outputs to give
 			}
-			return failure("BOINC_FETCH_OUTPUT", fmt.Errorf("job %s has no output file %s", f.Job, sp.Src))
+			return failure("BOINC_FETCH_OUTPUT", inStep("", fmt.Errorf("requested file %s not in template (job %s has no such output)", sp.Src, f.Job)))
 		}
 		dest[sp.Src] = under(sp.Dst)
 	}
 	for name, path := range dest {
 		if err := c.Download(ctx, byName[name], path, nil); err != nil {
-			return failure("BOINC_FETCH_OUTPUT", fmt.Errorf("output %s: %w", name, err))
+			return failure("BOINC_FETCH_OUTPUT", inStep("get_output_file() returned ", fmt.Errorf("output %s: %w", name, err)))
 		}
 	}
 	return "NULL " + strconv.Itoa(out.ExitStatus) + " " + strconv.FormatFloat(out.Elapsed, 'f', 6, 64) + " " + strconv.FormatFloat(out.CPU, 'f', 6, 64)
@@ -73,7 +73,7 @@ func (s *Session) fetch(ctx context.Context, c *client.Client, f *Fetch) string 
 func appendFile(path, text string) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
-		return fmt.Errorf("cannot open the stderr file %s: %w", path, err)
+		return fmt.Errorf("can't open stderr output file %s: %w", path, err)
 	}
 	if _, err := f.WriteString(text); err != nil {
 		f.Close()

@@ -5,6 +5,7 @@
 package hookargs
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -12,6 +13,11 @@ import (
 
 	"github.com/rboinc/rboinc/workflow/naming"
 )
+
+// ErrNotRboinc marks a call for a work unit whose name is not one rboinc
+// makes: another submitter's on the same application (BOINC's own job
+// submission, create_work by hand). Such calls are expected, not faults.
+var ErrNotRboinc = errors.New("a work unit rboinc did not make")
 
 // HookCall is one invocation of the assimilator hook, in any of the forms
 // BOINC's script_assimilator uses.
@@ -60,7 +66,7 @@ func Parse(args []string) (HookCall, error) {
 		}
 		c.WUName = rest[1]
 		if _, err := naming.ParseWU(c.WUName); err != nil {
-			return c, fmt.Errorf("--error: %w", err)
+			return c, fmt.Errorf("--error: %w: %w", ErrNotRboinc, err)
 		}
 		if c.WUID, err = strconv.ParseInt(rest[2], 10, 64); err != nil {
 			return c, fmt.Errorf("--error: bad WU id %q", rest[2])
@@ -93,6 +99,9 @@ func Parse(args []string) (HookCall, error) {
 	for _, f := range c.Files {
 		o, err := naming.ParseOutput(filepath.Base(f))
 		if err != nil {
+			if c.WUName == "" {
+				return c, fmt.Errorf("%w: %w", ErrNotRboinc, err)
+			}
 			return c, err
 		}
 		if c.WUName == "" {

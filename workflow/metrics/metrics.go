@@ -135,12 +135,14 @@ var (
 	descUsers       = prometheus.NewDesc("rboinc_users", "Accounts, by state.", []string{"state"}, nil)
 	descHook        = prometheus.NewDesc("rboinc_hook_seconds", "Time the assimilator hook took to record a finished work unit.", nil, nil)
 	descCreateWork  = prometheus.NewDesc("rboinc_create_work_seconds", "Time one create_work run took (submissions and next steps).", nil, nil)
+	descRelinked    = prometheus.NewDesc("rboinc_inputs_relinked_total", "Inputs of work units BOINC holds that were missing from download/ (or not the pool's content) and were linked again from the pool.", nil, nil)
+	descUnrestored  = prometheus.NewDesc("rboinc_inputs_unrestorable_total", "Inputs of work units BOINC holds found missing from download/ (or different) whose content the pool no longer had, each counted once.", nil, nil)
 	descScrapeError = prometheus.NewDesc("rboinc_scrape_error", "1 when the state database could not be read for this scrape.", nil, nil)
 )
 
 func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descChains, descSteps, descCreated, descAssimilated, descLate, descPoolFiles, descPoolBytes,
-		descUploads, descResultFiles, descResultBytes, descUsers, descHook, descCreateWork, descScrapeError} {
+		descUploads, descResultFiles, descResultBytes, descUsers, descHook, descCreateWork, descRelinked, descUnrestored, descScrapeError} {
 		ch <- d
 	}
 }
@@ -194,5 +196,12 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstHistogram(d, h.Count, h.Sum, buckets)
 	}
+	counts, err := c.db.Counts(ctx)
+	if err != nil {
+		c.log.Error("metrics: reading counters", "err", err)
+		failed = 1
+	}
+	ch <- prometheus.MustNewConstMetric(descRelinked, prometheus.CounterValue, float64(counts[store.CountInputsRelinked]))
+	ch <- prometheus.MustNewConstMetric(descUnrestored, prometheus.CounterValue, float64(counts[store.CountInputsUnrestorable]))
 	ch <- prometheus.MustNewConstMetric(descScrapeError, prometheus.GaugeValue, failed)
 }

@@ -173,12 +173,9 @@ func (p *Pool) Remove(sum string) error {
 	return err
 }
 
-// PhysicalName is the immutable BOINC name of a content.
-func PhysicalName(sum string) string { return "jf_" + sum }
-
 // Stage makes content sum available to BOINC: a hard link (a copy across
-// file systems) at the download hierarchy path of jf_<md5> and its .md5
-// sidecar. It is idempotent and never replaces a name with other content.
+// file systems) at the download hierarchy path of PhysicalName(sum) and its
+// .md5 sidecar. It is idempotent and never replaces a name with other content.
 func (p *Pool) Stage(proj *boinc.Project, sum string, size int64) (string, error) {
 	name := PhysicalName(sum)
 	dst := proj.DownloadPath(name)
@@ -228,11 +225,43 @@ func keepSidecar(dst, sum string, size int64) error {
 	return boinc.WriteSidecar(dst, sum, size)
 }
 
-// Unstage removes a content's download link and sidecar.
-func (p *Pool) Unstage(proj *boinc.Project, sum string) {
+// Unstage removes a content's download links and sidecars: its name, and
+// the name work units made before rboinc had a namespace of its own use
+// (LegacyPhysicalName) when that file is rboinc's own link of the pool's
+// content and keepLegacy is false; a jf_ file that is not (BOINC's
+// job-file staging gave it, or a copy whose origin cannot be told) is left
+// to whoever made it. keepLegacy is for a link BOINC's job-file staging
+// found and uses for batches of its own (see LegacyLink).
+func (p *Pool) Unstage(proj *boinc.Project, sum string, keepLegacy bool) {
 	dst := proj.DownloadPath(PhysicalName(sum))
 	os.Remove(dst + ".md5")
 	os.Remove(dst)
+	if keepLegacy {
+		return
+	}
+	if name, ok := p.LegacyLink(proj, sum); ok {
+		legacy := proj.DownloadPath(name)
+		os.Remove(legacy + ".md5")
+		os.Remove(legacy)
+	}
+}
+
+// LegacyLink is content sum's download name of work units made before
+// rboinc had a namespace of its own; ok tells whether that file is
+// rboinc's own link of the pool's content.
+func (p *Pool) LegacyLink(proj *boinc.Project, sum string) (name string, ok bool) {
+	name = LegacyPhysicalName(sum)
+	return name, p.isLinkOf(proj.DownloadPath(name), sum)
+}
+
+// isLinkOf tells whether path is a hard link of content sum's pool file.
+func (p *Pool) isLinkOf(path, sum string) bool {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return false
+	}
+	pf, err := os.Stat(p.Path(sum))
+	return err == nil && os.SameFile(fi, pf)
 }
 
 // linkOrCopy puts src at dst atomically: hard link to a temporary name

@@ -28,7 +28,7 @@ func TestIngestStage(t *testing.T) {
 	}
 	proj := &boinc.Project{DownloadDir: filepath.Join(dir, "download"), Fanout: 1024}
 	name, err := p.Stage(proj, sum, 5)
-	if err != nil || name != "jf_"+sum {
+	if err != nil || name != "rboinc_"+sum {
 		t.Fatal(name, err)
 	}
 	path := proj.DownloadPath(name)

@@ -101,7 +101,7 @@ func (s *Server) Handler() http.Handler {
 			s.answer(w, r)(s.E.StatusBoinc(r.Context(), u, q.Get("group"), q.Get("name")))
 			return
 		}
-		s.answer(w, r)(s.E.Status(r.Context(), u, q.Get("group"), q.Get("name")))
+		s.answer(w, r)(s.E.StatusWhere(r.Context(), u, q.Get("group"), q.Get("name")))
 	}))
 	mux.HandleFunc("GET "+api+wire.PathProgress, s.withUser(func(w http.ResponseWriter, r *http.Request, u store.User) {
 		s.answer(w, r)(s.E.Progress(r.Context(), u, r.URL.Query().Get("group")))

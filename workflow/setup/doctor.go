@@ -87,6 +87,7 @@ func Doctor(ctx context.Context, root string) Findings {
 	if !cfg.Simulated {
 		checkDaemonsRun(&f, p, DaemonLines(p, pc.Queues, cfg.HookScript))
 		ownerCheck(&f, root, p)
+		checkLateReplicas(&f, p)
 	}
 	checkSpool(&f, root)
 	if users != nil { // the database opens at this rboinc's schema version

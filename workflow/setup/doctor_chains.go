@@ -100,6 +100,7 @@ func checkChainsMove(ctx context.Context, f *Findings, root string, p *boinc.Pro
 	checkHookFailure(ctx, f, root, db)
 	checkStuckChains(ctx, f, p, db)
 	checkAssignment(ctx, f, p, db)
+	checkInputs(ctx, f, root)
 }
 
 // checkAssignment: BOINC's scheduler sends assigned work (-assign_user_all)

@@ -86,11 +86,12 @@ func (s *sim) claim(ctx context.Context) (task, bool, error) {
 	return t, found && err == nil, err
 }
 
-// A reported result's client_state (BOINC's RESULT_FILES_UPLOADED and
-// RESULT_COMPUTE_ERROR).
+// A reported result's client_state (BOINC's RESULT_FILES_DOWNLOADING,
+// RESULT_FILES_UPLOADED and RESULT_COMPUTE_ERROR).
 const (
-	clientComputeError  = 3
-	clientFilesUploaded = 5
+	clientFilesDownloading = 1
+	clientComputeError     = 3
+	clientFilesUploaded    = 5
 )
 
 // compute runs one result like a volunteer host and reports it back.
@@ -99,13 +100,18 @@ func (s *sim) compute(ctx context.Context, p *boinc.Project, t task) {
 	log.Info("WU started", "app", t.app)
 	slot := filepath.Join(p.Dir, "slots", t.name)
 	start := time.Now()
-	exitStatus, failure, done := s.run(ctx, p, t, slot)
+	exitStatus, failure, downloading, done := s.run(ctx, p, t, slot)
 	if !done {
 		os.RemoveAll(slot)
 		return // stopped: the next Run sends the result again
 	}
 	elapsed := time.Since(start).Seconds()
 	stderrOut := tailFile(filepath.Join(slot, "stderr.txt"), 64<<10)
+	if downloading {
+		// As a real client reports a task whose input it could not get:
+		// never started, its stderr_out the client's message alone.
+		elapsed, stderrOut = 0, failure
+	}
 	os.RemoveAll(slot)
 
 	outcome := outcomeSuccess
@@ -122,7 +128,10 @@ func (s *sim) compute(ctx context.Context, p *boinc.Project, t task) {
 		}
 		decidedBefore = state != assimInit
 		clientState := clientFilesUploaded
-		if failure != "" {
+		switch {
+		case downloading:
+			clientState = clientFilesDownloading
+		case failure != "":
 			clientState = clientComputeError
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE result SET server_state = ?, outcome = ?, client_state = ?, exit_status = ?,
@@ -147,29 +156,35 @@ func (s *sim) compute(ctx context.Context, p *boinc.Project, t task) {
 }
 
 // run prepares the slot, runs the app and uploads the outputs. failure is
-// empty on success; done is false when the run was interrupted by ctx.
-func (s *sim) run(ctx context.Context, p *boinc.Project, t task, slot string) (exitStatus int, failure string, done bool) {
+// empty on success; downloading says the inputs could not be downloaded
+// (failure is then the client's message); done is false when the run was
+// interrupted by ctx.
+func (s *sim) run(ctx context.Context, p *boinc.Project, t task, slot string) (exitStatus int, failure string, downloading, done bool) {
 	if err := os.RemoveAll(slot); err != nil {
-		return 0, fmt.Sprintf("cannot clear slot: %v", err), true
+		return 0, fmt.Sprintf("cannot clear slot: %v", err), false, true
 	}
 	if err := os.MkdirAll(slot, 0o755); err != nil {
-		return 0, fmt.Sprintf("cannot make slot: %v", err), true
+		return 0, fmt.Sprintf("cannot make slot: %v", err), false, true
 	}
 	wd := parseWUDoc(t.wuDoc)
 	if err := stageInputs(p, wd, slot); err != nil {
-		return 0, err.Error(), true
+		var de *downloadError
+		if errors.As(err, &de) {
+			return errResultDownload, de.clientMessage(), true, true
+		}
+		return 0, err.Error(), false, true
 	}
 	status, err := s.runApp(ctx, p, t.app, strings.Fields(wd.cmdline), slot)
 	if ctx.Err() != nil && err != nil {
-		return 0, "", false
+		return 0, "", false, false
 	}
 	if err != nil {
-		return status, err.Error(), true
+		return status, err.Error(), false, true
 	}
 	if err := uploadOutputs(p, t.resDoc, slot); err != nil {
-		return 0, err.Error(), true
+		return 0, err.Error(), false, true
 	}
-	return 0, "", true
+	return 0, "", false, true
 }
 
 // stageInputs puts the WU's inputs into the slot under their open names, as
@@ -191,6 +206,10 @@ func stageInputs(p *boinc.Project, wd wuDoc, slot string) error {
 		} else if err = os.Link(src, dst); err != nil && !errors.Is(err, os.ErrNotExist) {
 			err = copyFile(src, dst)
 		}
+		if errors.Is(err, os.ErrNotExist) {
+			// The web server answers 404: the client gives up at once.
+			return &downloadError{file: r.fileName, code: errHTTPPermanent}
+		}
 		if err != nil {
 			return fmt.Errorf("download of input %s failed: %w", r.fileName, err)
 		}
@@ -200,7 +219,7 @@ func stageInputs(p *boinc.Project, wd wuDoc, slot string) error {
 				return fmt.Errorf("checking input %s: %w", r.fileName, err)
 			}
 			if sum != want {
-				return fmt.Errorf("MD5 check failed for input %s: the WU says %s, the file is %s", r.fileName, want, sum)
+				return &downloadError{file: r.fileName, code: errMD5Failed}
 			}
 		}
 	}

@@ -121,11 +121,15 @@ func (s *sim) pass(ctx context.Context) {
 	if err := s.transitionDue(ctx, p); ctx.Err() == nil {
 		s.report("transitioner", err, "transitioner pass failed")
 	}
-	if err := s.assignJobs(ctx, p); ctx.Err() == nil {
-		s.report("scheduler", err, "sending assigned work failed")
-	}
-	if err := s.dispatch(ctx, p); ctx.Err() == nil {
-		s.report("feeder", err, "sending work failed")
+	// BOINC's scheduler sends nothing while the project's stop_sched
+	// file is there (bin/stop leaves it): work waits unsent.
+	if _, err := os.Stat(filepath.Join(s.dir, "stop_sched")); err != nil {
+		if err := s.assignJobs(ctx, p); ctx.Err() == nil {
+			s.report("scheduler", err, "sending assigned work failed")
+		}
+		if err := s.dispatch(ctx, p); ctx.Err() == nil {
+			s.report("feeder", err, "sending work failed")
+		}
 	}
 	if err := s.startAssimilators(ctx); ctx.Err() == nil {
 		s.report("assimilator", err, "assimilator pass failed")

@@ -27,7 +27,7 @@ const TablePrefix = "rboinc_"
 // tables are the names the queries use, each the table rboinc_<name> on
 // MariaDB.
 var tables = []string{"users", "chains", "chain_inputs", "steps", "step_inputs", "results", "pool", "uploads", "step_attempts", "events", "schema_history",
-	"notify_targets", "notify_outbox", "notify_cursor", "batches", "batch_jobs", "latency", "pool_owners", "notify_emails", "notify_email_codes", "long_polls"}
+	"notify_targets", "notify_outbox", "notify_cursor", "batches", "batch_jobs", "latency", "pool_owners", "notify_emails", "notify_email_codes", "long_polls", "counters"}
 
 // mysqlTable matches a table name where a query names a table (not after
 // a dot: a column qualified by an alias).
@@ -346,6 +346,10 @@ var mysqlSchema = map[int][]string{
 	ON o.wu_name = a.wu_name SET a.seq = o.n WHERE a.seq IS NULL`,
 		`ALTER TABLE rboinc_step_attempts MODIFY COLUMN seq BIGINT NOT NULL AUTO_INCREMENT UNIQUE`,
 	},
+	15: {`CREATE TABLE IF NOT EXISTS rboinc_counters (
+	name VARCHAR(64) NOT NULL PRIMARY KEY,
+	n    BIGINT NOT NULL
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin`},
 }
 
 // The schema version is the one row of rboinc_schema; writers lock that

@@ -20,6 +20,34 @@ const StateHeld = "held"
 // one more. It reports false when the step had moved on already (a second
 // call for the same work unit).
 func (d *DB) RetryStep(ctx context.Context, c Chain, step int, oldWU, newWU, reason string, notBefore int64) (bool, error) {
+	return d.retryStep(ctx, c, step, oldWU, newWU, reason, notBefore, 1)
+}
+
+// RemakeStep is RetryStep for a work unit that failed through no fault of
+// its step (its inputs could not be downloaded, and are back): the step's
+// attempts stay as they were. reason should begin with
+// ReasonInputDownload, which DownloadRemakes counts.
+func (d *DB) RemakeStep(ctx context.Context, c Chain, step int, oldWU, newWU, reason string, notBefore int64) (bool, error) {
+	return d.retryStep(ctx, c, step, oldWU, newWU, reason, notBefore, 0)
+}
+
+// ReasonInputDownload begins the reason of an attempt made again because
+// its inputs could not be downloaded.
+const ReasonInputDownload = "input download failed"
+
+// DownloadRemakes counts the earlier attempts of a step made again because
+// their inputs could not be downloaded.
+func (d *DB) DownloadRemakes(ctx context.Context, chainID int64, step int) (int, error) {
+	var n int
+	err := d.queryRow(ctx, `SELECT count(*) FROM step_attempts WHERE chain_id = ? AND step = ? AND reason LIKE ?`,
+		chainID, step, ReasonInputDownload+"%").Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("counting a step's remakes: %w", err)
+	}
+	return n, nil
+}
+
+func (d *DB) retryStep(ctx context.Context, c Chain, step int, oldWU, newWU, reason string, notBefore int64, counted int) (bool, error) {
 	var retried bool
 	err := d.Tx(ctx, func(tx *sql.Tx) error {
 		retried = false
@@ -35,8 +63,8 @@ func (d *DB) RetryStep(ctx context.Context, c Chain, step int, oldWU, newWU, rea
 		if err := renameStep(ctx, tx, c.ID, step, oldWU, newWU, attempts, reason, now()); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'pending', attempts = attempts + 1, not_before = ?, created = ?
-			WHERE chain_id = ? AND step = ?`, notBefore, now(), c.ID, step); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'pending', attempts = attempts + ?, not_before = ?, created = ?
+			WHERE chain_id = ? AND step = ?`, counted, notBefore, now(), c.ID, step); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE chains SET error = ?, updated = ? WHERE id = ?`, reason, now(), c.ID); err != nil {

@@ -67,6 +67,12 @@ CREATE UNIQUE INDEX IF NOT EXISTS users_boinc ON users(boinc_user_id) WHERE boin
 	// from 1 again): by order of insertion, which SQLite's rowid holds
 	// already; MariaDB gets the column seq that rowid means there.
 	{version: 14, name: "earlier attempts in their order of insertion", fn: func(context.Context, *sql.Tx) error { return nil }},
+	// Counts of what the daemons did (inputs linked again, ...), read by
+	// /metrics in another process (counters.go).
+	{version: 15, name: "counters of daemon work", sql: `CREATE TABLE IF NOT EXISTS counters (
+	name TEXT PRIMARY KEY,
+	n    INTEGER NOT NULL
+);`},
 }
 
 // batchConsumers gives the chains of batches their consumer, the GAHP.

@@ -54,11 +54,15 @@ type groupData struct {
 	Page
 	G      stats.Group
 	Chains []chainLine
+	// BoincNote says why the running chains do not say where their steps
+	// are in BOINC (its database unreadable).
+	BoincNote string
 }
 
 type chainLine struct {
 	store.ChainRow
-	Link string
+	Link  string
+	Where string // where a running chain's step is in BOINC
 }
 
 func (h *Handler) group(w http.ResponseWriter, r *http.Request, u store.User) {
@@ -87,8 +91,10 @@ func (h *Handler) group(w http.ResponseWriter, r *http.Request, u store.User) {
 			d.G = g
 		}
 	}
+	where, note := h.whereInBoinc(r, u, group, "")
+	d.BoincNote = note
 	for _, c := range rows {
-		d.Chains = append(d.Chains, chainLine{c, link(h.base, group, c.Name)})
+		d.Chains = append(d.Chains, chainLine{c, link(h.base, group, c.Name), where[c.Name]})
 	}
 	h.render(w, r, "group", d)
 }
@@ -100,6 +106,8 @@ type chainData struct {
 	Steps     []store.StepRow
 	Attempts  []store.Attempt
 	Files     []fileLink
+	// Where the current step is in BOINC, or BoincNote why not known.
+	Where, BoincNote string
 }
 
 type fileLink struct {
@@ -136,6 +144,10 @@ func (h *Handler) chain(w http.ResponseWriter, r *http.Request, u store.User) {
 		return
 	}
 	d := chainData{Page: h.frame(u, "Chain "+group+"/"+name), C: c, GroupLink: link(h.base, group), Steps: steps, Attempts: atts}
+	if c.State == wire.StateRunning {
+		where, note := h.whereInBoinc(r, u, group, name)
+		d.Where, d.BoincNote = where[name], note
+	}
 	consumer := ""
 	if c.Consumer != wire.ConsumerRetriever {
 		// The server hands a result only to its consumer: a look in the

@@ -327,6 +327,12 @@ type ChainStatus struct {
 	// Boinc is what BOINC does with the chain's current work unit (with
 	// boinc=1, for running chains, when BOINC's database answers).
 	Boinc *ChainBoinc `json:"boinc,omitempty"`
+	// BoincState is where a running chain's current work unit is in
+	// BOINC (BoincUnsent, BoincInProgress, BoincValidating), BoincSince
+	// since when it runs on a volunteer (Unix seconds), when BOINC's
+	// database answers; the state stays "running" for older clients.
+	BoincState string `json:"boinc_state,omitempty"`
+	BoincSince int64  `json:"boinc_since,omitempty"`
 }
 
 // ChainBoinc is a running chain's current work unit in BOINC.
@@ -427,6 +433,9 @@ type StatusResponse struct {
 	// Batches are the user's batches (of the group asked for), when the
 	// request names no single chain.
 	Batches []Batch `json:"batches,omitempty"`
+	// BoincError says why the chains have no BoincState: BOINC's database
+	// could not be read.
+	BoincError string `json:"boinc_error,omitempty"`
 }
 
 // ResultFile is one finished output waiting on the server.
