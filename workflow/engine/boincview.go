@@ -57,7 +57,7 @@ func (e *Engine) GridStatus(ctx context.Context, u store.User, group string) (wi
 		g.Count(c.State) // chains does not list purged ones
 	}
 	if bdb, err := e.boincDB(ctx); err != nil {
-		r.BoincError = err.Error()
+		r.BoincError = e.withoutBoincCounts(fmt.Errorf("BOINC's database is not available: %w", err))
 	} else if wus, err := e.DB.StepWUs(ctx, u.ID, group, time.Now().Add(-gridWindow).Unix()); err != nil {
 		return r, err
 	} else {
@@ -68,7 +68,7 @@ func (e *Engine) GridStatus(ctx context.Context, u store.User, group string) (wi
 			}
 			counts, err := bdb.Report(ctx, names)
 			if err != nil {
-				r.BoincError = fmt.Sprintf("reading BOINC's database: %v", err)
+				r.BoincError = e.withoutBoincCounts(fmt.Errorf("reading BOINC's database: %w", err))
 				break
 			}
 			g.Boinc = &counts
@@ -145,6 +145,13 @@ func (e *Engine) withoutBoinc(err error) string {
 		e.Log.Warn("status without where steps are in BOINC", "err", err)
 	}
 	return "BOINC's database cannot be read now, so the status does not say where steps are in BOINC (the server's log says why)"
+}
+
+// withoutBoincCounts is withoutBoinc for -gridstatus: the database's own
+// error (its address, account, file) goes to the log only.
+func (e *Engine) withoutBoincCounts(err error) string {
+	e.withoutBoinc(err)
+	return "BOINC's database cannot be read now, so BOINC's counts are missing (the server's log says why)"
 }
 
 // StatusBoinc is StatusWhere with, for each running chain, its current

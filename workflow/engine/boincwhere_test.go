@@ -75,4 +75,14 @@ func TestStatusWhereWithoutBoinc(t *testing.T) {
 	if n := strings.Count(logs.String(), "status without where steps are in BOINC"); n != 1 || !strings.Contains(logs.String(), "reading where work units are") {
 		t.Errorf("logged %d times, want once:\n%s", n, logs.String())
 	}
+	// -gridstatus says the same in its words, and no more.
+	gs, err := e.GridStatus(ctx, u, "g")
+	if err != nil || len(gs.Groups) != 1 || !strings.Contains(gs.BoincError, "BOINC's database cannot be read now") {
+		t.Fatalf("gridstatus with BOINC's database unreadable: %+v %v", gs, err)
+	}
+	for _, leak := range []string{"standin.db", "malformed", e.Proj.Dir} {
+		if strings.Contains(gs.BoincError, leak) {
+			t.Errorf("gridstatus shows the database's error (%q): %s", leak, gs.BoincError)
+		}
+	}
 }
