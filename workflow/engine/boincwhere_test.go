@@ -85,4 +85,14 @@ func TestStatusWhereWithoutBoinc(t *testing.T) {
 			t.Errorf("gridstatus shows the database's error (%q): %s", leak, gs.BoincError)
 		}
 	}
+	// So does -priority, whose work units in BOINC keep theirs.
+	pr, err := e.SetPriority(ctx, u, wire.PriorityRequest{ChainRef: wire.ChainRef{Group: "g"}, Priority: 5})
+	if err != nil || pr.Count != 3 || !strings.Contains(pr.Message, "keep their priority") || !strings.Contains(pr.Message, "under request") {
+		t.Fatalf("priority with BOINC's database unreadable: %+v %v", pr, err)
+	}
+	for _, leak := range []string{"standin.db", "malformed", e.Proj.Dir} {
+		if strings.Contains(pr.Message, leak) {
+			t.Errorf("priority shows the database's error (%q): %s", leak, pr.Message)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/rboinc/rboinc/internal/words"
+	"github.com/rboinc/rboinc/workflow/reqid"
 	"github.com/rboinc/rboinc/workflow/store"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
@@ -26,8 +27,11 @@ func (e *Engine) SetPriority(ctx context.Context, u store.User, req wire.Priorit
 	}
 	note := ""
 	if changed, err := e.prioritizeWUs(ctx, held, req.Priority); err != nil {
-		e.Log.Warn("changing priorities in BOINC", "err", err)
-		note = "; " + err.Error()
+		// The database's error (its address, account, file) is the
+		// administrator's: the user gets the request id to ask with.
+		id := reqid.New()
+		e.Log.Warn("changing priorities in BOINC", "request_id", id, "err", err)
+		note = fmt.Sprintf("; but the work units BOINC holds keep their priority (the next steps get the new one): the server's log says why under request %s", id)
 	} else if changed > 0 {
 		note = "; " + words.Count(changed, "work unit", "work units") + " changed in BOINC"
 	}
@@ -42,7 +46,7 @@ func (e *Engine) prioritizeWUs(ctx context.Context, held []store.HeldStep, base 
 	}
 	bdb, err := e.boincDB(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("the work units BOINC holds keep their priority (its database is not available: %w); the next steps get the new one", err)
+		return 0, fmt.Errorf("BOINC's database is not available: %w", err)
 	}
 	wus := make([]string, len(held))
 	for i, h := range held {
