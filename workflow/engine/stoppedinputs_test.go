@@ -63,5 +63,5 @@ func TestStoppedChainDownloadErrorWaitsForResume(t *testing.T) {
 	if _, err := f.e.Resume(f.ctx, f.u, wire.ResumeRequest{ChainRef: wire.ChainRef{Group: "g", Name: "c1"}}); err != nil {
 		t.Fatal(err)
 	}
-	f.waitChain("g", "c1", wire.StateDone, 2*time.Minute)
+	f.waitChain("g", "c1", wire.StateDone, 4*time.Minute)
 }
