@@ -336,33 +336,7 @@ func TestLegacyJFWorkUnit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Make it what an older rboinc created.
-	db, err := sql.Open("sqlite", filepath.Join(f.e.Proj.Dir, "standin.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`UPDATE workunit SET xml_doc = replace(xml_doc, 'rboinc_', 'jf_') WHERE name = ?`, wu); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	var legacy []string
-	for _, sum := range s0.Inputs {
-		if sum == "" {
-			continue
-		}
-		old := f.e.Proj.DownloadPath(pool.LegacyPhysicalName(sum))
-		os.MkdirAll(filepath.Dir(old), 0o755)
-		if err := os.Link(f.e.Pool.Path(sum), old); err != nil && !os.IsExist(err) {
-			t.Fatal(err)
-		}
-		boinc.WriteSidecar(old, sum, 1)
-		cur := f.e.Proj.DownloadPath(pool.PhysicalName(sum))
-		os.Remove(cur)
-		os.Remove(cur + ".md5")
-		if !slices.Contains(legacy, old) {
-			legacy = append(legacy, old)
-		}
-	}
+	legacy := makeLegacyJF(t, f, wu, s0.Inputs, true)
 	// BOINC's job-file staging has a file of its own under a jf_ name.
 	foreignSum := md5s("BOINC's own job file\n")
 	foreign := f.e.Proj.DownloadPath(pool.LegacyPhysicalName(foreignSum))
@@ -394,4 +368,41 @@ func TestLegacyJFWorkUnit(t *testing.T) {
 	if _, err := os.Stat(foreign); err != nil {
 		t.Errorf("collection removed BOINC's own job file: %v", err)
 	}
+}
+
+// makeLegacyJF makes work unit wu what an older rboinc created: its
+// xml_doc names its inputs jf_<md5>, and download/ has those links (the
+// rboinc_ ones removed when dropCurrent). It returns the jf_ paths, each
+// once.
+func makeLegacyJF(t *testing.T, f *fixture, wu string, inputs []string, dropCurrent bool) []string {
+	t.Helper()
+	db, err := sql.Open("sqlite", filepath.Join(f.e.Proj.Dir, "standin.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`UPDATE workunit SET xml_doc = replace(xml_doc, 'rboinc_', 'jf_') WHERE name = ?`, wu); err != nil {
+		t.Fatal(err)
+	}
+	var legacy []string
+	for _, sum := range inputs {
+		if sum == "" {
+			continue
+		}
+		old := f.e.Proj.DownloadPath(pool.LegacyPhysicalName(sum))
+		os.MkdirAll(filepath.Dir(old), 0o755)
+		if err := os.Link(f.e.Pool.Path(sum), old); err != nil && !os.IsExist(err) {
+			t.Fatal(err)
+		}
+		boinc.WriteSidecar(old, sum, 1)
+		if dropCurrent {
+			cur := f.e.Proj.DownloadPath(pool.PhysicalName(sum))
+			os.Remove(cur)
+			os.Remove(cur + ".md5")
+		}
+		if !slices.Contains(legacy, old) {
+			legacy = append(legacy, old)
+		}
+	}
+	return legacy
 }

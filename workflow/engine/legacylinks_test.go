@@ -4,12 +4,9 @@ import (
 	"database/sql"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
-	"github.com/rboinc/rboinc/workflow/boinc"
-	"github.com/rboinc/rboinc/workflow/pool"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 
@@ -26,29 +23,12 @@ func TestLegacyLinkClaimedByBOINC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	legacy := makeLegacyJF(t, f, wu, s0.Inputs, false)
 	db, err := sql.Open("sqlite", filepath.Join(f.e.Proj.Dir, "standin.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := db.Exec(`UPDATE workunit SET xml_doc = replace(xml_doc, 'rboinc_', 'jf_') WHERE name = ?`, wu); err != nil {
-		t.Fatal(err)
-	}
-	var legacy []string
-	for _, sum := range s0.Inputs {
-		if sum == "" {
-			continue
-		}
-		old := f.e.Proj.DownloadPath(pool.LegacyPhysicalName(sum))
-		os.MkdirAll(filepath.Dir(old), 0o755)
-		if err := os.Link(f.e.Pool.Path(sum), old); err != nil && !os.IsExist(err) {
-			t.Fatal(err)
-		}
-		boinc.WriteSidecar(old, sum, 1)
-		if !slices.Contains(legacy, old) {
-			legacy = append(legacy, old)
-		}
-	}
 	if len(legacy) < 2 {
 		t.Fatalf("want two distinct inputs, have %d", len(legacy))
 	}
