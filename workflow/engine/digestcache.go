@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/rboinc/rboinc/workflow/boinc"
+	"github.com/rboinc/rboinc/workflow/pool"
 )
 
 // digestCache keeps the MD5 of files by path, valid while the file is the
@@ -34,28 +35,20 @@ func (c *digestCache) notePoolFile(sum string, fi os.FileInfo) {
 	c.pool[sum] = fi
 }
 
-// digestEntry is what makes a file the same, unchanged one (statkey_*.go);
-// known false where the system gives no change time: nothing is cached.
+// digestEntry is a file's MD5 and the stamp it had when read.
 type digestEntry struct {
-	known       bool
-	dev, ino    uint64
-	size        int64
-	mtime, ctim int64
-	sum         string
+	pool.Stamp
+	sum string
 }
 
 // sum is path's MD5, read again only when the file changed since.
 func (c *digestCache) sum(path string, fi os.FileInfo) (string, error) {
-	want := entryOf(fi)
+	stamp, known := pool.StampOf(fi) // not known: nothing is cached
 	c.mu.Lock()
 	got, ok := c.m[path]
 	c.mu.Unlock()
-	if ok && want.known {
-		s := got.sum
-		got.sum = ""
-		if got == want {
-			return s, nil
-		}
+	if ok && known && got.Stamp == stamp {
+		return got.sum, nil
 	}
 	sum, _, err := boinc.FileMD5(path)
 	if err != nil {
@@ -63,13 +56,15 @@ func (c *digestCache) sum(path string, fi os.FileInfo) (string, error) {
 	}
 	// Stat again: a file that changed while it was read is read again
 	// next time.
-	if fi2, err := os.Stat(path); err == nil && want.known && entryOf(fi2) == want {
-		want.sum = sum
+	if fi2, err := os.Stat(path); err == nil && known {
+		if again, _ := pool.StampOf(fi2); again != stamp {
+			return sum, nil
+		}
 		c.mu.Lock()
 		if c.m == nil || len(c.m) >= maxPoolFiles {
 			c.m = map[string]digestEntry{}
 		}
-		c.m[path] = want
+		c.m[path] = digestEntry{Stamp: stamp, sum: sum}
 		c.mu.Unlock()
 	}
 	return sum, nil

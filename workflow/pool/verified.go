@@ -12,10 +12,17 @@ const maxVerified = 100000
 // verifiedFile is an upload as it was when its content was checked: the
 // same inode, unchanged since (size and both times), still has that MD5.
 type verifiedFile struct {
-	sum          string
+	sum string
+	Stamp
+}
+
+// Stamp is what makes a file the same, unchanged one: device, inode, size,
+// and the modification and change times in nanoseconds (any write, rename
+// or chmod moves the change time, which no one can set back).
+type Stamp struct {
 	dev, ino     uint64
 	size         int64
-	mtime, ctime int64 // nanoseconds
+	mtime, ctime int64
 }
 
 // NoteVerified remembers that the file at path, which was written as the
@@ -29,17 +36,16 @@ func (p *Pool) NoteVerified(path, sum string, written os.FileInfo) {
 	if err != nil || !fi.Mode().IsRegular() || !os.SameFile(fi, written) {
 		return
 	}
-	id, ok := identify(fi)
+	id, ok := StampOf(fi)
 	if !ok {
 		return
 	}
-	id.sum = sum
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.verified == nil || len(p.verified) >= maxVerified {
 		p.verified = map[string]verifiedFile{}
 	}
-	p.verified[filepath.Clean(path)] = id
+	p.verified[filepath.Clean(path)] = verifiedFile{sum: sum, Stamp: id}
 }
 
 // verifiedAs returns the MD5 noted for path when fi (its Lstat) is still
@@ -53,12 +59,7 @@ func (p *Pool) verifiedAs(path string, fi os.FileInfo) string {
 	if !ok {
 		return ""
 	}
-	id, ok := identify(fi)
-	if !ok {
-		return ""
-	}
-	id.sum = v.sum
-	if id != v {
+	if id, ok := StampOf(fi); !ok || id != v.Stamp {
 		return ""
 	}
 	return v.sum

@@ -5,14 +5,12 @@ import (
 	"syscall"
 )
 
-// identify is what makes fi the same, unchanged file: device, inode, size,
-// and the modification and change times (any write, rename or chmod moves
-// the change time).
-func identify(fi os.FileInfo) (verifiedFile, bool) {
+// StampOf tells what makes fi the same, unchanged file.
+func StampOf(fi os.FileInfo) (Stamp, bool) {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
-		return verifiedFile{}, false
+		return Stamp{}, false
 	}
-	return verifiedFile{dev: uint64(st.Dev), ino: st.Ino, size: fi.Size(),
+	return Stamp{dev: uint64(st.Dev), ino: st.Ino, size: fi.Size(),
 		mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}, true
 }
