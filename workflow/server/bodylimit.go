@@ -143,10 +143,14 @@ func (s *Server) bodyFailed(w http.ResponseWriter, r *http.Request, limit int64,
 }
 
 func tooLarge(w http.ResponseWriter, r *http.Request, limit int64) {
+	w.Header().Set("Connection", "close") // see busy
 	writeError(w, http.StatusRequestEntityTooLarge, wire.CodeTooLarge, fmt.Sprintf("the request body is larger than the %d bytes (%s) that %s %s takes; nothing of it was kept", limit, mib(limit), r.Method, r.URL.Path))
 }
 
 func (s *Server) busy(w http.ResponseWriter) {
+	// The rest of a refused body is not read: net/http would otherwise
+	// wait for it before answering, for as long as the sender stalls.
+	w.Header().Set("Connection", "close")
 	w.Header().Set("Retry-After", strconv.Itoa(busyRetry))
 	writeError(w, http.StatusServiceUnavailable, wire.CodeServerBusy, fmt.Sprintf("the server is reading as many request bodies as it takes at once (%d bytes from all users, max_json_bytes_in_flight); nothing of this request was kept: send it again in a few seconds", s.bodies.max))
 }
