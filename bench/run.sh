@@ -41,7 +41,7 @@ go build -o "$work/bin/" ./cmd/rboinc-server ./cmd/rboinc-hook ./cmd/rboinc-subm
 [ -n "$keep" ] || rm -rf "$work/server" "$work/data"
 
 if [ -n "$gobench" ]; then
-	pkgs="./workflow/pool ./workflow/store ./workflow/engine ./workflow/client ./workflow/master ./workflow/gahp"
+	pkgs="./internal/pool ./internal/store ./internal/engine ./workflow/client ./workflow/master ./internal/gahp"
 	if [ -n "$short" ]; then
 		echo "== Go benchmarks, each once at small sizes (smoke)"
 		go test -short -run '^$' -bench . -benchtime 1x $pkgs

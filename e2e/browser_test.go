@@ -17,7 +17,7 @@ import (
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/chromedp"
 
-	"github.com/rboinc/rboinc/workflow/store"
+	"github.com/rboinc/rboinc/internal/store"
 )
 
 // chromium finds a Chromium to drive. Without one the browser tests are

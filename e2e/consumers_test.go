@@ -16,7 +16,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/rboinc/rboinc/workflow/engine"
+	"github.com/rboinc/rboinc/internal/engine"
 )
 
 // Helpers of consumers.txtar: every result reaches exactly one consumer.

@@ -48,7 +48,7 @@ func TestMain(m *testing.M) {
 // a cached result must not outlive a change to them (go test keys its
 // cache on the files the test process itself looks at).
 func noteSources(repo string) {
-	for _, top := range []string{"cmd", "workflow", "examples", "templates"} {
+	for _, top := range []string{"cmd", "workflow", "internal", "examples", "templates"} {
 		filepath.WalkDir(filepath.Join(repo, top), func(p string, d os.DirEntry, err error) error {
 			if err == nil && !d.IsDir() {
 				os.Stat(p)

@@ -17,8 +17,8 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/rboinc/rboinc/internal/engine"
 	"github.com/rboinc/rboinc/workflow/client"
-	"github.com/rboinc/rboinc/workflow/engine"
 )
 
 // gahp SESSION: run rboinc-gahp in $WORK as HTCondor's gridmanager does,

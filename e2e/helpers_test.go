@@ -5,7 +5,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/rboinc/rboinc/workflow/standin"
+	"github.com/rboinc/rboinc/internal/standin"
 )
 
 func mustRE(ts *testscript.TestScript, s string) *regexp.Regexp {

@@ -11,8 +11,8 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/rboinc/rboinc/workflow/boinc"
-	"github.com/rboinc/rboinc/workflow/boincdb"
+	"github.com/rboinc/rboinc/internal/boinc"
+	"github.com/rboinc/rboinc/internal/boincdb"
 )
 
 var firstWURE = regexp.MustCompile(`[A-Za-z0-9_]+-[A-Z0-9]+_[A-Za-z0-9_]+-0-[0-9]+-RND[0-9]{4}`)

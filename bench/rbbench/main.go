@@ -25,7 +25,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rboinc/rboinc/workflow/engine"
+	"github.com/rboinc/rboinc/internal/engine"
 )
 
 // sizes of one run.

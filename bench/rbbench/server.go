@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rboinc/rboinc/workflow/engine"
+	"github.com/rboinc/rboinc/internal/engine"
 )
 
 // benchUser is the scientist the benchmarks submit as.

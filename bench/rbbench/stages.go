@@ -13,10 +13,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rboinc/rboinc/workflow/boinc"
+	"github.com/rboinc/rboinc/internal/boinc"
+	"github.com/rboinc/rboinc/internal/engine"
+	"github.com/rboinc/rboinc/internal/store"
 	"github.com/rboinc/rboinc/workflow/client"
-	"github.com/rboinc/rboinc/workflow/engine"
-	"github.com/rboinc/rboinc/workflow/store"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 

@@ -14,8 +14,8 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/rboinc/rboinc/workflow/buildinfo"
-	"github.com/rboinc/rboinc/workflow/gahp"
+	"github.com/rboinc/rboinc/internal/buildinfo"
+	"github.com/rboinc/rboinc/internal/gahp"
 )
 
 func main() { os.Exit(run(os.Args[1:])) }

@@ -22,9 +22,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rboinc/rboinc/workflow/buildinfo"
-	"github.com/rboinc/rboinc/workflow/hookargs"
-	"github.com/rboinc/rboinc/workflow/spool"
+	"github.com/rboinc/rboinc/internal/buildinfo"
+	"github.com/rboinc/rboinc/internal/hookargs"
+	"github.com/rboinc/rboinc/internal/spool"
 )
 
 // It imports little on purpose (no log/slog, no JSON, no BOINC package):

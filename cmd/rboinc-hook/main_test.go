@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/rboinc/rboinc/workflow/spool"
+	"github.com/rboinc/rboinc/internal/spool"
 )
 
 // Only the paths that return are tested here: the others replace the

@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rboinc/rboinc/internal/clitool"
+	"github.com/rboinc/rboinc/internal/naming"
 	"github.com/rboinc/rboinc/internal/words"
 	"github.com/rboinc/rboinc/workflow/client"
-	"github.com/rboinc/rboinc/workflow/client/clitool"
-	"github.com/rboinc/rboinc/workflow/naming"
 	"github.com/rboinc/rboinc/workflow/wire"
 	"github.com/urfave/cli/v2"
 )

@@ -9,8 +9,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/rboinc/rboinc/internal/clitool"
 	"github.com/rboinc/rboinc/workflow/client"
-	"github.com/rboinc/rboinc/workflow/client/clitool"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 

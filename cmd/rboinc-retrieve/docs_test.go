@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	"github.com/rboinc/rboinc/workflow/client/clitool/docstest"
+	"github.com/rboinc/rboinc/internal/clitool/docstest"
 )
 
 // TestDocs: the manual page and completions of rboinc-retrieve hold every

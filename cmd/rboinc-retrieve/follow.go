@@ -7,8 +7,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/rboinc/rboinc/internal/naming"
 	"github.com/rboinc/rboinc/workflow/client"
-	"github.com/rboinc/rboinc/workflow/naming"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 

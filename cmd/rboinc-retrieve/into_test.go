@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rboinc/rboinc/internal/clitool"
 	"github.com/rboinc/rboinc/workflow/client"
-	"github.com/rboinc/rboinc/workflow/client/clitool"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 

@@ -5,7 +5,7 @@
 package main
 
 import (
-	"github.com/rboinc/rboinc/workflow/client/clitool"
+	"github.com/rboinc/rboinc/internal/clitool"
 	"github.com/urfave/cli/v2"
 )
 

@@ -5,9 +5,9 @@ import (
 	"os"
 	"strings"
 
+	"github.com/rboinc/rboinc/internal/clitool"
+	"github.com/rboinc/rboinc/internal/notifytarget"
 	"github.com/rboinc/rboinc/workflow/client"
-	"github.com/rboinc/rboinc/workflow/client/clitool"
-	"github.com/rboinc/rboinc/workflow/notifytarget"
 	"github.com/rboinc/rboinc/workflow/wire"
 	"github.com/urfave/cli/v2"
 )

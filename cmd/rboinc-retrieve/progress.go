@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/rboinc/rboinc/workflow/client/clitool"
+	"github.com/rboinc/rboinc/internal/clitool"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 

@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rboinc/rboinc/internal/clitool"
 	"github.com/rboinc/rboinc/internal/words"
 	"github.com/rboinc/rboinc/workflow/client"
-	"github.com/rboinc/rboinc/workflow/client/clitool"
 	"github.com/rboinc/rboinc/workflow/wire"
 	"github.com/urfave/cli/v2"
 )

@@ -9,7 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/rboinc/rboinc/workflow/engine"
+	"github.com/rboinc/rboinc/internal/engine"
 )
 
 // assimilatorCommand is `rboinc-server assimilator`: rboinc's own BOINC

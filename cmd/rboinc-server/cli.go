@@ -9,9 +9,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/rboinc/rboinc/internal/clitool"
+	"github.com/rboinc/rboinc/internal/engine"
 	"github.com/rboinc/rboinc/workflow/client"
-	"github.com/rboinc/rboinc/workflow/client/clitool"
-	"github.com/rboinc/rboinc/workflow/engine"
 )
 
 const prog = "rboinc-server"

@@ -9,8 +9,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/rboinc/rboinc/workflow/engine"
-	"github.com/rboinc/rboinc/workflow/server"
+	"github.com/rboinc/rboinc/internal/engine"
+	"github.com/rboinc/rboinc/internal/server"
 )
 
 // creatorCommand is `rboinc-server creator`: a BOINC daemon (a <daemon>

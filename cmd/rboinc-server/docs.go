@@ -11,8 +11,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/rboinc/rboinc/workflow/boinc"
-	"github.com/rboinc/rboinc/workflow/client/clitool"
+	"github.com/rboinc/rboinc/internal/boinc"
+	"github.com/rboinc/rboinc/internal/clitool"
 )
 
 // hookDocApp describes rboinc-hook for its manual page and completion

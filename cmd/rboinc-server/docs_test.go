@@ -4,7 +4,7 @@ import (
 	"log/slog"
 	"testing"
 
-	"github.com/rboinc/rboinc/workflow/client/clitool/docstest"
+	"github.com/rboinc/rboinc/internal/clitool/docstest"
 )
 
 // TestDocs: the manual pages and completions install-docs writes for

@@ -8,8 +8,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/rboinc/rboinc/internal/setup"
 	"github.com/rboinc/rboinc/internal/words"
-	"github.com/rboinc/rboinc/workflow/setup"
 )
 
 // printInit tells the administrator what init did and what is left to do.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/rboinc/rboinc/workflow/boincdb"
+	"github.com/rboinc/rboinc/internal/boincdb"
 )
 
 // dsnInput is a flag naming a database address that may carry a

@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 
-	"github.com/rboinc/rboinc/workflow/setup"
-	"github.com/rboinc/rboinc/workflow/webstatus"
+	"github.com/rboinc/rboinc/internal/setup"
+	"github.com/rboinc/rboinc/internal/webstatus"
 )
 
 // The administrator's status page shows doctor's checks; package setup

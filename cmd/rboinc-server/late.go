@@ -5,8 +5,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/rboinc/rboinc/internal/engine"
 	"github.com/rboinc/rboinc/internal/words"
-	"github.com/rboinc/rboinc/workflow/engine"
 )
 
 // lateCommand gives late steps their extra replica now, where the daemons

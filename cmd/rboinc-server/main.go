@@ -19,18 +19,18 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/rboinc/rboinc/internal/boinc"
+	"github.com/rboinc/rboinc/internal/engine"
+	"github.com/rboinc/rboinc/internal/hookargs"
+	"github.com/rboinc/rboinc/internal/naming"
+	"github.com/rboinc/rboinc/internal/reqid"
+	"github.com/rboinc/rboinc/internal/server"
+	"github.com/rboinc/rboinc/internal/setup"
+	"github.com/rboinc/rboinc/internal/spool"
+	"github.com/rboinc/rboinc/internal/standin"
+	"github.com/rboinc/rboinc/internal/store"
+	"github.com/rboinc/rboinc/internal/webstatus"
 	"github.com/rboinc/rboinc/internal/words"
-	"github.com/rboinc/rboinc/workflow/boinc"
-	"github.com/rboinc/rboinc/workflow/engine"
-	"github.com/rboinc/rboinc/workflow/hookargs"
-	"github.com/rboinc/rboinc/workflow/naming"
-	"github.com/rboinc/rboinc/workflow/reqid"
-	"github.com/rboinc/rboinc/workflow/server"
-	"github.com/rboinc/rboinc/workflow/setup"
-	"github.com/rboinc/rboinc/workflow/spool"
-	"github.com/rboinc/rboinc/workflow/standin"
-	"github.com/rboinc/rboinc/workflow/store"
-	"github.com/rboinc/rboinc/workflow/webstatus"
 )
 
 func main() {

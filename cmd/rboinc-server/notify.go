@@ -8,11 +8,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/rboinc/rboinc/workflow/dialguard"
-	"github.com/rboinc/rboinc/workflow/engine"
-	"github.com/rboinc/rboinc/workflow/naming"
-	"github.com/rboinc/rboinc/workflow/notifytarget"
-	"github.com/rboinc/rboinc/workflow/store"
+	"github.com/rboinc/rboinc/internal/dialguard"
+	"github.com/rboinc/rboinc/internal/engine"
+	"github.com/rboinc/rboinc/internal/naming"
+	"github.com/rboinc/rboinc/internal/notifytarget"
+	"github.com/rboinc/rboinc/internal/store"
 )
 
 // notifyCommand is `user notify`: a user's notification targets, added,

@@ -10,10 +10,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/rboinc/rboinc/workflow/engine"
-	"github.com/rboinc/rboinc/workflow/mail"
-	nightly "github.com/rboinc/rboinc/workflow/report"
-	"github.com/rboinc/rboinc/workflow/store"
+	"github.com/rboinc/rboinc/internal/engine"
+	"github.com/rboinc/rboinc/internal/mail"
+	nightly "github.com/rboinc/rboinc/internal/report"
+	"github.com/rboinc/rboinc/internal/store"
 )
 
 // reportCommand is `report`: the nightly report of each user named, or

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rboinc/rboinc/internal/setup"
 	"github.com/rboinc/rboinc/internal/smtptest"
-	"github.com/rboinc/rboinc/workflow/setup"
-	"github.com/rboinc/rboinc/workflow/store"
+	"github.com/rboinc/rboinc/internal/store"
 )
 
 // TestReportMail: --mail sends the report, text with its HTML

@@ -14,9 +14,9 @@ import (
 	"testing"
 
 	"github.com/rboinc/rboinc/internal/mariadbtest"
+	"github.com/rboinc/rboinc/internal/setup"
+	"github.com/rboinc/rboinc/internal/store"
 	"github.com/rboinc/rboinc/workflow/client"
-	"github.com/rboinc/rboinc/workflow/setup"
-	"github.com/rboinc/rboinc/workflow/store"
 )
 
 // withUmask runs the test under the usual umask (022), with which files

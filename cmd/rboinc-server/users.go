@@ -9,10 +9,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/rboinc/rboinc/workflow/engine"
-	"github.com/rboinc/rboinc/workflow/server"
-	"github.com/rboinc/rboinc/workflow/setup"
-	"github.com/rboinc/rboinc/workflow/store"
+	"github.com/rboinc/rboinc/internal/engine"
+	"github.com/rboinc/rboinc/internal/server"
+	"github.com/rboinc/rboinc/internal/setup"
+	"github.com/rboinc/rboinc/internal/store"
 )
 
 // oneUser runs fn on the user named by the command's single argument.

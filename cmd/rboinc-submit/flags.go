@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/rboinc/rboinc/workflow/client/clitool"
+	"github.com/rboinc/rboinc/internal/clitool"
 	"github.com/rboinc/rboinc/workflow/wire"
 	"github.com/urfave/cli/v2"
 )

@@ -8,10 +8,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rboinc/rboinc/internal/clitool"
+	"github.com/rboinc/rboinc/internal/naming"
+	"github.com/rboinc/rboinc/internal/notifytarget"
 	"github.com/rboinc/rboinc/workflow/client"
-	"github.com/rboinc/rboinc/workflow/client/clitool"
-	"github.com/rboinc/rboinc/workflow/naming"
-	"github.com/rboinc/rboinc/workflow/notifytarget"
 	"github.com/rboinc/rboinc/workflow/wire"
 	"github.com/urfave/cli/v2"
 )

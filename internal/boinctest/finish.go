@@ -13,8 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/rboinc/rboinc/workflow/boinc"
-	"github.com/rboinc/rboinc/workflow/boincdb"
+	"github.com/rboinc/rboinc/internal/boinc"
+	"github.com/rboinc/rboinc/internal/boincdb"
 )
 
 // Outputs are the contents of the outputs each finished work unit gets

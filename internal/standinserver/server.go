@@ -23,10 +23,10 @@ import (
 	"time"
 
 	"github.com/rboinc/rboinc/internal/boinctest"
-	"github.com/rboinc/rboinc/workflow/engine"
-	"github.com/rboinc/rboinc/workflow/server"
-	"github.com/rboinc/rboinc/workflow/setup"
-	"github.com/rboinc/rboinc/workflow/standin"
+	"github.com/rboinc/rboinc/internal/engine"
+	"github.com/rboinc/rboinc/internal/server"
+	"github.com/rboinc/rboinc/internal/setup"
+	"github.com/rboinc/rboinc/internal/standin"
 )
 
 // Options say what kind of server to start.

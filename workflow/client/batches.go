@@ -8,7 +8,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/rboinc/rboinc/workflow/naming"
+	"github.com/rboinc/rboinc/internal/naming"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rboinc/rboinc/workflow/naming"
+	"github.com/rboinc/rboinc/internal/naming"
 )
 
 func TestIdentFor(t *testing.T) {

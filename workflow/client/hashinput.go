@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/rboinc/rboinc/workflow/fsync"
+	"github.com/rboinc/rboinc/internal/fsync"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 

@@ -14,7 +14,7 @@ import (
 	"os"
 	"sync"
 
-	"github.com/rboinc/rboinc/workflow/fsync"
+	"github.com/rboinc/rboinc/internal/fsync"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rboinc/rboinc/workflow/naming"
+	"github.com/rboinc/rboinc/internal/naming"
 )
 
 func TestParseJobs(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/rboinc/rboinc/workflow/naming"
+	"github.com/rboinc/rboinc/internal/naming"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/rboinc/rboinc/workflow/fsync"
-	"github.com/rboinc/rboinc/workflow/naming"
+	"github.com/rboinc/rboinc/internal/fsync"
+	"github.com/rboinc/rboinc/internal/naming"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 

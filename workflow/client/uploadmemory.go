@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/rboinc/rboinc/workflow/boinc"
+	"github.com/rboinc/rboinc/internal/boinc"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 

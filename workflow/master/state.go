@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/rboinc/rboinc/workflow/fsync"
+	"github.com/rboinc/rboinc/internal/fsync"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 

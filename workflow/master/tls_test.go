@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rboinc/rboinc/internal/server"
 	"github.com/rboinc/rboinc/internal/standinserver"
 	"github.com/rboinc/rboinc/workflow/master"
-	"github.com/rboinc/rboinc/workflow/server"
 )
 
 // TestConnectTLS: a master reaches an HTTPS server with a self-signed

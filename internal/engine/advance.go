@@ -1,0 +1,213 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/rboinc/rboinc/internal/boinc"
+	"github.com/rboinc/rboinc/internal/naming"
+	"github.com/rboinc/rboinc/internal/pool"
+	"github.com/rboinc/rboinc/internal/spool"
+	"github.com/rboinc/rboinc/internal/store"
+)
+
+// Advance is the assimilator hook: BOINC has finished (or given up on) a
+// work unit. It takes the canonical outputs out of the upload hierarchy
+// (BOINC deletes them once the hook returns), feeds chained outputs into
+// the next step and records it as pending, or ends the chain. The next
+// step's work unit is created by the creator (see creator.go): before
+// Advance returns when no long-running creator holds the lock, shortly
+// after otherwise. Calling it twice for one
+// work unit creates one next step. It returns an error only when BOINC
+// should stop and retry later (the database or the disk failed); problems
+// of one chain mark that chain failed instead.
+func (e *Engine) Advance(ctx context.Context, call boinc.HookCall) error {
+	err := e.record(ctx, call, true)
+	var up *unplacedError
+	if errors.As(err, &up) {
+		entry, werr := spool.WriteUnplaced(e.Root, call, up.Error())
+		if werr != nil {
+			return werr
+		}
+		return e.noteUnplaced(ctx, up, entry)
+	}
+	if err != nil {
+		return err
+	}
+	// BOINC forgets the work unit once the hook returns: the record must
+	// outlive a power cut.
+	if err := e.DB.Sync(); err != nil {
+		return err
+	}
+	return e.kickCreator(ctx)
+}
+
+// record is Advance without creating the next step's work unit: that is
+// left to the creator, which batches it with others.
+// With durable, the outputs are made durable as they are taken (they are
+// BOINC's); the spool's are durable already.
+func (e *Engine) record(ctx context.Context, call boinc.HookCall, durable bool) error {
+	return e.recordInto(ctx, call, durable, nil, nil)
+}
+
+// recordInto is record that, with taken set, leaves the outputs it takes
+// to be made durable by the caller, in one batch (their writes started),
+// and lists them there. wo, when not nil, holds outputs taken ahead.
+func (e *Engine) recordInto(ctx context.Context, call boinc.HookCall, durable bool, taken *[]string, wo *wuOutputs) error {
+	defer e.observe(ctx, store.LatencyHook, time.Now())
+	if call.WUName == "" {
+		e.Log.Warn("hook called without a work-unit name; nothing to do", "wu_id", call.WUID, "error_mask", call.ErrorMask)
+		return nil
+	}
+	c, s, err := e.DB.StepByWU(ctx, call.WUName)
+	if errors.Is(err, store.ErrNotFound) {
+		if earlier, eerr := e.DB.EarlierAttempt(ctx, call.WUName); eerr != nil {
+			return eerr
+		} else if earlier {
+			e.Log.Info("BOINC finished the work unit of an earlier attempt of a step; nothing to do", "wu", call.WUName)
+			return nil
+		}
+		if w, perr := naming.ParseWU(call.WUName); perr == nil && !call.Error && len(call.Files) > 0 {
+			// rboinc's shape, but no step of ours: BOINC deletes the outputs
+			// once the hook returns, so they are kept for a person to look at.
+			return noStep(w)
+		}
+		e.Log.Warn("BOINC finished a work unit rboinc did not create; ignored", "wu", call.WUName)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if up := foreignOutputs(call); up != nil {
+		return up
+	}
+	if call.Error {
+		return e.stepFailed(ctx, c, s, call)
+	}
+	if s.State == "done" || s.State == "failed" {
+		return e.resumeNext(ctx, c, s.Step)
+	}
+	lay, err := parseLayout(c.Layout)
+	if err != nil {
+		return fmt.Errorf("chain %s: bad layout: %w", c.Name, err)
+	}
+	var results []store.Result
+	var pooled []store.PoolEntry // recorded with the step, in one transaction
+	next := append([]string(nil), s.Inputs...)
+	var missingChained []string
+	produced := map[int]bool{}
+	if c.State != "purged" {
+		dir := e.resultsDir(c.User, c.Group)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		for _, path := range call.Files {
+			o, err := naming.ParseOutput(filepath.Base(path))
+			if err != nil {
+				return err
+			}
+			lo, known := lay.output(o.Index)
+			dst := filepath.Join(dir, naming.ResultFile(call.WUName, o.Index))
+			var sum string
+			var size int64
+			if t := wo.take(path, dst); t != nil && (t.err == nil || errors.Is(t.err, fs.ErrNotExist)) {
+				if t.err != nil {
+					continue // optional outputs may be missing; checked below
+				}
+				t.used = true
+				sum, size = t.sum, t.size
+			} else {
+				if _, err := os.Stat(path); err != nil {
+					continue
+				}
+				if taken != nil {
+					sum, size, _, err = pool.TakeOutputStarted(path, dst)
+				} else {
+					sum, size, err = pool.TakeOutput(path, dst, durable)
+				}
+				if err != nil {
+					return err
+				}
+			}
+			if taken != nil {
+				*taken = append(*taken, dst)
+			}
+			produced[o.Index] = true
+			results = append(results, store.Result{ChainID: c.ID, Step: s.Step, Index: o.Index, File: filepath.Base(dst), MD5: sum, Size: size})
+			if known && lo.ChainPos >= 0 && lo.ChainPos < len(next) {
+				if err := e.Pool.Adopt(dst, sum); err != nil {
+					return err
+				}
+				pooled = append(pooled, store.PoolEntry{MD5: sum, Size: size})
+				next[lo.ChainPos] = sum
+			}
+		}
+		for _, lo := range lay.Outputs {
+			if lo.ChainPos >= 0 && !produced[lo.Index] && !lo.Optional {
+				missingChained = append(missingChained, fmt.Sprintf("%d (%s)", lo.Index, lo.OpenName))
+			}
+		}
+	}
+	var nextStep *store.Step
+	if c.State != "purged" && len(missingChained) == 0 {
+		// Held by the store unless the chain goes on now (see
+		// CompleteStepPooling).
+		nextStep = &store.Step{ChainID: c.ID, Step: s.Step + 1, WU: c.WU(s.Step + 1), State: pendingState, Inputs: next}
+	}
+	_, created, state, err := e.DB.CompleteStepPooling(ctx, c, s.Step, results, pooled, nextStep)
+	if err != nil {
+		return err
+	}
+	if len(missingChained) > 0 && state == "running" && s.Step+1 < c.NSteps {
+		reason := fmt.Sprintf("step %d produced no output %v, which the next step needs", s.Step, missingChained)
+		return e.DB.FailChain(ctx, c.ID, -1, reason)
+	}
+	e.Log.Info("step done", "wu", call.WUName, "results", len(results), "chain_state", state, "next_pending", created)
+	return nil
+}
+
+// resumeNext finishes a call that a previous hook run could not: the next
+// step was recorded but its work unit not created.
+func (e *Engine) resumeNext(ctx context.Context, c store.Chain, step int) error {
+	if c.State != "running" || step+1 >= c.NSteps {
+		return nil
+	}
+	n, err := e.DB.StepOf(ctx, c, step+1)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if n.State == "creating" { // recorded by a hook of an earlier version, which created it itself
+		return e.startStep(ctx, c, n)
+	}
+	return nil // a pending step is the creator's
+}
+
+// startStep creates a step's work unit; if that fails the chain fails with
+// the reason, since retrying the hook would not help.
+func (e *Engine) startStep(ctx context.Context, c store.Chain, s store.Step) error {
+	var params boinc.WorkParams
+	if err := json.Unmarshal([]byte(c.Params), &params); err != nil {
+		return e.DB.FailChain(ctx, c.ID, s.Step, fmt.Sprintf("bad stored parameters: %v", err))
+	}
+	if err := e.createSteps(ctx, params, []stepJob{{chain: c, step: s}}); err != nil {
+		if isDiskError(err) {
+			return err // BOINC calls the hook again
+		}
+		if done, serr := e.alreadyCreated(ctx, s.WU, err); done || serr != nil {
+			return serr
+		}
+		e.Log.Error("creating the next step failed", "wu", s.WU, "err", err)
+		return e.DB.FailChain(ctx, c.ID, s.Step, fmt.Sprintf("creating work unit %s: %v", s.WU, err))
+	}
+	e.Log.Info("next step created", "wu", s.WU)
+	return nil
+}

@@ -1,0 +1,332 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/rboinc/rboinc/internal/store"
+	"github.com/rboinc/rboinc/internal/words"
+	"github.com/rboinc/rboinc/workflow/wire"
+)
+
+// Batches are named sets of one user's chains, each chain a job with its
+// own name, all in one group that is the batch's alone: what HTCondor's
+// BOINC GAHP submits, follows, fetches, aborts and retires. A batch whose
+// lease has ended is aborted and retired by ExpireLeases.
+
+// MaxBatchName bounds batch and job names.
+const MaxBatchName = 255
+
+// checkBatchName accepts printable ASCII (the GAHP protocol carries names
+// with their spaces and backslashes escaped).
+func checkBatchName(what, s string) error {
+	if s == "" || len(s) > MaxBatchName {
+		return errf(KindBadRequest, "%s name must have 1 to %d characters", what, MaxBatchName)
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < ' ' || s[i] >= 0x7f {
+			return errf(KindBadRequest, "%s name %q may hold only printable ASCII characters", what, s)
+		}
+	}
+	return nil
+}
+
+// checkArgs refuses what create_work's stdin cannot carry.
+func checkArgs(chain string, args []string) error {
+	for _, a := range args {
+		if strings.ContainsAny(a, "\"\n\r") {
+			return errf(KindBadRequest, "chain %s: argument %q holds a double quote or a line break, which BOINC's create_work cannot pass", chain, a)
+		}
+	}
+	return nil
+}
+
+// checkBatch checks the batch part of a submission.
+func checkBatch(req wire.SubmitRequest) error {
+	if req.Batch == nil {
+		return nil
+	}
+	if err := checkBatchName("batch", req.Batch.Name); err != nil {
+		return err
+	}
+	if req.Batch.Lease < 0 {
+		return errf(KindBadRequest, "a lease is a time in seconds since the epoch, not %d", req.Batch.Lease)
+	}
+	seen := map[string]bool{}
+	for _, c := range req.Chains {
+		if err := checkBatchName("job", c.Job); err != nil {
+			return err
+		}
+		if seen[c.Job] {
+			return errf(KindBadRequest, "job name %s appears twice in batch %s", c.Job, req.Batch.Name)
+		}
+		seen[c.Job] = true
+	}
+	return nil
+}
+
+// beginBatch records the batch of a submission before its chains.
+func (e *Engine) beginBatch(ctx context.Context, u store.User, req wire.SubmitRequest, queue string) (int64, error) {
+	jobs := make([]store.BatchJob, len(req.Chains))
+	for i, c := range req.Chains {
+		jobs[i] = store.BatchJob{Name: c.Job, Chain: c.Name}
+	}
+	id, err := e.DB.CreateBatch(ctx, store.Batch{UserID: u.ID, Name: req.Batch.Name, Group: req.Group, Queue: queue, Lease: req.Batch.Lease}, jobs)
+	if errors.Is(err, store.ErrExists) {
+		return 0, errf(KindNameTaken, "%s", strings.TrimSuffix(err.Error(), ": "+store.ErrExists.Error()))
+	}
+	return id, err
+}
+
+// jobState is a chain's state as the GAHP reports it.
+func jobState(chainState string) string {
+	switch chainState {
+	case wire.StateDone:
+		return wire.JobDone
+	case wire.StateFailed, wire.StateAborted, "purged":
+		return wire.JobError
+	}
+	return wire.JobInProgress
+}
+
+func serverTime() float64 { return float64(time.Now().UnixNano()) / 1e9 }
+
+func batchOf(b store.Batch) wire.Batch {
+	return wire.Batch{Name: b.Name, Group: b.Group, Queue: b.Queue, Created: b.Created, Lease: b.Lease}
+}
+
+// Batches lists the user's batches, without their jobs.
+func (e *Engine) Batches(ctx context.Context, u store.User) (wire.BatchesResponse, error) {
+	r := wire.BatchesResponse{ServerTime: serverTime(), Batches: []wire.Batch{}}
+	bs, err := e.DB.Batches(ctx, u.ID)
+	if err != nil {
+		return r, err
+	}
+	for _, b := range bs {
+		r.Batches = append(r.Batches, batchOf(b))
+	}
+	return r, nil
+}
+
+// userBatch finds one of the user's batches by name.
+func (e *Engine) userBatch(ctx context.Context, u store.User, name string) (store.Batch, error) {
+	if err := checkBatchName("batch", name); err != nil {
+		return store.Batch{}, err
+	}
+	b, err := e.DB.BatchByName(ctx, u.ID, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return b, errf(KindNotFound, "no batch named %s", name)
+	}
+	return b, err
+}
+
+// QueryBatches reports the jobs of the named batches changed at or after
+// q.MinModTime, with the server's time to ask from next.
+func (e *Engine) QueryBatches(ctx context.Context, u store.User, q wire.BatchQuery) (wire.BatchesResponse, error) {
+	e.ExpireLeasesSoon(ctx)
+	r := wire.BatchesResponse{ServerTime: serverTime(), Batches: []wire.Batch{}}
+	if q.MinModTime < 0 {
+		return r, errf(KindBadRequest, "min_mod_time must not be negative")
+	}
+	// Chains record changes in whole seconds: a change in the second the
+	// client last asked is reported again rather than missed.
+	since := int64(q.MinModTime)
+	for _, name := range q.Names {
+		b, err := e.userBatch(ctx, u, name)
+		if err != nil {
+			return r, err
+		}
+		jobs, err := e.DB.BatchJobs(ctx, b, since)
+		if err != nil {
+			return r, err
+		}
+		wb := batchOf(b)
+		wb.Jobs = make([]wire.BatchJob, len(jobs))
+		for i, j := range jobs {
+			wb.Jobs[i] = wire.BatchJob{Name: j.Name, Chain: j.Chain, State: jobState(j.State), ModTime: j.Updated}
+		}
+		r.Batches = append(r.Batches, wb)
+	}
+	return r, nil
+}
+
+// userJob finds the batch and chain of one of the user's jobs.
+func (e *Engine) userJob(ctx context.Context, u store.User, job string) (store.Batch, string, error) {
+	if err := checkBatchName("job", job); err != nil {
+		return store.Batch{}, "", err
+	}
+	b, chain, err := e.DB.JobBatch(ctx, u.ID, job)
+	if errors.Is(err, store.ErrNotFound) {
+		return b, "", errf(KindNotFound, "no job named %s", job)
+	}
+	return b, chain, err
+}
+
+// JobOutput reports a job's state, what BOINC's result of its last work
+// unit said (exit status, times, the application's stderr) and its output
+// files waiting on the server.
+func (e *Engine) JobOutput(ctx context.Context, u store.User, job string) (wire.JobOutput, error) {
+	out := wire.JobOutput{Job: job, Files: []wire.ResultFile{}}
+	b, chain, err := e.userJob(ctx, u, job)
+	if err != nil {
+		return out, err
+	}
+	out.Batch = b.Name
+	cs, err := e.DB.Chains(ctx, u.ID, b.Group, chain)
+	if err != nil {
+		return out, err
+	}
+	if len(cs) == 0 {
+		return out, errf(KindNotFound, "job %s has no chain any more", job)
+	}
+	c := cs[0]
+	out.State = jobState(c.State)
+	if res, err := e.resultsOf(ctx, u, wire.ConsumerBatch, b.Group, chain); err == nil {
+		// The last step's files: those of the job's result.
+		last := -1
+		for _, f := range res.Files {
+			last = max(last, f.Step)
+		}
+		for _, f := range res.Files {
+			if f.Step == last {
+				out.Files = append(out.Files, f)
+			}
+		}
+	} else if KindOf(err) != KindNotFound {
+		return out, err
+	}
+	// The current step's work unit; the last one's when the chain is over.
+	wu := c.WU(min(c.StepsDone, c.NSteps-1))
+	if cur, err := e.DB.CurrentSteps(ctx, u.ID, b.Group, chain); err == nil && cur[c.ID].WU != "" {
+		wu = cur[c.ID].WU
+	}
+	if bdb, err := e.boincDB(ctx); err == nil {
+		if d, found, err := bdb.Outcome(ctx, wu); err == nil && found {
+			out.ExitStatus, out.Elapsed, out.CPU, out.Stderr = d.ExitStatus, d.Elapsed, d.CPU, d.Stderr
+		} else if err != nil {
+			e.Log.Warn("job output without BOINC's figures", "job", job, "err", err)
+		}
+	} else {
+		e.Log.Warn("job output without BOINC's figures: BOINC's database is not available", "err", err)
+	}
+	if out.State == wire.JobError && out.ExitStatus == 0 && out.Stderr == "" && c.Error != "" {
+		out.Stderr = c.Error + "\n"
+	}
+	return out, nil
+}
+
+// AbortJobs aborts jobs of the user's batches: their chains stop and their
+// work units are cancelled in BOINC. Every job must be the user's.
+func (e *Engine) AbortJobs(ctx context.Context, u store.User, ref wire.JobsRef) (wire.CountResponse, error) {
+	type target struct{ group, chain string }
+	var ts []target
+	for _, j := range ref.Jobs {
+		b, chain, err := e.userJob(ctx, u, j)
+		if err != nil {
+			return wire.CountResponse{}, err
+		}
+		ts = append(ts, target{b.Group, chain})
+	}
+	var n int
+	var wus []string
+	for _, t := range ts {
+		chains, w, err := e.DB.Abort(ctx, u.ID, t.group, t.chain, "aborted by the batch's submitter")
+		if err != nil {
+			return wire.CountResponse{}, err
+		}
+		n += len(chains)
+		wus = append(wus, w...)
+	}
+	note, failed := e.cancelNote(ctx, wus)
+	return wire.CountResponse{Count: n, Message: fmt.Sprintf("aborted %s%s", words.Count(n, "job", "jobs"), note), Failed: failed}, nil
+}
+
+// RetireBatch forgets a batch: its chains are purged (work units still in
+// BOINC cancelled), its results and records removed; contents no chain
+// refers to any more leave the pool with the next collection.
+func (e *Engine) RetireBatch(ctx context.Context, u store.User, ref wire.BatchRef) (wire.CountResponse, error) {
+	b, err := e.userBatch(ctx, u, ref.Name)
+	if err != nil {
+		return wire.CountResponse{}, err
+	}
+	return e.retire(ctx, u, b)
+}
+
+func (e *Engine) retire(ctx context.Context, u store.User, b store.Batch) (wire.CountResponse, error) {
+	r, err := e.Purge(ctx, u, wire.ChainRef{Group: b.Group})
+	if err != nil && KindOf(err) != KindNotFound {
+		return r, err
+	}
+	if err := e.DB.DropBatch(ctx, b.ID); err != nil {
+		return r, err
+	}
+	return wire.CountResponse{Count: r.Count, Message: fmt.Sprintf("retired batch %s: %s", b.Name, r.Message)}, nil
+}
+
+// SetLease sets a batch's lease: an absolute time in seconds since the
+// epoch (0: none), after which the batch is aborted and retired.
+func (e *Engine) SetLease(ctx context.Context, u store.User, ref wire.BatchRef) (wire.CountResponse, error) {
+	if ref.Lease < 0 {
+		return wire.CountResponse{}, errf(KindBadRequest, "a lease is a time in seconds since the epoch, not %d", ref.Lease)
+	}
+	b, err := e.userBatch(ctx, u, ref.Name)
+	if err != nil {
+		return wire.CountResponse{}, err
+	}
+	if err := e.DB.SetLease(ctx, b.ID, ref.Lease); err != nil {
+		return wire.CountResponse{}, err
+	}
+	return wire.CountResponse{Count: 1, Message: fmt.Sprintf("batch %s: lease set to %d", b.Name, ref.Lease)}, nil
+}
+
+// ExpireLeases aborts and retires every batch whose lease has ended. The
+// creator daemon calls it every few seconds; requests about batches call
+// it too (ExpireLeasesSoon), so that CGI deployments without a daemon
+// loop expire leases as well.
+func (e *Engine) ExpireLeases(ctx context.Context) (int, error) {
+	bs, err := e.DB.ExpiredBatches(ctx, time.Now().Unix())
+	if err != nil || len(bs) == 0 {
+		return 0, err
+	}
+	users, err := e.DB.Users(ctx)
+	if err != nil {
+		return 0, err
+	}
+	byID := map[int64]store.User{}
+	for _, u := range users {
+		byID[u.ID] = u
+	}
+	n := 0
+	for _, b := range bs {
+		u, ok := byID[b.UserID]
+		if !ok {
+			continue
+		}
+		_, wus, err := e.DB.Abort(ctx, u.ID, b.Group, "", "the batch's lease ended")
+		if err != nil {
+			return n, fmt.Errorf("aborting batch %s of %s, whose lease ended: %w", b.Name, u.Name, err)
+		}
+		e.cancelNote(ctx, wus) // work units in BOINC: cancelled (a failure is logged; nobody waits for the answer)
+		if _, err := e.retire(ctx, u, b); err != nil {
+			return n, fmt.Errorf("retiring batch %s of %s, whose lease ended: %w", b.Name, u.Name, err)
+		}
+		e.Log.Info("batch lease ended: aborted and retired", "user", u.Name, "batch", b.Name, "lease", b.Lease)
+		n++
+	}
+	return n, nil
+}
+
+// ExpireLeasesSoon runs ExpireLeases at most once a second per process.
+func (e *Engine) ExpireLeasesSoon(ctx context.Context) {
+	now := time.Now().UnixNano()
+	last := e.lastLease.Load()
+	if now-last < int64(time.Second) || !e.lastLease.CompareAndSwap(last, now) {
+		return
+	}
+	if _, err := e.ExpireLeases(ctx); err != nil {
+		e.Log.Warn("expiring batch leases", "err", err)
+	}
+}

@@ -1,0 +1,274 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rboinc/rboinc/internal/dialguard"
+	"github.com/rboinc/rboinc/internal/mail"
+	"github.com/rboinc/rboinc/internal/notifytarget"
+	"github.com/rboinc/rboinc/internal/store"
+)
+
+// Notification delivery: events are fanned out into the state database's
+// outbox (store.FanOut) and sent from there, so a restart loses none and
+// a target that fails is retried with a back-off while the others go on.
+// Deliveries run side by side, each target's one at a time, each user's
+// at most notifyPerUser at once, taken from the users in turn: one user's
+// dead or slow targets hold up only themselves, never another user's.
+const (
+	notifyPoll     = time.Second
+	notifyBatch    = 1000             // events fanned out per transaction
+	notifyParallel = 64               // deliveries in flight at once
+	notifyPerUser  = 4                // of one user
+	notifyLease    = 90               // seconds a claimed delivery is set aside
+	notifyTimeout  = 15 * time.Second // one webhook call or e-mail
+	notifyMaxRetry = time.Hour
+	// NotifyGiveUp is how long a delivery is retried before it is dropped.
+	NotifyGiveUp = 72 * time.Hour
+)
+
+// notifyFirstRetry is the wait after a first failed delivery, doubling
+// with each further one (tests shorten it).
+var notifyFirstRetry = 5 * time.Second
+
+// SignatureHeader carries a webhook body's HMAC-SHA256 under the user's
+// secret, as "sha256=<hex>".
+const SignatureHeader = notifytarget.SignatureHeader
+
+// Sign is the SignatureHeader value of body under secret.
+func Sign(secret string, body []byte) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write(body)
+	return "sha256=" + hex.EncodeToString(m.Sum(nil))
+}
+
+// RunNotifier fans events out and delivers them until ctx ends.
+func (e *Engine) RunNotifier(ctx context.Context, poll time.Duration) {
+	s := newSender(e)
+	defer s.wg.Wait()
+	var streak failStreak
+	for {
+		busy, err := s.pass(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		wait := poll
+		if err != nil {
+			wait = streak.fail(e.Log, "sending notifications; trying again shortly", err, busyWait(poll))
+		} else {
+			streak.ok(e.Log, "sending notifications")
+			if busy {
+				continue
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.ended: // a slot is free: take what is due
+		case <-time.After(wait):
+		}
+	}
+}
+
+// NotifyPass fans out the events that came and makes the deliveries that
+// are due, once, waiting for them; busy says more may be waiting already.
+func (e *Engine) NotifyPass(ctx context.Context) (busy bool, err error) {
+	s := newSender(e)
+	busy, err = s.pass(ctx)
+	s.wg.Wait()
+	return busy, err
+}
+
+// sender runs deliveries, counting those in flight, in all and per user.
+type sender struct {
+	e      *Engine
+	mu     sync.Mutex
+	flying int
+	byUser map[int64]int
+	wg     sync.WaitGroup
+	ended  chan struct{} // a value when a delivery ends
+}
+
+func newSender(e *Engine) *sender {
+	return &sender{e: e, byUser: map[int64]int{}, ended: make(chan struct{}, 1)}
+}
+
+// pass fans out new events and starts the deliveries due that fit in the
+// free slots, without waiting for them.
+func (s *sender) pass(ctx context.Context) (busy bool, err error) {
+	n, err := s.e.DB.FanOut(ctx, notifyBatch)
+	if err != nil {
+		return false, fmt.Errorf("queueing events for notification: %w", err)
+	}
+	s.mu.Lock()
+	free := notifyParallel - s.flying
+	inFlight := maps.Clone(s.byUser)
+	s.mu.Unlock()
+	if free <= 0 {
+		return n == notifyBatch, nil
+	}
+	ds, err := s.e.DB.ClaimDeliveries(ctx, store.Claim{At: time.Now().Unix(), Lease: notifyLease, Limit: free,
+		PerUser: notifyPerUser, Busy: inFlight})
+	if err != nil {
+		return false, fmt.Errorf("taking due notifications: %w", err)
+	}
+	for _, d := range ds {
+		uid := d.Target.UserID
+		s.mu.Lock()
+		s.flying++
+		s.byUser[uid]++
+		s.mu.Unlock()
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.e.deliver(ctx, d)
+			s.mu.Lock()
+			s.flying--
+			if s.byUser[uid]--; s.byUser[uid] == 0 {
+				delete(s.byUser, uid)
+			}
+			s.mu.Unlock()
+			select {
+			case s.ended <- struct{}{}:
+			default:
+			}
+		}()
+	}
+	return n == notifyBatch, nil
+}
+
+func (e *Engine) deliver(ctx context.Context, d store.Delivery) {
+	var err error
+	log := e.Log.With("user_id", d.Target.UserID, "target", d.Target.Address, "event", d.EventID, "attempt", d.Attempts+1)
+	// The outcome is recorded even when ctx ended meanwhile.
+	bg := context.WithoutCancel(ctx)
+	switch d.Target.Kind {
+	case store.NotifyWebhook:
+		client, _ := e.notifyHTTP()
+		err = postWebhook(ctx, client, d)
+	case store.NotifyEmail:
+		var ok bool
+		ok, err = e.DB.EmailConfirmed(ctx, d.Target.UserID, d.Target.Address)
+		if err == nil && !ok {
+			// Registered before addresses were confirmed: never sent.
+			log.Error("notification dropped: its e-mail address was never confirmed by its user nor registered by the administrator")
+			if derr := e.DB.Delivered(bg, d.ID); derr != nil {
+				log.Error("dropping a notification", "err", derr)
+			}
+			return
+		}
+		if err == nil {
+			err = e.sendEventMail(ctx, d)
+		}
+	default:
+		err = fmt.Errorf("unknown notification kind %q", d.Target.Kind)
+	}
+	if err == nil {
+		if derr := e.DB.Delivered(bg, d.ID); derr != nil {
+			log.Error("recording a sent notification (it may be sent again)", "err", derr)
+		}
+		return
+	}
+	if time.Since(time.Unix(d.Created, 0)) > NotifyGiveUp {
+		log.Error("notification dropped: its target failed for too long", "err", err, "failing_for", NotifyGiveUp)
+		if derr := e.DB.Delivered(bg, d.ID); derr != nil {
+			log.Error("dropping a notification", "err", derr)
+		}
+		return
+	}
+	wait := notifyFirstRetry << min(d.Attempts, 20)
+	wait = min(wait, notifyMaxRetry)
+	level := slog.LevelWarn
+	if errors.Is(err, errNoSecret) || dialguard.IsRefused(err) {
+		level = slog.LevelError // for the administrator: it will not heal by itself
+	}
+	log.Log(bg, level, "notification not delivered; will try again", "err", err, "retry_in", wait)
+	if derr := e.DB.DeliveryFailed(bg, d.ID, time.Now().Add(wait).Unix(), err.Error()); derr != nil {
+		log.Error("recording a failed notification", "err", derr)
+	}
+}
+
+// errNoSecret refuses to send a webhook signed with an empty key (which
+// anyone could forge): every user with a target has a secret since
+// schema 10, so this is a defect, never a state to send in.
+var errNoSecret = errors.New("the user has no webhook signing secret: nothing is sent unsigned")
+
+func postWebhook(ctx context.Context, client *http.Client, d store.Delivery) error {
+	if d.Secret == "" {
+		return errNoSecret
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.Target.Address, bytes.NewReader(d.Payload))
+	if err != nil {
+		return err
+	}
+	var p store.NotifyPayload
+	json.Unmarshal(d.Payload, &p)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "rboinc-notifier")
+	req.Header.Set(SignatureHeader, Sign(d.Secret, d.Payload))
+	req.Header.Set("X-Rboinc-Event", p.Type)
+	req.Header.Set("X-Rboinc-Delivery", strconv.FormatInt(d.EventID, 10))
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return fmt.Errorf("the webhook answered %s", resp.Status)
+	}
+	return nil
+}
+
+func (e *Engine) sendEventMail(ctx context.Context, d store.Delivery) error {
+	if !e.Cfg.SMTP.Configured() {
+		return errors.New(`no SMTP server is set ("smtp" in rboinc.json) to send e-mail notifications through`)
+	}
+	var p store.NotifyPayload
+	if err := json.Unmarshal(d.Payload, &p); err != nil {
+		return fmt.Errorf("reading the queued event: %w", err)
+	}
+	subject, text := EventMail(p)
+	ctx, cancel := context.WithTimeout(ctx, notifyTimeout)
+	defer cancel()
+	return mail.Send(ctx, e.Cfg.SMTP, mail.Message{To: []string{d.Target.Address}, Subject: subject, Text: text})
+}
+
+// EventMail is the subject and text of an event's e-mail.
+func EventMail(p store.NotifyPayload) (subject, text string) {
+	what := strings.ReplaceAll(p.Type, "_", " ")
+	if p.Name != "" {
+		subject = fmt.Sprintf("rboinc: %s %s/%s", what, p.Group, p.Name)
+	} else {
+		subject = fmt.Sprintf("rboinc: %s %s", what, p.Group)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Event:  %s\nUser:   %s\nGroup:  %s\n", p.Type, p.User, p.Group)
+	if p.Name != "" {
+		fmt.Fprintf(&b, "Chain:  %s\n", p.Name)
+	}
+	if p.Step >= 0 {
+		fmt.Fprintf(&b, "Step:   %d\n", p.Step)
+	}
+	fmt.Fprintf(&b, "Time:   %s\n", time.Unix(p.Time, 0).UTC().Format(time.RFC1123))
+	if p.Reason != "" {
+		fmt.Fprintf(&b, "Reason: %s\n", p.Reason)
+	}
+	fmt.Fprintf(&b, "Id:     %d\n\nrboinc-retrieve -status -group %s shows where the group stands.\n", p.ID, p.Group)
+	return subject, b.String()
+}

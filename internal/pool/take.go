@@ -1,0 +1,117 @@
+package pool
+
+import (
+	"crypto/md5"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+
+	"github.com/rboinc/rboinc/internal/fsync"
+)
+
+// TakeOutput puts a file BOINC is about to delete (a finished work unit's
+// output in the upload hierarchy) at dst, atomically, and returns its MD5
+// and size. It hard-links when it can: the hook then moves no data, and
+// BOINC's file_deleter only removes its own name. Across file systems, or
+// when the kernel refuses to link another user's file, it copies. Either
+// way, with durable set, the content is on disk before it returns, because
+// BOINC forgets the output once the hook has returned; a file taken from
+// the hook's spool is on disk already.
+func TakeOutput(src, dst string, durable bool) (string, int64, error) {
+	how := leaveData
+	if durable {
+		how = syncData
+	}
+	sum, size, _, err := takeOutput(src, dst, how)
+	return sum, size, err
+}
+
+// TakeOutputStarted is TakeOutput that starts writing the file's data out
+// and leaves the wait to the caller (fsync.WaitData over many outputs). It
+// also tells whether it made dst (nothing was there before).
+func TakeOutputStarted(src, dst string) (sum string, size int64, made bool, err error) {
+	return takeOutput(src, dst, startData)
+}
+
+// What a take does about the taken file's data.
+const (
+	leaveData = iota
+	startData
+	syncData
+)
+
+func takeOutput(src, dst string, how int) (string, int64, bool, error) {
+	// Where dst is not there yet, dst itself is the link: it is the
+	// finished output's inode, whole from the start, so no temporary name
+	// is needed to make it appear atomically.
+	err := os.Link(src, dst)
+	switch {
+	case err == nil:
+		sum, size, err := hashFile(dst, how)
+		if err != nil {
+			os.Remove(dst)
+			return "", 0, false, fmt.Errorf("taking output %s: %w", src, err)
+		}
+		os.Chmod(dst, 0o444) // best effort: the inode may belong to BOINC's upload handler
+		return sum, size, true, nil
+	case unlinkable(err): // dst was not there either
+		sum, size, err := CopyAtomic(src, dst, 0o444)
+		return sum, size, err == nil, err
+	case !errors.Is(err, fs.ErrExist):
+		return "", 0, false, fmt.Errorf("taking output %s: %w", src, err)
+	}
+	// dst is there (a take before a crash, a retry): replaced whole.
+	tmp, err := linkTemp(src, dst)
+	if unlinkable(err) {
+		sum, size, err := CopyAtomic(src, dst, 0o444)
+		return sum, size, false, err
+	}
+	if err != nil {
+		return "", 0, false, fmt.Errorf("taking output %s: %w", src, err)
+	}
+	sum, size, err := hashFile(tmp, how)
+	if err == nil {
+		os.Chmod(tmp, 0o444)
+		err = publish(tmp, dst)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return "", 0, false, fmt.Errorf("taking output %s: %w", src, err)
+	}
+	return sum, size, false, nil
+}
+
+// unlinkable tells a link refused because it would cross file systems, or
+// because the kernel does not let this user link another's file: a copy
+// does instead.
+func unlinkable(err error) bool {
+	return errors.Is(err, syscall.EXDEV) || errors.Is(err, syscall.EPERM)
+}
+
+// hashFile reads a file once for its MD5 and, as how says, flushes it to
+// disk or starts to.
+func hashFile(path string, how int) (string, int64, error) {
+	f, err := fsync.OpenRead(path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	h := md5.New()
+	n, err := io.Copy(h, f)
+	if err == nil {
+		switch how {
+		case syncData:
+			err = f.Sync()
+		case startData:
+			err = fsync.StartData(f)
+		}
+	}
+	if err != nil {
+		return "", 0, err
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
+}

@@ -1,0 +1,324 @@
+package standin
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rboinc/rboinc/internal/boinc"
+)
+
+// task is a result sent to the simulated volunteer host.
+type task struct {
+	resultID, wuID int64
+	name, wuName   string
+	app            string
+	wuDoc, resDoc  string
+}
+
+// dispatch is the feeder and scheduler: it sends unsent results, highest
+// priority first, while fewer than Parallel are running.
+func (s *sim) dispatch(ctx context.Context, p *boinc.Project) error {
+	for {
+		s.mu.Lock()
+		full := s.running >= s.parallel
+		s.mu.Unlock()
+		if full || ctx.Err() != nil {
+			return nil
+		}
+		t, ok, err := s.claim(ctx)
+		if err != nil || !ok {
+			return err
+		}
+		s.mu.Lock()
+		s.running++
+		s.mu.Unlock()
+		s.wg.Add(1)
+		go func() {
+			defer func() {
+				s.mu.Lock()
+				s.running--
+				s.mu.Unlock()
+				s.wg.Done()
+				s.poke()
+			}()
+			s.compute(ctx, p, t)
+		}()
+	}
+}
+
+func (s *sim) claim(ctx context.Context) (task, bool, error) {
+	var t task
+	found := false
+	err := inTx(ctx, s.db, func(tx *sql.Tx) error {
+		var delay int64
+		err := tx.QueryRowContext(ctx, `SELECT r.id, r.name, r.xml_doc_in, w.id, w.name, a.name, w.xml_doc, w.delay_bound
+			FROM result r JOIN workunit w ON w.id = r.workunitid JOIN app a ON a.id = w.appid
+			WHERE r.server_state = ? ORDER BY r.priority DESC, r.workunitid, r.id LIMIT 1`, serverUnsent).
+			Scan(&t.resultID, &t.name, &t.resDoc, &t.wuID, &t.wuName, &t.app, &t.wuDoc, &delay)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		// The scheduler's send: to the volunteer's host, due back within
+		// the work unit's delay bound.
+		now := time.Now().Unix()
+		res, err := tx.ExecContext(ctx, `UPDATE result SET server_state = ?, sent_time = ?, hostid = ?, userid = ?,
+			report_deadline = ? WHERE id = ? AND server_state = ?`,
+			serverInProgress, now, volunteerHost, volunteerUser, now+delay, t.resultID, serverUnsent)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		found = n == 1
+		return err
+	})
+	return t, found && err == nil, err
+}
+
+// A reported result's client_state (BOINC's RESULT_FILES_DOWNLOADING,
+// RESULT_FILES_UPLOADED and RESULT_COMPUTE_ERROR).
+const (
+	clientFilesDownloading = 1
+	clientComputeError     = 3
+	clientFilesUploaded    = 5
+)
+
+// compute runs one result like a volunteer host and reports it back.
+func (s *sim) compute(ctx context.Context, p *boinc.Project, t task) {
+	log := s.log.With("wu", t.wuName, "result", t.name)
+	log.Info("WU started", "app", t.app)
+	slot := filepath.Join(p.Dir, "slots", t.name)
+	start := time.Now()
+	exitStatus, failure, downloading, done := s.run(ctx, p, t, slot)
+	if !done {
+		os.RemoveAll(slot)
+		return // stopped: the next Run sends the result again
+	}
+	elapsed := time.Since(start).Seconds()
+	stderrOut := tailFile(filepath.Join(slot, "stderr.txt"), 64<<10)
+	if downloading {
+		// As a real client reports a task whose input it could not get:
+		// never started, its stderr_out the client's message alone.
+		elapsed, stderrOut = 0, failure
+	}
+	os.RemoveAll(slot)
+
+	outcome := outcomeSuccess
+	if failure != "" {
+		outcome = outcomeClientError
+		deleteOutputs(p, t.resDoc) // what was already "uploaded" goes, as for any error result
+	}
+	ctx = context.WithoutCancel(ctx) // the result is over: record it even when stopping
+	var decidedBefore bool
+	err := inTx(ctx, s.db, func(tx *sql.Tx) error {
+		var state int
+		if err := tx.QueryRowContext(ctx, `SELECT assimilate_state FROM workunit WHERE id = ?`, t.wuID).Scan(&state); err != nil {
+			return err
+		}
+		decidedBefore = state != assimInit
+		clientState := clientFilesUploaded
+		switch {
+		case downloading:
+			clientState = clientFilesDownloading
+		case failure != "":
+			clientState = clientComputeError
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE result SET server_state = ?, outcome = ?, client_state = ?, exit_status = ?,
+			elapsed_time = ?, cpu_time = ?, received_time = ?, stderr_out = ? WHERE id = ?`,
+			serverOver, outcome, clientState, exitStatus, elapsed, elapsed, time.Now().Unix(), stderrOut, t.resultID); err != nil {
+			return err
+		}
+		return s.transition(ctx, tx, p, t.wuID)
+	})
+	if err != nil {
+		log.Error("cannot record the result", "err", err)
+		return
+	}
+	if decidedBefore && outcome == outcomeSuccess {
+		deleteOutputs(p, t.resDoc) // not needed any more, as after validation
+	}
+	if failure != "" {
+		log.Warn("result failed", "exit_status", exitStatus, "reason", failure, "elapsed", elapsed, "stderr", tailString(stderrOut, 2000))
+	} else {
+		log.Info("result succeeded", "elapsed", elapsed)
+	}
+}
+
+// run prepares the slot, runs the app and uploads the outputs. failure is
+// empty on success; downloading says the inputs could not be downloaded
+// (failure is then the client's message); done is false when the run was
+// interrupted by ctx.
+func (s *sim) run(ctx context.Context, p *boinc.Project, t task, slot string) (exitStatus int, failure string, downloading, done bool) {
+	if err := os.RemoveAll(slot); err != nil {
+		return 0, fmt.Sprintf("cannot clear slot: %v", err), false, true
+	}
+	if err := os.MkdirAll(slot, 0o755); err != nil {
+		return 0, fmt.Sprintf("cannot make slot: %v", err), false, true
+	}
+	wd := parseWUDoc(t.wuDoc)
+	if err := stageInputs(p, wd, slot); err != nil {
+		var de *downloadError
+		if errors.As(err, &de) {
+			return errResultDownload, de.clientMessage(), true, true
+		}
+		return 0, err.Error(), false, true
+	}
+	status, err := s.runApp(ctx, p, t.app, strings.Fields(wd.cmdline), slot)
+	if ctx.Err() != nil && err != nil {
+		return 0, "", false, false
+	}
+	if err != nil {
+		return status, err.Error(), false, true
+	}
+	if err := uploadOutputs(p, t.resDoc, slot); err != nil {
+		return 0, err.Error(), false, true
+	}
+	return 0, "", false, true
+}
+
+// stageInputs puts the WU's inputs into the slot under their open names, as
+// the client does after downloading and checking them.
+func stageInputs(p *boinc.Project, wd wuDoc, slot string) error {
+	md5s := map[string]string{}
+	for _, f := range wd.files {
+		md5s[f.name] = f.md5
+	}
+	for _, r := range wd.refs {
+		if badPhysicalName(r.fileName) || badPhysicalName(r.openName) {
+			return fmt.Errorf("bad input file name %q or open name %q", r.fileName, r.openName)
+		}
+		src := boinc.HierPath(p.DownloadDir, r.fileName, p.Fanout)
+		dst := filepath.Join(slot, r.openName)
+		var err error
+		if r.copyFile {
+			err = copyFile(src, dst)
+		} else if err = os.Link(src, dst); err != nil && !errors.Is(err, os.ErrNotExist) {
+			err = copyFile(src, dst)
+		}
+		if errors.Is(err, os.ErrNotExist) {
+			// The web server answers 404: the client gives up at once.
+			return &downloadError{file: r.fileName, code: errHTTPPermanent}
+		}
+		if err != nil {
+			return fmt.Errorf("download of input %s failed: %w", r.fileName, err)
+		}
+		if want := md5s[r.fileName]; want != "" {
+			sum, _, err := boinc.FileMD5(dst)
+			if err != nil {
+				return fmt.Errorf("checking input %s: %w", r.fileName, err)
+			}
+			if sum != want {
+				return &downloadError{file: r.fileName, code: errMD5Failed}
+			}
+		}
+	}
+	return nil
+}
+
+// runApp runs apps/<app>/run in the slot with stdin from /dev/null and
+// stdout and stderr in stderr.txt, killing its process group on timeout.
+func (s *sim) runApp(ctx context.Context, p *boinc.Project, app string, argv []string, slot string) (int, error) {
+	out, err := os.Create(filepath.Join(slot, "stderr.txt"))
+	if err != nil {
+		return 0, fmt.Errorf("cannot create stderr.txt: %w", err)
+	}
+	defer out.Close()
+	rctx, cancel := context.WithTimeout(ctx, s.appTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(rctx, filepath.Join(p.Dir, "apps", app, "run"), argv...)
+	cmd.Dir = slot
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	err = cmd.Run()
+	if cmd.Process != nil {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // leave no helper processes behind
+	}
+	if err == nil {
+		return 0, nil
+	}
+	if errors.Is(rctx.Err(), context.DeadlineExceeded) {
+		return 0, fmt.Errorf("app ran longer than %v and was killed", s.appTimeout)
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), fmt.Errorf("app exited with %v", ee.ProcessState)
+	}
+	return 0, fmt.Errorf("cannot run app %s: %w", app, err)
+}
+
+// uploadOutputs moves each output from the slot into the upload hierarchy,
+// with the checks the client and upload handler make.
+func uploadOutputs(p *boinc.Project, resDoc, slot string) error {
+	outs, err := parseResultDoc(resDoc)
+	if err != nil {
+		return err
+	}
+	for _, o := range outs {
+		if badPhysicalName(o.name) || badPhysicalName(o.openName) {
+			return fmt.Errorf("bad output file name %q or open name %q", o.name, o.openName)
+		}
+		src := filepath.Join(slot, o.openName)
+		fi, err := os.Stat(src)
+		if err != nil {
+			if o.optional {
+				continue
+			}
+			return fmt.Errorf("output file %s (%s) absent", o.openName, o.name)
+		}
+		if o.maxNBytes > 0 && float64(fi.Size()) > o.maxNBytes {
+			return fmt.Errorf("output file %s is %d bytes, over its max_nbytes %.0f", o.openName, fi.Size(), o.maxNBytes)
+		}
+		dst := boinc.HierPath(p.UploadDir, o.name, p.Fanout)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return fmt.Errorf("upload of %s failed: %w", o.name, err)
+		}
+		if err := moveFile(src, dst); err != nil {
+			return fmt.Errorf("upload of %s failed: %w", o.name, err)
+		}
+	}
+	return nil
+}
+
+// deleteOutputs removes a result's outputs from the upload hierarchy.
+func deleteOutputs(p *boinc.Project, resDoc string) {
+	outs, _ := parseResultDoc(resDoc)
+	for _, o := range outs {
+		if !badPhysicalName(o.name) {
+			os.Remove(boinc.HierPath(p.UploadDir, o.name, p.Fanout))
+		}
+	}
+}
+
+// tailFile returns at most the last n bytes of a file.
+func tailFile(path string, n int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Size() > n {
+		f.Seek(fi.Size()-n, io.SeekStart)
+	}
+	b, _ := io.ReadAll(io.LimitReader(f, n))
+	return string(b)
+}
+
+func tailString(s string, n int) string {
+	if len(s) > n {
+		return "..." + s[len(s)-n:]
+	}
+	return s
+}

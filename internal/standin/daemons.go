@@ -1,0 +1,123 @@
+package standin
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rboinc/rboinc/internal/boinc"
+)
+
+// rboinc's daemons are real processes on the stand-in, as bin/start runs
+// them on a project (BOINC's own daemons the stand-in plays itself): each
+// enabled <daemon> of config.xml whose program is one of rboinc's
+// (rboinc-server, rboinc_*) runs from tmp_<host> with the project's bin/
+// first in PATH, its output appended to log_<host>/<output>, and is started
+// again when it exits, unless the stop_daemons trigger file is there.
+
+// daemonRestart is how long the stand-in waits before starting an exited
+// daemon again (bin/start --cron does it every five minutes).
+const daemonRestart = 2 * time.Second
+
+// isRboincDaemon tells whether a daemon is rboinc's.
+func isRboincDaemon(d boinc.Daemon) bool {
+	prog := d.Program()
+	return prog == "rboinc-server" || strings.HasPrefix(prog, "rboinc_")
+}
+
+// runDaemons supervises rboinc's daemons until ctx ends, then stops them
+// as bin/stop does (SIGHUP, then SIGKILL after a grace period).
+func (s *sim) runDaemons(ctx context.Context) {
+	p, err := boinc.LoadProject(s.dir)
+	if err != nil {
+		return // pass() reports config errors
+	}
+	for _, d := range p.DaemonEntries {
+		if d.Disabled || !isRboincDaemon(d) {
+			continue
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.superviseDaemon(ctx, p, d)
+		}()
+	}
+}
+
+func (s *sim) superviseDaemon(ctx context.Context, p *boinc.Project, d boinc.Daemon) {
+	host := p.Host
+	if host == "" {
+		host, _ = os.Hostname()
+		host, _, _ = strings.Cut(host, ".")
+	}
+	log := s.log.With("daemon", d.Cmd)
+	for ctx.Err() == nil {
+		if _, err := os.Stat(filepath.Join(p.Dir, "stop_daemons")); err == nil {
+			if !sleep(ctx, daemonRestart) {
+				return
+			}
+			continue
+		}
+		err := s.runDaemon(ctx, p, d, host)
+		if ctx.Err() != nil {
+			return
+		}
+		log.Warn("daemon exited; starting it again", "err", err, "in", daemonRestart)
+		if !sleep(ctx, daemonRestart) {
+			return
+		}
+	}
+}
+
+// runDaemon runs one daemon until it exits or ctx ends.
+func (s *sim) runDaemon(ctx context.Context, p *boinc.Project, d boinc.Daemon, host string) error {
+	tmp := p.HostDir("tmp", host)
+	logDir := p.HostDir("log", host)
+	for _, dir := range []string{tmp, logDir} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	out, err := os.OpenFile(filepath.Join(logDir, d.LogName()), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	args := strings.Fields(d.Cmd)
+	bin := filepath.Join(p.Dir, "bin")
+	prog := args[0]
+	if !strings.ContainsRune(prog, '/') {
+		if _, err := os.Stat(filepath.Join(bin, prog)); err == nil {
+			prog = filepath.Join(bin, prog)
+		} else if prog, err = exec.LookPath(prog); err != nil {
+			return err
+		}
+	}
+	cmd := exec.Command(prog, args[1:]...)
+	cmd.Dir = tmp
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	cmd.Process.Signal(syscall.SIGHUP)
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		return errors.Join(errors.New("daemon did not stop within 10 s of SIGHUP; killed"), <-done)
+	}
+}

@@ -1,0 +1,412 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/rboinc/rboinc/internal/notifytarget"
+)
+
+// Notification target kinds.
+const (
+	NotifyWebhook = notifytarget.Webhook
+	NotifyEmail   = notifytarget.Email
+)
+
+// DefaultNotifyEvents are the events a target gets unless its user chose.
+var DefaultNotifyEvents = []string{EvChainDone, EvChainFailed, EvGroupDone}
+
+// EventTypes lists every event type, for checking a user's choice.
+var EventTypes = []string{EvStepCreated, EvStepDone, EvStepRetried, EvChainDone, EvChainFailed,
+	EvChainStopped, EvChainResumed, EvChainExtended, EvChainAborted, EvGroupDone}
+
+// NotifyTarget is where a user's events are sent.
+type NotifyTarget struct {
+	ID     int64
+	UserID int64
+	// Group limits the target to one group's events ("" for all): a
+	// submission's -notify registers its group's.
+	Group   string
+	Kind    string // NotifyWebhook or NotifyEmail
+	Address string // the webhook's URL or the e-mail address
+	Events  []string
+}
+
+func (t NotifyTarget) wants(e Event) bool {
+	if t.Group != "" && t.Group != e.Group {
+		return false
+	}
+	return slices.Contains(t.Events, "all") || slices.Contains(t.Events, e.Type)
+}
+
+// ErrTooManyTargets refuses a target past the user's bound.
+var ErrTooManyTargets = errors.New("too many notification targets")
+
+// ErrEmailUnconfirmed refuses an e-mail target whose address the user has
+// not confirmed and the administrator has not registered.
+var ErrEmailUnconfirmed = errors.New("e-mail address not confirmed")
+
+// AddNotifyTarget registers one target (AddNotifyTargets, no bound).
+func (d *DB) AddNotifyTarget(ctx context.Context, t NotifyTarget) error {
+	return d.AddNotifyTargets(ctx, []NotifyTarget{t}, 0)
+}
+
+// AddNotifyTargets registers targets, or changes the events of the same
+// ones (user, group, kind, address), all or none. In the same transaction
+// each user gets a webhook signing secret if they had none, so that no
+// event is ever signed with an empty one. An e-mail target's address must
+// be one its user confirmed or the administrator registered
+// (ErrEmailUnconfirmed); limit > 0 bounds each user's targets
+// (ErrTooManyTargets).
+func (d *DB) AddNotifyTargets(ctx context.Context, ts []NotifyTarget, limit int) error {
+	return d.Tx(ctx, func(tx *sql.Tx) error {
+		users := map[int64]bool{}
+		for _, t := range ts {
+			if t.Kind == NotifyEmail {
+				ok, err := emailConfirmed(ctx, tx, t.UserID, t.Address)
+				if err != nil {
+					return err
+				}
+				if !ok {
+					return fmt.Errorf("%w: %s", ErrEmailUnconfirmed, t.Address)
+				}
+			}
+			ev := strings.Join(t.Events, ",")
+			res, err := tx.ExecContext(ctx, `UPDATE notify_targets SET event_types = ? WHERE user_id = ? AND grp = ? AND kind = ? AND address = ?`,
+				ev, t.UserID, t.Group, t.Kind, t.Address)
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				if _, err := tx.ExecContext(ctx, `INSERT INTO notify_targets(user_id, grp, kind, address, event_types, created) VALUES (?,?,?,?,?,?)`,
+					t.UserID, t.Group, t.Kind, t.Address, ev, now()); err != nil {
+					return err
+				}
+			}
+			users[t.UserID] = true
+		}
+		for u := range users {
+			if _, err := tx.ExecContext(ctx, `UPDATE users SET notify_secret = ? WHERE id = ? AND notify_secret = ''`, newSecret(), u); err != nil {
+				return fmt.Errorf("making the signing secret: %w", err)
+			}
+			if limit <= 0 {
+				continue
+			}
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM notify_targets WHERE user_id = ?`, u).Scan(&n); err != nil {
+				return err
+			}
+			if n > limit {
+				return fmt.Errorf("%w: that would make %d, at most %d are allowed", ErrTooManyTargets, n, limit)
+			}
+		}
+		return nil
+	})
+}
+
+// RemoveNotifyTargets removes a user's targets of that address (of every
+// group scope) with what waits in their outbox; false when there was none.
+func (d *DB) RemoveNotifyTargets(ctx context.Context, userID int64, kind, address string) (bool, error) {
+	var found bool
+	err := d.Tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM notify_outbox WHERE target_id IN
+			(SELECT id FROM notify_targets WHERE user_id = ? AND kind = ? AND address = ?)`, userID, kind, address); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM notify_targets WHERE user_id = ? AND kind = ? AND address = ?`, userID, kind, address)
+		if err != nil {
+			return err
+		}
+		n, _ := res.RowsAffected()
+		found = n > 0
+		return nil
+	})
+	return found, err
+}
+
+// NotifyTargets lists a user's targets (userID 0: everyone's).
+func (d *DB) NotifyTargets(ctx context.Context, userID int64) ([]NotifyTarget, error) {
+	q := `SELECT id, user_id, grp, kind, address, event_types FROM notify_targets`
+	var args []any
+	if userID != 0 {
+		q += ` WHERE user_id = ?`
+		args = append(args, userID)
+	}
+	rows, err := d.sql.QueryContext(ctx, q+` ORDER BY user_id, grp, kind, address`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	return scanTargets(rows)
+}
+
+func scanTargets(rows *sql.Rows) ([]NotifyTarget, error) {
+	var out []NotifyTarget
+	for rows.Next() {
+		var t NotifyTarget
+		var ev string
+		if err := rows.Scan(&t.ID, &t.UserID, &t.Group, &t.Kind, &t.Address, &ev); err != nil {
+			return nil, err
+		}
+		t.Events = strings.Split(ev, ",")
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// NotifySecret is the user's webhook signing secret, made at the first ask.
+func (d *DB) NotifySecret(ctx context.Context, userID int64) (string, error) {
+	var secret string
+	err := d.Tx(ctx, func(tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, `SELECT notify_secret FROM users WHERE id = ?`, userID).Scan(&secret); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("user %d: %w", userID, ErrNotFound)
+			}
+			return err
+		}
+		if secret != "" {
+			return nil
+		}
+		secret = newSecret()
+		_, err := tx.ExecContext(ctx, `UPDATE users SET notify_secret = ? WHERE id = ?`, secret, userID)
+		return err
+	})
+	return secret, err
+}
+
+// RotateNotifySecret gives the user a new signing secret.
+func (d *DB) RotateNotifySecret(ctx context.Context, userID int64) (string, error) {
+	secret := newSecret()
+	err := d.Tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE users SET notify_secret = ? WHERE id = ?`, secret, userID)
+		return err
+	})
+	return secret, err
+}
+
+func newSecret() string {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Delivery is one event on its way to one target.
+type Delivery struct {
+	ID       int64
+	Target   NotifyTarget
+	EventID  int64
+	Payload  []byte // the event as JSON (wire.Event's fields)
+	Attempts int
+	Created  int64
+	Secret   string // the target's user's signing secret
+}
+
+// NotifyPayload is the JSON an event is delivered as.
+type NotifyPayload struct {
+	ID     int64  `json:"id"`
+	Time   int64  `json:"time"`
+	User   string `json:"user"`
+	Type   string `json:"type"`
+	Group  string `json:"group"`
+	Name   string `json:"name"`
+	Step   int    `json:"step"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// FanOut puts the events after the notification cursor into the outbox of
+// each target that wants them, at most limit events per call, and moves
+// the cursor, all in one transaction: an event is queued once per target,
+// whatever crashes. It returns how many events it read.
+func (d *DB) FanOut(ctx context.Context, limit int) (int, error) {
+	var n int
+	err := d.Tx(ctx, func(tx *sql.Tx) error {
+		n = 0
+		var cursor int64
+		if err := tx.QueryRowContext(ctx, `SELECT last_event FROM notify_cursor WHERE id = 1`).Scan(&cursor); err != nil {
+			return fmt.Errorf("reading the notification cursor: %w", err)
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT id, user_id, grp, kind, address, event_types FROM notify_targets`)
+		if err != nil {
+			return err
+		}
+		targets, err := scanTargets(rows)
+		rows.Close()
+		if err != nil {
+			return err
+		}
+		byUser := map[int64][]NotifyTarget{}
+		for _, t := range targets {
+			byUser[t.UserID] = append(byUser[t.UserID], t)
+		}
+		rows, err = tx.QueryContext(ctx, `SELECT e.id, e.time, e.user_id, u.name, e.type, e.grp, e.name, e.step, e.reason
+			FROM events e JOIN users u ON u.id = e.user_id WHERE e.id > ? ORDER BY e.id LIMIT ?`, cursor, limit)
+		if err != nil {
+			return err
+		}
+		type queued struct {
+			target NotifyTarget
+			ev     NotifyPayload
+		}
+		var out []queued
+		last := cursor
+		for rows.Next() {
+			var e Event
+			var p NotifyPayload
+			if err := rows.Scan(&e.ID, &e.Time, &e.UserID, &p.User, &e.Type, &e.Group, &e.Name, &e.Step, &e.Reason); err != nil {
+				rows.Close()
+				return err
+			}
+			n++
+			last = e.ID
+			p.ID, p.Time, p.Type, p.Group, p.Name, p.Step, p.Reason = e.ID, e.Time, e.Type, e.Group, e.Name, e.Step, e.Reason
+			// One delivery per address even when a user-wide and a
+			// group's target both name it.
+			seen := map[string]bool{}
+			for _, t := range byUser[e.UserID] {
+				if k := t.Kind + " " + t.Address; t.wants(e) && !seen[k] {
+					seen[k] = true
+					out = append(out, queued{t, p})
+				}
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if n == 0 {
+			return nil
+		}
+		t := now()
+		for _, q := range out {
+			body, _ := json.Marshal(q.ev)
+			if _, err := tx.ExecContext(ctx, `INSERT INTO notify_outbox(target_id, event_id, payload, next_try, created) VALUES (?,?,?,?,?)`,
+				q.target.ID, q.ev.ID, string(body), t, t); err != nil {
+				return fmt.Errorf("queueing event %d for %s: %w", q.ev.ID, q.target.Address, err)
+			}
+		}
+		// Moved only from where it was read: a second notifier that read
+		// the same cursor rolls back instead of queueing twice.
+		res, err := tx.ExecContext(ctx, `UPDATE notify_cursor SET last_event = ? WHERE id = 1 AND last_event = ?`, last, cursor)
+		if err != nil {
+			return err
+		}
+		if k, _ := res.RowsAffected(); k != 1 {
+			return errors.New("the notification cursor moved under this notifier (another one runs): nothing queued")
+		}
+		return nil
+	})
+	return n, err
+}
+
+// Claim bounds what ClaimDeliveries takes.
+type Claim struct {
+	At    int64 // now, seconds since the epoch
+	Lease int64 // seconds a claimed delivery is set aside
+	Limit int   // deliveries taken at most
+	// PerUser bounds one user's deliveries in flight, Busy of them already
+	// (0: no bound): one user's slow targets cannot take every slot.
+	PerUser int
+	Busy    map[int64]int
+}
+
+// ClaimDeliveries takes deliveries that are due, the oldest waiting one
+// of each target only (a target gets its events in order, and one that
+// fails or hangs holds up no other), taking users in turn (each user's
+// oldest, then each one's second, ...), and sets them aside for the lease
+// so that no other notifier sends them meanwhile.
+func (d *DB) ClaimDeliveries(ctx context.Context, c Claim) ([]Delivery, error) {
+	perUser := c.PerUser
+	if perUser <= 0 {
+		perUser = c.Limit
+	}
+	var out []Delivery
+	err := d.Tx(ctx, func(tx *sql.Tx) error {
+		out = out[:0]
+		busy := 0
+		for _, n := range c.Busy {
+			busy += min(n, perUser)
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT oid, event_id, payload, attempts, ocreated, next_try, tid, uid, grp, kind, address, event_types, secret
+			FROM (SELECT o.id AS oid, o.event_id, o.payload, o.attempts, o.created AS ocreated, o.next_try,
+					t.id AS tid, t.user_id AS uid, t.grp, t.kind, t.address, t.event_types, u.notify_secret AS secret,
+					ROW_NUMBER() OVER (PARTITION BY t.user_id ORDER BY o.next_try, o.id) AS turn
+				FROM notify_outbox o JOIN notify_targets t ON t.id = o.target_id JOIN users u ON u.id = t.user_id
+				WHERE o.id IN (SELECT min(id) FROM notify_outbox GROUP BY target_id) AND o.next_try <= ?) due
+			WHERE turn <= ? ORDER BY turn, next_try, oid LIMIT ?`, c.At, perUser, c.Limit+busy)
+		if err != nil {
+			return err
+		}
+		type claim struct{ id, nextTry int64 }
+		var claims []claim
+		taken := map[int64]int{}
+		for rows.Next() {
+			var dl Delivery
+			var payload, ev string
+			var nextTry int64
+			if err := rows.Scan(&dl.ID, &dl.EventID, &payload, &dl.Attempts, &dl.Created, &nextTry,
+				&dl.Target.ID, &dl.Target.UserID, &dl.Target.Group, &dl.Target.Kind, &dl.Target.Address, &ev, &dl.Secret); err != nil {
+				rows.Close()
+				return err
+			}
+			if len(out) == c.Limit || c.Busy[dl.Target.UserID]+taken[dl.Target.UserID] >= perUser {
+				continue
+			}
+			taken[dl.Target.UserID]++
+			dl.Payload, dl.Target.Events = []byte(payload), strings.Split(ev, ",")
+			out = append(out, dl)
+			claims = append(claims, claim{dl.ID, nextTry})
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		kept := out[:0]
+		for i, cl := range claims {
+			res, err := tx.ExecContext(ctx, `UPDATE notify_outbox SET next_try = ? WHERE id = ? AND next_try = ?`, c.At+c.Lease, cl.id, cl.nextTry)
+			if err != nil {
+				return err
+			}
+			if k, _ := res.RowsAffected(); k == 1 {
+				kept = append(kept, out[i])
+			}
+		}
+		out = kept
+		return nil
+	})
+	return out, err
+}
+
+// Delivered removes a delivery that reached its target.
+func (d *DB) Delivered(ctx context.Context, id int64) error {
+	return d.Tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM notify_outbox WHERE id = ?`, id)
+		return err
+	})
+}
+
+// DeliveryFailed records a failed attempt and when to try again.
+func (d *DB) DeliveryFailed(ctx context.Context, id, nextTry int64, reason string) error {
+	return d.Tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE notify_outbox SET attempts = attempts + 1, next_try = ?, last_error = ? WHERE id = ?`,
+			nextTry, reason, id)
+		return err
+	})
+}
+
+// OutboxWaiting counts the deliveries not made yet and the oldest one's
+// age in seconds (for doctor and metrics).
+func (d *DB) OutboxWaiting(ctx context.Context) (n int, oldest int64, err error) {
+	var first sql.NullInt64
+	err = d.sql.QueryRowContext(ctx, `SELECT count(*), min(created) FROM notify_outbox`).Scan(&n, &first)
+	if first.Valid {
+		oldest = now() - first.Int64
+	}
+	return n, oldest, err
+}

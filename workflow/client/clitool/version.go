@@ -1,6 +1,0 @@
-package clitool
-
-import "github.com/rboinc/rboinc/workflow/buildinfo"
-
-// Version is the line -version prints (see package buildinfo).
-func Version(prog string) string { return buildinfo.Version(prog) }
