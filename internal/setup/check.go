@@ -148,7 +148,7 @@ func CheckProject(dir string, real bool) ProjectCheck {
 	}
 	pc.Queues = qs
 	if len(qs) == 0 && len(errs) == 0 {
-		f.add(Note, "no application queue yet: add a template pair templates/rboinc_<queue>_wu and templates/rboinc_<queue>_result (see the README, \"Application queues\")")
+		f.add(Note, "no application queue yet: add a template pair templates/rboinc_<queue>_wu and templates/rboinc_<queue>_result (see docs/admin.md, \"Application queues\")")
 	}
 	for _, q := range qs {
 		f.add(OK, "queue %s (BOINC application %s): templates parse", q.Name, q.Application)
