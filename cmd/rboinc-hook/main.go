@@ -124,14 +124,7 @@ func handOver(root, entry string, alone bool, args []string) int {
 		return 1
 	}
 	server := filepath.Join(filepath.Dir(exe), "rboinc-server")
-	argv := []string{server, "process", "--root", root}
-	if entry != "" {
-		argv = append(argv, "--spooled", entry)
-		if alone {
-			argv = append(argv, "--alone")
-		}
-	}
-	argv = append(argv, args...)
+	argv := append([]string{server}, hookargs.HandoverArgs(root, entry, alone, args)...)
 	err = syscall.Exec(server, argv, os.Environ())
 	spool.RecordFailure(root, "", "cannot run "+server+": "+err.Error())
 	logError("hook: cannot run rboinc-server; BOINC will retry this work unit", "path", server, "err", err)
