@@ -92,7 +92,10 @@ type Chains interface {
 	// NoteUnplaced marks the chain an unplaced call names as needing
 	// attention, saying where its outputs are kept (spool entry entry).
 	NoteUnplaced(ctx context.Context, u *Unplaced, entry string) error
-	// InTransaction runs fn in one transaction of the state database.
+	// InTransaction runs fn in one transaction of the state database:
+	// every record made with the context fn gets joins it (store.Batch
+	// carries the transaction in the context), and it commits when fn
+	// returns nil.
 	InTransaction(ctx context.Context, fn func(ctx context.Context) error) error
 	// Sync makes the records durable.
 	Sync() error
