@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/rboinc/rboinc/internal/advance"
 	"io"
 	"net/http"
 	"os"
@@ -123,7 +124,7 @@ func (b *bench) stageRetrieveBig() error {
 		return err
 	}
 	t0 := time.Now()
-	if err := b.eng.Advance(b.ctx, boinc.HookCall{WUName: b.bigWU, WUID: 1, Files: paths}); err != nil {
+	if err := advance.Run(b.ctx, b.eng.Chains(), advance.Lone(boinc.HookCall{WUName: b.bigWU, WUID: 1, Files: paths})); err != nil {
 		return err
 	}
 	ingest := time.Since(t0)
@@ -133,7 +134,7 @@ func (b *bench) stageRetrieveBig() error {
 		Baseline: fmt.Sprintf("md5sum: %s", ms(b.md5Time)),
 		Ratio:    ratio(ingest, b.md5Time),
 		Verdict:  "info",
-		Command:  "engine.Advance (in-process) for the chain's work unit",
+		Command:  "advance.Run of a lone hook call (in-process) for the chain's work unit",
 	})
 	results := filepath.Join(b.srv.root, "results", strings.ToUpper(benchUser)+"_big")
 	fs, err := startFileServer(results)
@@ -302,7 +303,7 @@ func (b *bench) stageResubmit() error {
 
 // stageHook: the assimilator hook advancing chains: one process per work
 // unit as script_assimilator runs it, two such processes at once, and
-// engine.Advance in-process; with what bounds the process path.
+// advance.Run of lone hook calls in-process; with what bounds the process path.
 func (b *bench) stageHook() error {
 	wus := b.s1kWUs
 	next := 0
@@ -455,7 +456,7 @@ func (b *bench) stageHook() error {
 	}
 	t0 = time.Now()
 	for i, wu := range inp {
-		if err := b.eng.Advance(b.ctx, boinc.HookCall{WUName: wu, WUID: int64(9000 + i), Files: calls[i][1:]}); err != nil {
+		if err := advance.Run(b.ctx, b.eng.Chains(), advance.Lone(boinc.HookCall{WUName: wu, WUID: int64(9000 + i), Files: calls[i][1:]})); err != nil {
 			return err
 		}
 	}
@@ -492,12 +493,12 @@ func (b *bench) stageHook() error {
 		Command:  "engine.Hook(ctx, ROOT, HookCall{WU, outputs}) in one process, one work unit after another",
 	})
 	b.add(row{
-		Target:   "... a synchronous hook in-process, without the spool (engine.Advance: records, syncs the record, then returns; the server's creator creates)",
+		Target:   "... a synchronous hook in-process, without the spool (advance.Run of a lone hook call: records, syncs the record, then returns; the server's creator creates)",
 		Measured: fmt.Sprintf("%.0f chains/s (%s per chain)", inRate, ms(inTime/time.Duration(len(inp)))),
 		Baseline: fmt.Sprintf("the stand-in's create_work for one job: %s", ms(cwOne)),
 		Ratio:    fmt.Sprintf("%.2fx of the target rate", inRate/200),
 		Verdict:  "info",
-		Command:  "engine.Advance(ctx, HookCall{WU, outputs}) in one process, one work unit after another",
+		Command:  "advance.Run(ctx, eng.Chains(), advance.Lone(HookCall{WU, outputs})) in one process, one work unit after another",
 	})
 	return nil
 }
@@ -562,7 +563,7 @@ func (b *bench) stageRetrieve() error {
 			return err
 		}
 		t0 := time.Now()
-		if err := b.eng.Advance(b.ctx, boinc.HookCall{WUName: c.FirstWU, WUID: int64(j + 1), Files: paths}); err != nil {
+		if err := advance.Run(b.ctx, b.eng.Chains(), advance.Lone(boinc.HookCall{WUName: c.FirstWU, WUID: int64(j + 1), Files: paths})); err != nil {
 			return err
 		}
 		ingest += time.Since(t0)
@@ -575,7 +576,7 @@ func (b *bench) stageRetrieve() error {
 		Baseline: "-",
 		Ratio:    "-",
 		Verdict:  "info",
-		Command:  "engine.Advance in-process, one work unit after another",
+		Command:  "advance.Run of a lone hook call in-process, one work unit after another",
 	})
 
 	results := filepath.Join(b.srv.root, "results", strings.ToUpper(benchUser)+"_r10k")

@@ -325,18 +325,12 @@ func runHook(args []string, log *slog.Logger) int {
 	}
 	// rboinc-hook, the small program the installed hook runs, spools the
 	// call itself and hands over with --spooled ENTRY [--alone].
-	entry, alone := "", false
-	if len(args) >= 2 && args[0] == "--spooled" {
-		entry, args = args[1], args[2:]
-		if entry != filepath.Base(entry) || strings.HasPrefix(entry, ".") {
-			log.Error("hook: bad --spooled entry name; ignored", "entry", entry)
-			return 0
-		}
-		if len(args) >= 1 && args[0] == "--alone" {
-			alone, args = true, args[1:]
-		}
+	entry, alone, args, err := hookargs.SplitSpooled(args)
+	if err != nil {
+		log.Error("hook: bad --spooled entry name; ignored", "err", err)
+		return 0
 	}
-	call, err := boinc.ParseHookArgs(args)
+	call, err := hookargs.Parse(args)
 	if err != nil {
 		// Arguments we cannot understand will not improve on retry, and
 		// stopping the assimilator would block every other work unit; but

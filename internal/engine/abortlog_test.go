@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"bytes"
+	"github.com/rboinc/rboinc/internal/advance"
 	"log/slog"
 	"strings"
 	"testing"
@@ -24,7 +25,7 @@ func TestAbortedChainNotLoggedAsFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	for wu, mask := range map[string]int{ab: 16, bad: 2} {
-		if err := f.e.Advance(f.ctx, boinc.HookCall{Error: true, ErrorMask: mask, WUName: wu, WUID: 3}); err != nil {
+		if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{Error: true, ErrorMask: mask, WUName: wu, WUID: 3})); err != nil {
 			t.Fatal(err)
 		}
 	}

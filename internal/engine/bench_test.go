@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"github.com/rboinc/rboinc/internal/advance"
 	"io"
 	"log/slog"
 	"os"
@@ -163,7 +164,7 @@ func BenchmarkAdvance(b *testing.B) {
 	b.ResetTimer()
 	t0 := time.Now()
 	for i := 0; i < b.N; i++ {
-		if err := env.e.Advance(env.ctx, calls[i]); err != nil {
+		if err := advance.Run(env.ctx, env.e.Chains(), advance.Lone(calls[i])); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -188,7 +189,7 @@ func BenchmarkCreatorPass(b *testing.B) {
 		}
 		b.StartTimer()
 		t0 := time.Now()
-		if got, err := env.e.IntakeSpool(env.ctx); err != nil || got != n {
+		if got, err := advance.IntakeSpool(env.ctx, env.e.Chains()); err != nil || got != n {
 			b.Fatalf("took %d calls in, %v", got, err)
 		}
 		if got, err := env.e.CreatePending(env.ctx); err != nil || got != n {
@@ -211,7 +212,7 @@ func BenchmarkAdvanceLastStep(b *testing.B) {
 	b.ResetTimer()
 	t0 := time.Now()
 	for i := 0; i < b.N; i++ {
-		if err := env.e.Advance(env.ctx, calls[i]); err != nil {
+		if err := advance.Run(env.ctx, env.e.Chains(), advance.Lone(calls[i])); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -446,7 +447,7 @@ func BenchmarkStateEngines(b *testing.B) {
 				b.StartTimer()
 				t0 := time.Now()
 				for _, call := range calls {
-					if err := env.e.Advance(env.ctx, call); err != nil {
+					if err := advance.Run(env.ctx, env.e.Chains(), advance.Lone(call)); err != nil {
 						b.Fatal(err)
 					}
 				}

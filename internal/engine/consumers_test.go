@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"github.com/rboinc/rboinc/internal/advance"
 	"strings"
 	"testing"
 
@@ -27,7 +28,7 @@ func (f *fixture) submitFor(consumer, group, name, batch string) (string, error)
 		return "", err
 	}
 	wu := resp.Chains[0].FirstWU
-	if err := f.e.Advance(f.ctx, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
+	if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: wu, Files: f.outputs(wu)})); err != nil {
 		f.t.Fatal(err)
 	}
 	return wu, nil

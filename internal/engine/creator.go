@@ -10,12 +10,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rboinc/rboinc/internal/advance"
 	"github.com/rboinc/rboinc/internal/boinc"
 	"github.com/rboinc/rboinc/internal/spool"
 	"github.com/rboinc/rboinc/internal/store"
 )
 
-// The hook spools its call (spool.go); the creator records the spooled calls
+// The hook spools its call (hook.go, package spool); the creator records the spooled calls
 // (each chain's next step as pending) and makes the work units of all
 // pending steps with one create_work run: BOINC runs the
 // hook once per work unit, and a create_work process per call would bound
@@ -90,7 +91,7 @@ var idleDBLook = time.Second // a variable for the tests
 // creatorPass takes the spooled hook calls in and creates the pending
 // steps; it returns how many of both it handled.
 func (e *Engine) creatorPass(ctx context.Context) (int, error) {
-	n, err := e.IntakeSpool(ctx)
+	n, err := advance.IntakeSpool(ctx, e.Chains())
 	if err != nil {
 		return n, err
 	}
@@ -177,7 +178,7 @@ func (e *Engine) RunCreator(ctx context.Context, poll time.Duration, stop func()
 		// somebody asked (a process without the lock that recorded some:
 		// the native assimilator, a synchronous hook), this process left
 		// some, or once every idleDBLook.
-		n, err := e.IntakeSpool(ctx)
+		n, err := advance.IntakeSpool(ctx, e.Chains())
 		if err == nil && (n > 0 || asked || e.pendingHint.Swap(false) || time.Since(lastDB) >= idleDBLook) {
 			var m int
 			m, err = e.CreatePending(ctx)
@@ -333,3 +334,9 @@ func (e *Engine) alreadyCreated(ctx context.Context, wu string, err error) (bool
 
 // pendingState is the state the hook records a next step in.
 const pendingState = store.StatePending
+
+// spoolWaiting tells whether some hook call waits in the spool.
+func (e *Engine) spoolWaiting() (bool, error) {
+	names, err := spool.Entries(e.Root)
+	return len(names) > 0, err
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/rboinc/rboinc/internal/advance"
 	"io"
 	"log/slog"
 	"os"
@@ -172,7 +173,7 @@ func TestHookTwiceCreatesOneStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 2; i++ {
-		if err := f.e.Advance(f.ctx, call); err != nil {
+		if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(call)); err != nil {
 			t.Fatalf("call %d: %v", i, err)
 		}
 	}
@@ -212,7 +213,7 @@ func TestStoppedChainCreatesNothing(t *testing.T) {
 	if _, err := f.e.Stop(f.ctx, f.u, wire.ChainRef{Group: "g"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.e.Advance(f.ctx, boinc.HookCall{WUName: wu0, Files: f.outputs(wu0)}); err != nil {
+	if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: wu0, Files: f.outputs(wu0)})); err != nil {
 		t.Fatal(err)
 	}
 	c, _, _ := f.e.DB.StepByWU(f.ctx, wu0)
@@ -232,11 +233,11 @@ func TestFailedWorkUnitIsRetriedThenFailsChain(t *testing.T) {
 	f.e.Cfg.RetryBackoff = 0.001
 	f.e.Cfg.MaxStepAttempts = 2
 	wu0 := f.submit("g", "c1", 2).Chains[0].FirstWU
-	if err := f.e.Advance(f.ctx, boinc.HookCall{Error: true, ErrorMask: 8, WUName: wu0, WUID: 3}); err != nil {
+	if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{Error: true, ErrorMask: 8, WUName: wu0, WUID: 3})); err != nil {
 		t.Fatal(err)
 	}
 	// A second call for the same work unit changes nothing.
-	if err := f.e.Advance(f.ctx, boinc.HookCall{Error: true, ErrorMask: 8, WUName: wu0, WUID: 3}); err != nil {
+	if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{Error: true, ErrorMask: 8, WUName: wu0, WUID: 3})); err != nil {
 		t.Fatal(err)
 	}
 	st, _ := f.e.Status(f.ctx, f.u, "g", "c1")
@@ -251,7 +252,7 @@ func TestFailedWorkUnitIsRetriedThenFailsChain(t *testing.T) {
 	if err != nil || s.WU == wu0 || f.boincWUs(s.WU) != 1 || s.State != "queued" {
 		t.Fatalf("the retry: %+v, %v (in BOINC: %d)", s, err, f.boincWUs(s.WU))
 	}
-	if err := f.e.Advance(f.ctx, boinc.HookCall{Error: true, ErrorMask: 2, WUName: s.WU, WUID: 4}); err != nil {
+	if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{Error: true, ErrorMask: 2, WUName: s.WU, WUID: 4})); err != nil {
 		t.Fatal(err)
 	}
 	st, _ = f.e.Status(f.ctx, f.u, "g", "c1")
@@ -273,7 +274,7 @@ func st2id(t *testing.T, f *fixture, wu string) int64 {
 func TestLastStepEndsChainAndAckRemoves(t *testing.T) {
 	f := newFixture(t)
 	wu0 := f.submit("g", "c1", 1).Chains[0].FirstWU
-	if err := f.e.Advance(f.ctx, boinc.HookCall{WUName: wu0, Files: f.outputs(wu0)}); err != nil {
+	if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: wu0, Files: f.outputs(wu0)})); err != nil {
 		t.Fatal(err)
 	}
 	st, _ := f.e.Status(f.ctx, f.u, "g", "c1")
@@ -463,7 +464,7 @@ func TestCollectKeepsWhatIsUsed(t *testing.T) {
 	if _, err := os.Stat(link); err != nil {
 		t.Fatal("download link of a running step removed")
 	}
-	if err := f.e.Advance(f.ctx, boinc.HookCall{WUName: wu0, Files: f.outputs(wu0)}); err != nil {
+	if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: wu0, Files: f.outputs(wu0)})); err != nil {
 		t.Fatal(err)
 	}
 	// Done but not purged: the chain's inputs stay pooled; links may go.

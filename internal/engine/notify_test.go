@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/rboinc/rboinc/internal/advance"
 	"io"
 	"log/slog"
 	"net/http"
@@ -83,7 +84,7 @@ func drain(t *testing.T, e *engine.Engine, passes int) {
 func runChains(f *fixture, group string, names ...string) {
 	for _, n := range names {
 		wu := f.submit(group, n, 2).Chains[0].FirstWU
-		if err := f.e.Advance(f.ctx, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
+		if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: wu, Files: f.outputs(wu)})); err != nil {
 			f.t.Fatal(err)
 		}
 	}
@@ -99,7 +100,7 @@ func runChains(f *fixture, group string, names ...string) {
 		if wu == "" {
 			f.t.Fatalf("chain %s has no current work unit: %+v", n, st.Chains[0])
 		}
-		if err := f.e.Advance(f.ctx, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
+		if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: wu, Files: f.outputs(wu)})); err != nil {
 			f.t.Fatal(err)
 		}
 	}
@@ -229,7 +230,7 @@ func TestEmailNotificationsThroughSMTP(t *testing.T) {
 	ctx, cancel := context.WithCancel(f.ctx)
 	done := make(chan error, 1)
 	go func() { done <- f.e.RunCreator(ctx, 50*time.Millisecond, nil) }()
-	if err := f.e.Advance(f.ctx, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
+	if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: wu, Files: f.outputs(wu)})); err != nil {
 		t.Fatal(err)
 	}
 	msgs := smtp.Wait(2, 20*time.Second)

@@ -159,6 +159,23 @@ func (wo *wuOutputs) take(src, dst string) *pretaken {
 	return nil
 }
 
+// Took is advance.Pretaken's: the take of src into dst made ahead, marked
+// used by the record that asks.
+func (wo *wuOutputs) Took(src, dst string) (sum string, size int64, missing, ok bool) {
+	t := wo.take(src, dst)
+	if t == nil {
+		return "", 0, false, false
+	}
+	switch {
+	case t.err == nil:
+		t.used = true
+		return t.sum, t.size, false, true
+	case errors.Is(t.err, fs.ErrNotExist):
+		return "", 0, true, true
+	}
+	return "", 0, false, false
+}
+
 // missing tells whether the upload path src was found missing by its
 // take; known is false when no take tried it.
 func (wo *wuOutputs) missing(src string) (missing, known bool) {

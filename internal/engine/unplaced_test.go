@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"github.com/rboinc/rboinc/internal/advance"
 	"github.com/rboinc/rboinc/internal/engine"
 	"os"
 	"path/filepath"
@@ -31,7 +32,7 @@ func TestUnplaceableHookCallKeepsOutputs(t *testing.T) {
 
 	// The synchronous path.
 	outs := f.outputs(stray)
-	if err := f.e.Advance(f.ctx, boinc.HookCall{WUName: stray, WUID: 77, Files: outs}); err != nil {
+	if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: stray, WUID: 77, Files: outs})); err != nil {
 		t.Fatal(err)
 	}
 	// BOINC's file deleter takes its copies.
@@ -65,7 +66,7 @@ func TestUnplaceableHookCallKeepsOutputs(t *testing.T) {
 	if _, err := spool.Write(f.root, boinc.HookCall{WUName: stray2, Files: f.outputs(stray2)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.e.IntakeSpool(f.ctx); err != nil {
+	if _, err := advance.IntakeSpool(f.ctx, f.e.Chains()); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(unplacedEntries(t, f.root)); n != 2 {
@@ -76,7 +77,7 @@ func TestUnplaceableHookCallKeepsOutputs(t *testing.T) {
 	}
 
 	// Not rboinc's shape: ignored, nothing kept.
-	if err := f.e.Advance(f.ctx, boinc.HookCall{WUName: "someone_elses_wu", Files: f.outputs("someone_elses_wu")}); err != nil {
+	if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: "someone_elses_wu", Files: f.outputs("someone_elses_wu")})); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(unplacedEntries(t, f.root)); n != 2 {
@@ -139,7 +140,7 @@ func TestUnreadableHookCallKeepsOutputs(t *testing.T) {
 	if err := os.Rename(entries[0], back); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.e.IntakeSpool(f.ctx); err != nil {
+	if _, err := advance.IntakeSpool(f.ctx, f.e.Chains()); err != nil {
 		t.Fatalf("the creator stopped on it: %v", err)
 	}
 	if n := len(unplacedEntries(t, f.root)); n != 1 {

@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"flag"
 	"fmt"
+	"github.com/rboinc/rboinc/internal/advance"
 	"io"
 	"log/slog"
 	"net/http"
@@ -271,7 +272,7 @@ func (w *world) advance(wu string) string {
 		write(w.t, p, fmt.Sprintf("output %s index %d\n", wu, k), 0o644)
 		files = append(files, p)
 	}
-	if err := w.e.Advance(w.ctx, boinc.HookCall{WUName: wu, Files: files}); err != nil {
+	if err := advance.Run(w.ctx, w.e.Chains(), advance.Lone(boinc.HookCall{WUName: wu, Files: files})); err != nil {
 		w.t.Fatal(err)
 	}
 	p, err := naming.ParseWU(wu)

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/rboinc/rboinc/internal/advance"
 	"io"
 	"io/fs"
 	"net/http"
@@ -141,7 +142,7 @@ func (v *env) finish(wu string) {
 		os.WriteFile(p, []byte(c), 0o644)
 		paths = append(paths, p)
 	}
-	if err := v.e.Advance(context.Background(), boinc.HookCall{WUName: wu, Files: paths}); err != nil {
+	if err := advance.Run(context.Background(), v.e.Chains(), advance.Lone(boinc.HookCall{WUName: wu, Files: paths})); err != nil {
 		v.t.Fatal(err)
 	}
 }

@@ -7,6 +7,7 @@ package server_test
 import (
 	"bufio"
 	"context"
+	"github.com/rboinc/rboinc/internal/advance"
 	"io/fs"
 	"net/http"
 	"os"
@@ -325,7 +326,7 @@ func TestHole11PurgeWhileRunning(t *testing.T) {
 	if c2.Chains[0].FirstWU == wu {
 		t.Errorf("resubmission reuses the work-unit name %s", wu)
 	}
-	if err := v.e.Advance(context.Background(), boinc.HookCall{WUName: wu, Error: true, ErrorMask: 1}); err != nil {
+	if err := advance.Run(context.Background(), v.e.Chains(), advance.Lone(boinc.HookCall{WUName: wu, Error: true, ErrorMask: 1})); err != nil {
 		t.Errorf("failure hook for the purged chain: %v", err)
 	}
 }
