@@ -508,11 +508,11 @@ func (b *bench) stageHook() error {
 func (b *bench) waitAdvanced(wus []string) error {
 	deadline := time.Now().Add(2 * time.Minute)
 	for i := 0; i < len(wus); {
-		c, _, err := b.eng.DB.StepByWU(b.ctx, wus[i])
+		c, _, err := b.state.StepByWU(b.ctx, wus[i])
 		if err != nil {
 			return err
 		}
-		s, err := b.eng.DB.StepOf(b.ctx, c, 1)
+		s, err := b.state.StepOf(b.ctx, c, 1)
 		if errors.Is(err, store.ErrNotFound) {
 			s.State = "spooled" // the hook's call is not taken in yet
 		} else if err != nil {
@@ -787,7 +787,7 @@ func (b *bench) statusTimes(group string, n int) (cli time.Duration, raw []byte,
 func (b *bench) stageScale() error {
 	countWUs := func() (int, error) {
 		var n int
-		err := b.eng.DB.SQL().QueryRowContext(b.ctx, `SELECT count(*) FROM steps`).Scan(&n)
+		err := b.state.SQL().QueryRowContext(b.ctx, `SELECT count(*) FROM steps`).Scan(&n)
 		return n, err
 	}
 	have, err := countWUs()

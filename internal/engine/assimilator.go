@@ -132,7 +132,7 @@ func (a *Assimilator) Pass(ctx context.Context) (int, error) {
 	a.E.maybeDuplicateLate(ctx)
 	// Steps that came due meanwhile (retries after their back-off) are
 	// created here too: a project may run no creator daemon.
-	if more, err := a.E.DB.AnyPending(ctx); err == nil && more {
+	if more, err := a.E.db.AnyPending(ctx); err == nil && more {
 		if err := a.E.kickCreator(ctx); err != nil {
 			a.Log.Error("creating due steps failed; they stay pending and are retried", "err", err)
 		}
@@ -151,7 +151,7 @@ func (a *Assimilator) assimilate(ctx context.Context, wus []boincdb.ReadyWU) (in
 	defer pre.finish()
 	// One transaction of rboinc's own for the whole batch: a commit per
 	// work unit would cost more than the rest of its work.
-	berr := a.E.DB.Batch(ctx, func(ctx context.Context) error {
+	berr := a.E.db.Batch(ctx, func(ctx context.Context) error {
 		for _, w := range wus {
 			if d, ok := a.deferred[w.ID]; ok && time.Now().Before(d.next) {
 				continue
@@ -186,7 +186,7 @@ func (a *Assimilator) assimilate(ctx context.Context, wus []boincdb.ReadyWU) (in
 	if err := syncTaken(taken); err != nil {
 		return 0, errors.Join(failure, fmt.Errorf("making the taken outputs durable: %w", err))
 	}
-	if err := a.E.DB.Sync(); err != nil {
+	if err := a.E.db.Sync(); err != nil {
 		return 0, errors.Join(failure, fmt.Errorf("making rboinc's records durable: %w", err))
 	}
 	tSynced := time.Now()
@@ -283,7 +283,7 @@ func (a *Assimilator) one(ctx context.Context, w boincdb.ReadyWU, wo *wuOutputs,
 // outputs in rboinc's hands; a work unit that is no step is the hook
 // logic's to report.
 func (a *Assimilator) waitsForOutputs(ctx context.Context, wu string) bool {
-	_, s, err := a.E.DB.StepByWU(ctx, wu)
+	_, s, err := a.E.db.StepByWU(ctx, wu)
 	return err == nil && s.State != "done" && s.State != "failed"
 }
 

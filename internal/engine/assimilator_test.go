@@ -92,7 +92,7 @@ func forEngines(t *testing.T, f func(t *testing.T, e *engine.Engine, u store.Use
 			// the tests mostly wait on daemons: both at once.
 			t.Parallel()
 			e := nativeRoot(t, name)
-			id, err := e.DB.AddUser(context.Background(), "alice", "hash-alice")
+			id, err := e.State().AddUser(context.Background(), "alice", "hash-alice")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -215,7 +215,7 @@ func TestNativeAssimilatorTakesRecordedOutputsOnce(t *testing.T) {
 		for _, p := range taken {
 			os.Remove(p) // retrieved and acknowledged
 		}
-		if _, err := e.DB.SQL().ExecContext(ctx, `UPDATE results SET acked = 1`); err != nil {
+		if _, err := e.State().SQL().ExecContext(ctx, `UPDATE results SET acked = 1`); err != nil {
 			t.Fatal(err)
 		}
 		a := newAssimilator(t, e)

@@ -18,8 +18,8 @@ func TestCatchupPriority(t *testing.T) {
 		if err := f.e.Advance(f.ctx, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
 			t.Fatal(err)
 		}
-		c, _, _ := f.e.DB.StepByWU(f.ctx, wu)
-		s, err := f.e.DB.StepOf(f.ctx, c, step+1)
+		c, _, _ := f.e.State().StepByWU(f.ctx, wu)
+		s, err := f.e.State().StepOf(f.ctx, c, step+1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -29,8 +29,8 @@ func TestCatchupPriority(t *testing.T) {
 	if err := f.e.Advance(f.ctx, boinc.HookCall{WUName: b0, Files: f.outputs(b0)}); err != nil {
 		t.Fatal(err)
 	}
-	c, _, _ := f.e.DB.StepByWU(f.ctx, b0)
-	s, _ := f.e.DB.StepOf(f.ctx, c, 1)
+	c, _, _ := f.e.State().StepByWU(f.ctx, b0)
+	s, _ := f.e.State().StepOf(f.ctx, c, 1)
 	bdb, err := f.e.OpenBoincDB(f.ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -76,7 +76,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close() })
-	id, err := e.DB.AddUser(ctx, "alice", "hash-alice")
+	id, err := e.State().AddUser(ctx, "alice", "hash-alice")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,11 +176,11 @@ func TestHookTwiceCreatesOneStep(t *testing.T) {
 			t.Fatalf("call %d: %v", i, err)
 		}
 	}
-	c, _, err := f.e.DB.StepByWU(f.ctx, wu0)
+	c, _, err := f.e.State().StepByWU(f.ctx, wu0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s1, err := f.e.DB.StepOf(f.ctx, c, 1)
+	s1, err := f.e.State().StepOf(f.ctx, c, 1)
 	if err != nil || s1.State != "queued" {
 		t.Fatalf("step 1: %+v %v", s1, err)
 	}
@@ -188,7 +188,7 @@ func TestHookTwiceCreatesOneStep(t *testing.T) {
 		t.Fatalf("%d work units named %s", n, s1.WU)
 	}
 	// Output 0 (coordinates) feeds input position 1, output 1 position 2.
-	s0, _ := f.e.DB.StepOf(f.ctx, c, 0)
+	s0, _ := f.e.State().StepOf(f.ctx, c, 0)
 	if s1.Inputs[0] != s0.Inputs[0] || s1.Inputs[1] != md5s("4 5 6\n") || s1.Inputs[2] != md5s("0.1 0.1 0.1\n") || s1.Inputs[3] != s0.Inputs[3] {
 		t.Fatalf("chained inputs wrong:\nstep0 %v\nstep1 %v", s0.Inputs, s1.Inputs)
 	}
@@ -215,8 +215,8 @@ func TestStoppedChainCreatesNothing(t *testing.T) {
 	if err := f.e.Advance(f.ctx, boinc.HookCall{WUName: wu0, Files: f.outputs(wu0)}); err != nil {
 		t.Fatal(err)
 	}
-	c, _, _ := f.e.DB.StepByWU(f.ctx, wu0)
-	if s, err := f.e.DB.StepOf(f.ctx, c, 1); err != nil || s.State != "held" || f.boincWUs(s.WU) != 0 {
+	c, _, _ := f.e.State().StepByWU(f.ctx, wu0)
+	if s, err := f.e.State().StepOf(f.ctx, c, 1); err != nil || s.State != "held" || f.boincWUs(s.WU) != 0 {
 		t.Fatalf("a stopped chain's next step: %+v, %v; want it held, not in BOINC", s, err)
 	}
 	st, _ := f.e.Status(f.ctx, f.u, "g", "c1")
@@ -247,7 +247,7 @@ func TestFailedWorkUnitIsRetriedThenFailsChain(t *testing.T) {
 	if _, err := f.e.CreatePending(f.ctx); err != nil {
 		t.Fatal(err)
 	}
-	s, err := f.e.DB.StepOf(f.ctx, store.Chain{ID: st2id(t, f, wu0)}, 0)
+	s, err := f.e.State().StepOf(f.ctx, store.Chain{ID: st2id(t, f, wu0)}, 0)
 	if err != nil || s.WU == wu0 || f.boincWUs(s.WU) != 1 || s.State != "queued" {
 		t.Fatalf("the retry: %+v, %v (in BOINC: %d)", s, err, f.boincWUs(s.WU))
 	}
@@ -264,7 +264,7 @@ func TestFailedWorkUnitIsRetriedThenFailsChain(t *testing.T) {
 // st2id is the chain id of a work unit's chain, also of an earlier attempt.
 func st2id(t *testing.T, f *fixture, wu string) int64 {
 	var id int64
-	if err := f.e.DB.SQL().QueryRow(`SELECT chain_id FROM step_attempts WHERE wu_name = ? UNION SELECT chain_id FROM steps WHERE wu_name = ?`, wu, wu).Scan(&id); err != nil {
+	if err := f.e.State().SQL().QueryRow(`SELECT chain_id FROM step_attempts WHERE wu_name = ? UNION SELECT chain_id FROM steps WHERE wu_name = ?`, wu, wu).Scan(&id); err != nil {
 		t.Fatal(err)
 	}
 	return id
@@ -360,7 +360,7 @@ func TestCreateWorkFailureLeavesNothing(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "app not found") {
 		t.Fatalf("got %v", err)
 	}
-	if chains, _ := f.e.DB.Chains(f.ctx, f.u.ID, "g", ""); len(chains) != 0 {
+	if chains, _ := f.e.State().Chains(f.ctx, f.u.ID, "g", ""); len(chains) != 0 {
 		t.Fatalf("a failed submission left chains: %+v", chains)
 	}
 }
@@ -397,7 +397,7 @@ func TestConcurrentSameNameOneWins(t *testing.T) {
 			ok++
 		}
 	}
-	if cs, _ := f.e.DB.Chains(f.ctx, f.u.ID, "g", "same"); ok != 1 || len(cs) != 1 || f.boincWUs(cs[0].WU(0)) != 1 {
+	if cs, _ := f.e.State().Chains(f.ctx, f.u.ID, "g", "same"); ok != 1 || len(cs) != 1 || f.boincWUs(cs[0].WU(0)) != 1 {
 		t.Fatalf("%d submissions of one chain made it (%d chains), want 1", ok, len(cs))
 	}
 	// Different chains under one name: exactly one wins.
@@ -438,7 +438,7 @@ func TestEncoder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, s, _ := f.e.DB.StepByWU(f.ctx, resp.Chains[0].FirstWU)
+	_, s, _ := f.e.State().StepByWU(f.ctx, resp.Chains[0].FirstWU)
 	if s.Inputs[2] != md5s("encoded -1\n0 0 0\n") {
 		t.Fatalf("input 2 is %s, not the encoded content", s.Inputs[2])
 	}
@@ -454,7 +454,7 @@ func TestEncoder(t *testing.T) {
 func TestCollectKeepsWhatIsUsed(t *testing.T) {
 	f := newFixture(t)
 	wu0 := f.submit("g", "c1", 1).Chains[0].FirstWU
-	_, s0, _ := f.e.DB.StepByWU(f.ctx, wu0)
+	_, s0, _ := f.e.State().StepByWU(f.ctx, wu0)
 	coor := s0.Inputs[1]
 	link := f.e.Proj.DownloadPath(pool.PhysicalName(coor))
 	if n, err := f.e.Collect(f.ctx, 0); err != nil || n != 0 {
@@ -491,7 +491,7 @@ func TestCollectKeepsWhatIsUsed(t *testing.T) {
 func TestCollectSweepsCrashTemporaries(t *testing.T) {
 	f := newFixture(t)
 	wu0 := f.submit("g", "c1", 1).Chains[0].FirstWU
-	_, s0, _ := f.e.DB.StepByWU(f.ctx, wu0)
+	_, s0, _ := f.e.State().StepByWU(f.ctx, wu0)
 	link := f.e.Proj.DownloadPath(pool.PhysicalName(s0.Inputs[1]))
 	results := filepath.Join(f.e.Root, "results", "ALICE_g")
 	os.MkdirAll(results, 0o755)

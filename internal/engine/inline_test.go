@@ -67,7 +67,7 @@ func TestSubmitInline(t *testing.T) {
 			t.Fatalf("content %d staged with sidecar %s %d %v", i, sum, n, ok)
 		}
 	}
-	if missing, _ := f.e.DB.PoolMissing(f.ctx, f.u.ID, []string{req.Inline[0].MD5, req.Inline[150].MD5}); len(missing) != 0 {
+	if missing, _ := f.e.State().PoolMissing(f.ctx, f.u.ID, []string{req.Inline[0].MD5, req.Inline[150].MD5}); len(missing) != 0 {
 		t.Fatalf("contents not recorded in the pool index: %v", missing)
 	}
 }
@@ -113,7 +113,7 @@ func TestSubmitInlineRefusesBadContents(t *testing.T) {
 		if err == nil || engine.KindOf(err) != tc.kind || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v (kind %v), want %q", tc.name, err, engine.KindOf(err), tc.want)
 		}
-		if cs, _ := f.e.DB.Chains(f.ctx, f.u.ID, "g", ""); len(cs) != 0 {
+		if cs, _ := f.e.State().Chains(f.ctx, f.u.ID, "g", ""); len(cs) != 0 {
 			t.Fatalf("%s: a refused submission left %d chains", tc.name, len(cs))
 		}
 	}
@@ -154,7 +154,7 @@ func TestFailedRecordingCreatesNoWorkUnit(t *testing.T) {
 	if n := f.allWUs(); n != before {
 		t.Fatalf("%d work units after the failed submission, %d before", n, before)
 	}
-	if cs, _ := f.e.DB.Chains(f.ctx, f.u.ID, "g", ""); len(cs) != 1 {
+	if cs, _ := f.e.State().Chains(f.ctx, f.u.ID, "g", ""); len(cs) != 1 {
 		t.Fatalf("%d chains in the group, want the first one only", len(cs))
 	}
 	req.Chains[len(req.Chains)-1].Name = "last"

@@ -101,12 +101,12 @@ func waitCreated(ctx context.Context, root, entry string, call boinc.HookCall, l
 		return
 	}
 	defer e.Close()
-	c, s, err := e.DB.StepByWU(ctx, call.WUName)
+	c, s, err := e.db.StepByWU(ctx, call.WUName)
 	if err != nil || s.Step+1 >= c.NSteps {
 		return
 	}
 	for {
-		n, err := e.DB.StepOf(ctx, c, s.Step+1)
+		n, err := e.db.StepOf(ctx, c, s.Step+1)
 		if err != nil || n.State != pendingState || !tick() {
 			return
 		}
@@ -165,7 +165,7 @@ func (e *Engine) forgetRecorded(names []string, err error) error {
 	if len(names) == 0 {
 		return err
 	}
-	if serr := e.DB.Sync(); serr != nil {
+	if serr := e.db.Sync(); serr != nil {
 		return errors.Join(err, serr)
 	}
 	for _, name := range names {

@@ -32,7 +32,7 @@ func noStep(w naming.WU) *unplacedError {
 func (e *Engine) noteUnplaced(ctx context.Context, u *unplacedError, entry string) error {
 	kept := filepath.Join(spool.Dir(e.Root), spool.UnplacedPrefix+entry)
 	reason := "needs attention: " + u.Error() + "; its outputs are kept in " + kept
-	n, err := e.DB.MarkAttention(ctx, u.wu.User, u.wu.Group, u.wu.Name, reason)
+	n, err := e.db.MarkAttention(ctx, u.wu.User, u.wu.Group, u.wu.Name, reason)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rboinc/rboinc/internal/stats"
+	"github.com/rboinc/rboinc/internal/query"
 	"github.com/rboinc/rboinc/internal/store"
 )
 
@@ -45,7 +46,7 @@ type Disk struct {
 }
 
 // Build reads a report: of user u, or with u nil of every user.
-func Build(ctx context.Context, db *store.DB, u *store.User, now time.Time) (Report, error) {
+func Build(ctx context.Context, db *query.Reader, u *store.User, now time.Time) (Report, error) {
 	r := Report{Generated: now}
 	var uid int64
 	if u != nil {

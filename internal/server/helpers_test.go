@@ -176,12 +176,12 @@ func tree(dir string) []string {
 func (v *env) state(user string) string {
 	v.t.Helper()
 	ctx := context.Background()
-	u, err := v.e.DB.UserByName(ctx, user)
+	u, err := v.db.UserByName(ctx, user)
 	if err != nil {
 		v.t.Fatal(err)
 	}
 	var b strings.Builder
-	db := v.e.DB.SQL()
+	db := v.db.SQL()
 	dump := func(q string, args ...any) {
 		rows, err := db.QueryContext(ctx, q, args...)
 		if err != nil {
@@ -231,7 +231,7 @@ func (v *env) state(user string) string {
 // chainCount counts all chains of all users.
 func (v *env) chainCount() int {
 	var n int
-	v.e.DB.SQL().QueryRow(`SELECT count(*) FROM chains`).Scan(&n)
+	v.db.SQL().QueryRow(`SELECT count(*) FROM chains`).Scan(&n)
 	return n
 }
 
