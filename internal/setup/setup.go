@@ -29,7 +29,7 @@ type Options struct {
 	// empty keeps what the root has (a new root: "hook").
 	Assimilator string
 	// BoincDB is where a new stand-in keeps BOINC's database
-	// (boincdb.ParseURL's forms); empty: its SQLite file.
+	// (sqldb.ParseURL's forms); empty: its SQLite file.
 	BoincDB string
 	// StateDB puts rboinc's own state in MariaDB (engine.Config.StateDB);
 	// empty keeps what the root has (a new root: the SQLite file).

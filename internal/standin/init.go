@@ -11,6 +11,7 @@ import (
 	"github.com/rboinc/rboinc/internal/boinc"
 	"github.com/rboinc/rboinc/internal/boincdb"
 	"github.com/rboinc/rboinc/internal/secretfile"
+	"github.com/rboinc/rboinc/internal/sqldb"
 )
 
 // InitOptions describe a simulated project for InitProject.
@@ -149,7 +150,7 @@ func describeDB(u string) string {
 	if u == "" {
 		return "its SQLite file " + dbFile
 	}
-	if t, err := boincdb.ParseURL(u); err == nil {
+	if t, err := sqldb.ParseURL(u); err == nil {
 		return t.String()
 	}
 	return "an unreadable rboinc_db_url"
