@@ -71,7 +71,7 @@ func (e *Engine) GridStatus(ctx context.Context, u store.User, group string) (wi
 				r.BoincError = e.withoutBoincCounts(fmt.Errorf("reading BOINC's database: %w", err))
 				break
 			}
-			g.Boinc = &counts
+			g.Boinc = wireCounts(counts)
 		}
 	}
 	for _, g := range byGroup {
@@ -122,7 +122,7 @@ func (e *Engine) addWhere(ctx context.Context, st *wire.StatusResponse) {
 			continue
 		}
 		if w, ok := where[c.WU]; ok {
-			c.BoincState, c.BoincSince = w.State, w.Since
+			c.BoincState, c.BoincSince = wirePlace[w.State], w.Since
 		}
 	}
 }
@@ -187,10 +187,7 @@ func (e *Engine) StatusBoinc(ctx context.Context, u store.User, group, name stri
 	for i := range st.Chains {
 		c := &st.Chains[i]
 		if wu, ok := current[c.Group+"/"+c.Name]; ok {
-			c.Boinc = &wire.ChainBoinc{WU: wu, Results: results[wu]}
-			if c.Boinc.Results == nil {
-				c.Boinc.Results = []wire.BoincResult{}
-			}
+			c.Boinc = &wire.ChainBoinc{WU: wu, Results: wireResults(results[wu])}
 		}
 	}
 	return st, nil
