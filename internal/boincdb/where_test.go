@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"testing"
 	"time"
-
 )
 
 // Where tells each work unit's place in BOINC from its results: all

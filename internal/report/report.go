@@ -11,8 +11,8 @@ import (
 	"text/template"
 	"time"
 
-	"github.com/rboinc/rboinc/internal/stats"
 	"github.com/rboinc/rboinc/internal/query"
+	"github.com/rboinc/rboinc/internal/stats"
 	"github.com/rboinc/rboinc/internal/store"
 )
 
