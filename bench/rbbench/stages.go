@@ -15,6 +15,7 @@ import (
 
 	"github.com/rboinc/rboinc/internal/boinc"
 	"github.com/rboinc/rboinc/internal/engine"
+	filemd5 "github.com/rboinc/rboinc/internal/md5sum"
 	"github.com/rboinc/rboinc/internal/store"
 	"github.com/rboinc/rboinc/workflow/client"
 	"github.com/rboinc/rboinc/workflow/wire"
@@ -53,7 +54,7 @@ func (b *bench) stageHash() error {
 	if err != nil {
 		return err
 	}
-	srv, err := hashWith(boinc.FileMD5)
+	srv, err := hashWith(filemd5.File)
 	if err != nil {
 		return err
 	}

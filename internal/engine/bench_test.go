@@ -16,6 +16,7 @@ import (
 	"github.com/rboinc/rboinc/internal/boinctest"
 	"github.com/rboinc/rboinc/internal/engine"
 	"github.com/rboinc/rboinc/internal/mariadbtest"
+	"github.com/rboinc/rboinc/internal/md5sum"
 	"github.com/rboinc/rboinc/internal/setup"
 	"github.com/rboinc/rboinc/internal/spool"
 	"github.com/rboinc/rboinc/internal/store"
@@ -81,7 +82,7 @@ func (b *benchEnv) request(group string, n, steps int) wire.SubmitRequest {
 		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 			b.tb.Fatal(err)
 		}
-		sum, size, err := boinc.FileMD5(p)
+		sum, size, err := md5sum.File(p)
 		if err != nil {
 			b.tb.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/rboinc/rboinc/internal/boinc"
 	"github.com/rboinc/rboinc/internal/engine"
 	"github.com/rboinc/rboinc/internal/mariadbtest"
+	"github.com/rboinc/rboinc/internal/md5sum"
 	"github.com/rboinc/rboinc/internal/pool"
 	"github.com/rboinc/rboinc/internal/setup"
 	"github.com/rboinc/rboinc/internal/store"
@@ -95,7 +96,7 @@ func (f *fixture) upload(contents ...string) (string, []wire.FileRef) {
 	for _, c := range contents {
 		tmp := filepath.Join(f.t.TempDir(), "x")
 		os.WriteFile(tmp, []byte(c), 0o644)
-		sum, n, _ := boinc.FileMD5(tmp)
+		sum, n, _ := md5sum.File(tmp)
 		os.WriteFile(filepath.Join(f.e.DAVRoot(f.u), up.ID, sum), []byte(c), 0o644)
 		refs = append(refs, wire.FileRef{MD5: sum, Size: n})
 	}
@@ -299,7 +300,7 @@ func md5s(s string) string {
 	p := filepath.Join(os.TempDir(), "md5s-"+fmt.Sprint(os.Getpid()))
 	os.WriteFile(p, []byte(s), 0o644)
 	defer os.Remove(p)
-	sum, _, _ := boinc.FileMD5(p)
+	sum, _, _ := md5sum.File(p)
 	return sum
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rboinc/rboinc/internal/boinc"
 	"github.com/rboinc/rboinc/internal/engine"
+	"github.com/rboinc/rboinc/internal/md5sum"
 	"github.com/rboinc/rboinc/internal/pool"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
@@ -59,7 +60,7 @@ func TestSubmitInline(t *testing.T) {
 	}
 	for i, c := range contents {
 		r := ref(c)
-		if sum, n, err := boinc.FileMD5(f.e.Pool.Path(r.MD5)); err != nil || sum != r.MD5 || n != r.Size {
+		if sum, n, err := md5sum.File(f.e.Pool.Path(r.MD5)); err != nil || sum != r.MD5 || n != r.Size {
 			t.Fatalf("content %d in the pool: %s %d %v", i, sum, n, err)
 		}
 		staged := f.e.Proj.DownloadPath(pool.PhysicalName(r.MD5))
@@ -119,7 +120,7 @@ func TestSubmitInlineRefusesBadContents(t *testing.T) {
 	}
 	// The damaged content never entered the pool under its name.
 	if f.e.Pool.Has(req.Inline[3].MD5) {
-		if sum, _, _ := boinc.FileMD5(f.e.Pool.Path(req.Inline[3].MD5)); sum != req.Inline[3].MD5 {
+		if sum, _, _ := md5sum.File(f.e.Pool.Path(req.Inline[3].MD5)); sum != req.Inline[3].MD5 {
 			t.Fatal("the pool holds a content under another content's name")
 		}
 	}

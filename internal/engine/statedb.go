@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/rboinc/rboinc/internal/boinc"
+	"github.com/rboinc/rboinc/internal/atomicfile"
 	"github.com/rboinc/rboinc/internal/secretfile"
 	"github.com/rboinc/rboinc/internal/sqldb"
 	"github.com/rboinc/rboinc/internal/store"
@@ -94,7 +94,7 @@ func SetStateDB(root, location string) error {
 	if err != nil {
 		return err
 	}
-	if err := boinc.WriteFileAtomic(path, append(out, '\n'), secretfile.ModeFrom(fi.Mode())); err != nil {
+	if err := atomicfile.Write(path, append(out, '\n'), secretfile.ModeFrom(fi.Mode())); err != nil {
 		return fmt.Errorf("switching %s to the new state database: %w", path, err)
 	}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok && os.Geteuid() == 0 {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rboinc/rboinc/internal/atomicfile"
 	"github.com/rboinc/rboinc/internal/boinc"
 	"github.com/rboinc/rboinc/internal/naming"
 	"github.com/rboinc/rboinc/internal/pool"
@@ -560,7 +561,7 @@ func (e *Engine) writeImmutable(data []byte, suffix string) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 		return "", err
 	}
-	return rel, boinc.WriteFileAtomic(abs, data, 0o444)
+	return rel, atomicfile.Write(abs, data, 0o444)
 }
 
 // stepJob is a step to hand to create_work.

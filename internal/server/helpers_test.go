@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/rboinc/rboinc/internal/boinc"
+	"github.com/rboinc/rboinc/internal/md5sum"
 	"github.com/rboinc/rboinc/internal/server"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
@@ -162,7 +163,7 @@ func tree(dir string) []string {
 		case d.IsDir():
 			out = append(out, rel+"/")
 		default:
-			sum, n, _ := boinc.FileMD5(p)
+			sum, n, _ := md5sum.File(p)
 			out = append(out, fmt.Sprintf("%s %d %s", rel, n, sum))
 		}
 		return nil
