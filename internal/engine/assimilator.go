@@ -13,6 +13,7 @@ import (
 
 	"github.com/rboinc/rboinc/internal/boinc"
 	"github.com/rboinc/rboinc/internal/boincdb"
+	"github.com/rboinc/rboinc/internal/ctxsleep"
 	"github.com/rboinc/rboinc/internal/fsync"
 	"github.com/rboinc/rboinc/internal/spool"
 )
@@ -346,7 +347,7 @@ func (e *Engine) RunAssimilator(ctx context.Context, o AssimilatorOptions) error
 				if o.OnePass {
 					return err
 				}
-				if !sleep(ctx, streak.fail(e.Log, "cannot use BOINC's database; work units stay ready and are assimilated once it answers", err, time.Second)) {
+				if !ctxsleep.Sleep(ctx, streak.fail(e.Log, "cannot use BOINC's database; work units stay ready and are assimilated once it answers", err, time.Second)) {
 					return nil
 				}
 				continue
@@ -364,7 +365,7 @@ func (e *Engine) RunAssimilator(ctx context.Context, o AssimilatorOptions) error
 			if o.OnePass {
 				return err
 			}
-			if !sleep(ctx, streak.fail(e.Log, "assimilation pass failed; unmarked work units are done again", err, time.Second)) {
+			if !ctxsleep.Sleep(ctx, streak.fail(e.Log, "assimilation pass failed; unmarked work units are done again", err, time.Second)) {
 				return nil
 			}
 			continue
@@ -376,23 +377,11 @@ func (e *Engine) RunAssimilator(ctx context.Context, o AssimilatorOptions) error
 		if o.OnePass {
 			return nil
 		}
-		if n == 0 && !sleep(ctx, o.Sleep) {
+		if n == 0 && !ctxsleep.Sleep(ctx, o.Sleep) {
 			return nil
 		}
 	}
 	return nil
-}
-
-// sleep waits d or until ctx ends; it reports whether ctx is still live.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 // AssimilatorLockName is the native assimilator's lock file in the server

@@ -14,6 +14,7 @@ import (
 	"github.com/rboinc/rboinc/internal/query"
 	"github.com/rboinc/rboinc/internal/stats"
 	"github.com/rboinc/rboinc/internal/store"
+	"github.com/rboinc/rboinc/internal/words"
 )
 
 // LateShown is how many late steps a report lists.
@@ -136,7 +137,7 @@ var funcs = map[string]any{
 	"when":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
 	"unix":  func(s int64) string { return time.Unix(s, 0).UTC().Format("2006-01-02 15:04 UTC") },
 	"span":  stats.Span,
-	"bytes": human,
+	"bytes": words.Bytes,
 	"pct":   func(f float64) string { return strconvF(f) },
 	"bar":   bar,
 	"pad":   func(n int, s string) string { return s + strings.Repeat(" ", max(0, n-len([]rune(s)))) },
