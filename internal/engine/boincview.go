@@ -40,7 +40,7 @@ func (e *Engine) GridStatus(ctx context.Context, u store.User, group string) (wi
 	if err := checkRef(group, "", false); err != nil {
 		return r, err
 	}
-	chains, err := e.db.Chains(ctx, u.ID, group, "")
+	chains, err := e.q.Chains(ctx, u.ID, group, "")
 	if err != nil {
 		return r, err
 	}
@@ -58,7 +58,7 @@ func (e *Engine) GridStatus(ctx context.Context, u store.User, group string) (wi
 	}
 	if bdb, err := e.boincDB(ctx); err != nil {
 		r.BoincError = e.withoutBoincCounts(fmt.Errorf("BOINC's database is not available: %w", err))
-	} else if wus, err := e.db.StepWUs(ctx, u.ID, group, time.Now().Add(-gridWindow).Unix()); err != nil {
+	} else if wus, err := e.q.StepWUs(ctx, u.ID, group, time.Now().Add(-gridWindow).Unix()); err != nil {
 		return r, err
 	} else {
 		for name, names := range wus {
@@ -166,7 +166,7 @@ func (e *Engine) StatusBoinc(ctx context.Context, u store.User, group, name stri
 		st.BoincError = e.withoutBoinc(fmt.Errorf("BOINC's database is not available: %w", err))
 		return st, nil
 	}
-	chains, err := e.db.Chains(ctx, u.ID, group, name)
+	chains, err := e.q.Chains(ctx, u.ID, group, name)
 	if err != nil {
 		return st, err
 	}

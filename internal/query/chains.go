@@ -35,3 +35,11 @@ func (r *Reader) PendingResults(ctx context.Context, userID int64, group, name s
 func (r *Reader) Batches(ctx context.Context, userID int64) ([]store.Batch, error) {
 	return r.db.Batches(ctx, userID)
 }
+
+// StepWUs lists, per group, the work units BOINC holds for a user's steps
+// (queued, done or failed) created at or after since, and those of the
+// steps' earlier attempts that ended since: what -gridstatus asks BOINC
+// about.
+func (r *Reader) StepWUs(ctx context.Context, userID int64, group string, since int64) (map[string][]string, error) {
+	return r.db.StepWUs(ctx, userID, group, since)
+}
