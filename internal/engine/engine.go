@@ -188,15 +188,17 @@ func (e *NotRootError) Error() string {
 // Engine ties the state database, the content pool, the queues and the
 // BOINC project together.
 type Engine struct {
-	Root string
-	Cfg  Config
-	Proj *boinc.Project
-	db   *store.DB
-	// q is db's read side, handed to pages, metrics and status (Query).
-	q      *query.Reader
+	Root   string
+	Cfg    Config
+	Proj   *boinc.Project
 	Pool   *pool.Pool
 	Queues *templates.Registry
 	Log    *slog.Logger
+
+	// db is the state database: nobody outside the engine holds it. q is
+	// its read side, which pages, metrics and status read (Query).
+	db *store.DB
+	q  *query.Reader
 
 	defaultsMu sync.Mutex
 	defaults   map[string]defaultEntry
