@@ -101,7 +101,7 @@ func batchOf(b store.Batch) wire.Batch {
 // Batches lists the user's batches, without their jobs.
 func (e *Engine) Batches(ctx context.Context, u store.User) (wire.BatchesResponse, error) {
 	r := wire.BatchesResponse{ServerTime: serverTime(), Batches: []wire.Batch{}}
-	bs, err := e.db.Batches(ctx, u.ID)
+	bs, err := e.q.Batches(ctx, u.ID)
 	if err != nil {
 		return r, err
 	}
@@ -116,7 +116,7 @@ func (e *Engine) userBatch(ctx context.Context, u store.User, name string) (stor
 	if err := checkBatchName("batch", name); err != nil {
 		return store.Batch{}, err
 	}
-	b, err := e.db.BatchByName(ctx, u.ID, name)
+	b, err := e.q.BatchByName(ctx, u.ID, name)
 	if errors.Is(err, store.ErrNotFound) {
 		return b, errf(KindNotFound, "no batch named %s", name)
 	}
@@ -139,7 +139,7 @@ func (e *Engine) QueryBatches(ctx context.Context, u store.User, q wire.BatchQue
 		if err != nil {
 			return r, err
 		}
-		jobs, err := e.db.BatchJobs(ctx, b, since)
+		jobs, err := e.q.BatchJobs(ctx, b, since)
 		if err != nil {
 			return r, err
 		}
@@ -158,7 +158,7 @@ func (e *Engine) userJob(ctx context.Context, u store.User, job string) (store.B
 	if err := checkBatchName("job", job); err != nil {
 		return store.Batch{}, "", err
 	}
-	b, chain, err := e.db.JobBatch(ctx, u.ID, job)
+	b, chain, err := e.q.JobBatch(ctx, u.ID, job)
 	if errors.Is(err, store.ErrNotFound) {
 		return b, "", errf(KindNotFound, "no job named %s", job)
 	}
@@ -175,7 +175,7 @@ func (e *Engine) JobOutput(ctx context.Context, u store.User, job string) (wire.
 		return out, err
 	}
 	out.Batch = b.Name
-	cs, err := e.db.Chains(ctx, u.ID, b.Group, chain)
+	cs, err := e.q.Chains(ctx, u.ID, b.Group, chain)
 	if err != nil {
 		return out, err
 	}
@@ -200,7 +200,7 @@ func (e *Engine) JobOutput(ctx context.Context, u store.User, job string) (wire.
 	}
 	// The current step's work unit; the last one's when the chain is over.
 	wu := c.WU(min(c.StepsDone, c.NSteps-1))
-	if cur, err := e.db.CurrentSteps(ctx, u.ID, b.Group, chain); err == nil && cur[c.ID].WU != "" {
+	if cur, err := e.q.CurrentSteps(ctx, u.ID, b.Group, chain); err == nil && cur[c.ID].WU != "" {
 		wu = cur[c.ID].WU
 	}
 	if bdb, err := e.boincDB(ctx); err == nil {

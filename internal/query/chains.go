@@ -31,11 +31,6 @@ func (r *Reader) PendingResults(ctx context.Context, userID int64, group, name s
 	return r.db.PendingResults(ctx, userID, group, name)
 }
 
-// Batches returns a user's batches.
-func (r *Reader) Batches(ctx context.Context, userID int64) ([]store.Batch, error) {
-	return r.db.Batches(ctx, userID)
-}
-
 // StepWUs lists, per group, the work units BOINC holds for a user's steps
 // (queued, done or failed) created at or after since, and those of the
 // steps' earlier attempts that ended since: what -gridstatus asks BOINC
