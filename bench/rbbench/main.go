@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/rboinc/rboinc/internal/engine"
+	"github.com/rboinc/rboinc/internal/store"
 )
 
 // sizes of one run.
@@ -60,6 +61,9 @@ type bench struct {
 	only  map[string]bool // stages to run; empty: all
 	srv   *rbServer
 	eng   *engine.Engine
+	// state is the server's state database, opened beside the engine for
+	// the stages that look at steps directly.
+	state *store.DB
 	rows  []row
 	notes []string
 	// figures shared between stages
@@ -144,6 +148,10 @@ func (b *bench) run() error {
 	}
 	b.eng = eng
 	defer eng.Close()
+	if b.state, err = engine.OpenState(b.ctx, srv.root); err != nil {
+		return err
+	}
+	defer b.state.Close()
 	if err := b.writeSmallInputs(); err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/rboinc/rboinc/internal/boinc"
 	"github.com/rboinc/rboinc/internal/engine"
+	filemd5 "github.com/rboinc/rboinc/internal/md5sum"
 	"github.com/rboinc/rboinc/internal/store"
 	"github.com/rboinc/rboinc/workflow/client"
 	"github.com/rboinc/rboinc/workflow/wire"
@@ -54,7 +55,7 @@ func (b *bench) stageHash() error {
 	if err != nil {
 		return err
 	}
-	srv, err := hashWith(boinc.FileMD5)
+	srv, err := hashWith(filemd5.File)
 	if err != nil {
 		return err
 	}
@@ -74,7 +75,7 @@ func (b *bench) stageHash() error {
 		Baseline: fmt.Sprintf("md5sum %s; cp %s", mbps(b.sz.Big, md5sum), mbps(b.sz.Big, cp)),
 		Ratio:    fmt.Sprintf("%.0f%% / %.0f%% of md5sum", 100*cr, 100*sr),
 		Verdict:  verdict(cr >= 0.8 && sr >= 0.8),
-		Command:  "client.HashFile, boinc.FileMD5 and md5sum FILE on the same file",
+		Command:  "client.HashFile and the server's md5sum.File (one function since issue 29) and md5sum FILE on the same file",
 	})
 	return nil
 }
@@ -509,11 +510,11 @@ func (b *bench) stageHook() error {
 func (b *bench) waitAdvanced(wus []string) error {
 	deadline := time.Now().Add(2 * time.Minute)
 	for i := 0; i < len(wus); {
-		c, _, err := b.eng.DB.StepByWU(b.ctx, wus[i])
+		c, _, err := b.state.StepByWU(b.ctx, wus[i])
 		if err != nil {
 			return err
 		}
-		s, err := b.eng.DB.StepOf(b.ctx, c, 1)
+		s, err := b.state.StepOf(b.ctx, c, 1)
 		if errors.Is(err, store.ErrNotFound) {
 			s.State = "spooled" // the hook's call is not taken in yet
 		} else if err != nil {
@@ -788,7 +789,7 @@ func (b *bench) statusTimes(group string, n int) (cli time.Duration, raw []byte,
 func (b *bench) stageScale() error {
 	countWUs := func() (int, error) {
 		var n int
-		err := b.eng.DB.SQL().QueryRowContext(b.ctx, `SELECT count(*) FROM steps`).Scan(&n)
+		err := b.state.SQL().QueryRowContext(b.ctx, `SELECT count(*) FROM steps`).Scan(&n)
 		return n, err
 	}
 	have, err := countWUs()

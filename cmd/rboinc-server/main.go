@@ -19,7 +19,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/rboinc/rboinc/internal/boinc"
+	"github.com/rboinc/rboinc/internal/atomicfile"
 	"github.com/rboinc/rboinc/internal/engine"
 	"github.com/rboinc/rboinc/internal/hookargs"
 	"github.com/rboinc/rboinc/internal/naming"
@@ -137,7 +137,7 @@ func app(log *slog.Logger) *cli.App {
 					var ready func(string)
 					if f := c.String("addr-file"); f != "" {
 						ready = func(addr string) {
-							if err := boinc.WriteFileAtomic(f, []byte(addr+"\n"), 0o644); err != nil {
+							if err := atomicfile.Write(f, []byte(addr+"\n"), 0o644); err != nil {
 								log.Error("writing --addr-file", "err", err)
 							}
 						}

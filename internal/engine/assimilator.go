@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rboinc/rboinc/internal/ctxsleep"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -131,7 +132,7 @@ func (a *Assimilator) Pass(ctx context.Context) (int, error) {
 	a.E.maybeDuplicateLate(ctx)
 	// Steps that came due meanwhile (retries after their back-off) are
 	// created here too: a project may run no creator daemon.
-	if more, err := a.E.DB.AnyPending(ctx); err == nil && more {
+	if more, err := a.E.db.AnyPending(ctx); err == nil && more {
 		if err := a.E.kickCreator(ctx); err != nil {
 			a.Log.Error("creating due steps failed; they stay pending and are retried", "err", err)
 		}
@@ -273,7 +274,7 @@ func (a *Assimilator) call(ctx context.Context, w boincdb.ReadyWU, wo *wuOutputs
 // outputs in rboinc's hands; a work unit that is no step is the hook
 // logic's to report.
 func (a *Assimilator) waitsForOutputs(ctx context.Context, wu string) bool {
-	_, s, err := a.E.DB.StepByWU(ctx, wu)
+	_, s, err := a.E.db.StepByWU(ctx, wu)
 	return err == nil && s.State != "done" && s.State != "failed"
 }
 
@@ -317,7 +318,7 @@ func (e *Engine) RunAssimilator(ctx context.Context, o AssimilatorOptions) error
 				if o.OnePass {
 					return err
 				}
-				if !sleep(ctx, streak.fail(e.Log, "cannot use BOINC's database; work units stay ready and are assimilated once it answers", err, time.Second)) {
+				if !ctxsleep.Sleep(ctx, streak.fail(e.Log, "cannot use BOINC's database; work units stay ready and are assimilated once it answers", err, time.Second)) {
 					return nil
 				}
 				continue
@@ -335,7 +336,7 @@ func (e *Engine) RunAssimilator(ctx context.Context, o AssimilatorOptions) error
 			if o.OnePass {
 				return err
 			}
-			if !sleep(ctx, streak.fail(e.Log, "assimilation pass failed; unmarked work units are done again", err, time.Second)) {
+			if !ctxsleep.Sleep(ctx, streak.fail(e.Log, "assimilation pass failed; unmarked work units are done again", err, time.Second)) {
 				return nil
 			}
 			continue
@@ -347,23 +348,11 @@ func (e *Engine) RunAssimilator(ctx context.Context, o AssimilatorOptions) error
 		if o.OnePass {
 			return nil
 		}
-		if n == 0 && !sleep(ctx, o.Sleep) {
+		if n == 0 && !ctxsleep.Sleep(ctx, o.Sleep) {
 			return nil
 		}
 	}
 	return nil
-}
-
-// sleep waits d or until ctx ends; it reports whether ctx is still live.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 // AssimilatorLockName is the native assimilator's lock file in the server

@@ -19,8 +19,8 @@ func TestCatchupPriority(t *testing.T) {
 		if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: wu, Files: f.outputs(wu)})); err != nil {
 			t.Fatal(err)
 		}
-		c, _, _ := f.e.DB.StepByWU(f.ctx, wu)
-		s, err := f.e.DB.StepOf(f.ctx, c, step+1)
+		c, _, _ := f.e.State().StepByWU(f.ctx, wu)
+		s, err := f.e.State().StepOf(f.ctx, c, step+1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -30,8 +30,8 @@ func TestCatchupPriority(t *testing.T) {
 	if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: b0, Files: f.outputs(b0)})); err != nil {
 		t.Fatal(err)
 	}
-	c, _, _ := f.e.DB.StepByWU(f.ctx, b0)
-	s, _ := f.e.DB.StepOf(f.ctx, c, 1)
+	c, _, _ := f.e.State().StepByWU(f.ctx, b0)
+	s, _ := f.e.State().StepOf(f.ctx, c, 1)
 	bdb, err := f.e.OpenBoincDB(f.ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"github.com/rboinc/rboinc/internal/boinctest"
 	"github.com/rboinc/rboinc/internal/engine"
 	"github.com/rboinc/rboinc/internal/mariadbtest"
+	"github.com/rboinc/rboinc/internal/md5sum"
 	"github.com/rboinc/rboinc/internal/setup"
 	"github.com/rboinc/rboinc/internal/spool"
 	"github.com/rboinc/rboinc/internal/store"
@@ -61,7 +62,7 @@ func newBenchEnvOn(tb testing.TB, stateDB string) *benchEnv {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { e.Close() })
-	id, err := e.DB.AddUser(ctx, "bench", "hash-bench")
+	id, err := e.State().AddUser(ctx, "bench", "hash-bench")
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func (b *benchEnv) request(group string, n, steps int) wire.SubmitRequest {
 		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 			b.tb.Fatal(err)
 		}
-		sum, size, err := boinc.FileMD5(p)
+		sum, size, err := md5sum.File(p)
 		if err != nil {
 			b.tb.Fatal(err)
 		}
@@ -256,7 +257,7 @@ func BenchmarkResults(b *testing.B) {
 	env := newBenchEnv(b)
 	resp := env.submit(env.request("g", chains, 1))
 	for _, c := range resp.Chains {
-		ch, s, err := env.e.DB.StepByWU(env.ctx, c.FirstWU)
+		ch, s, err := env.e.State().StepByWU(env.ctx, c.FirstWU)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -265,7 +266,7 @@ func BenchmarkResults(b *testing.B) {
 			rs = append(rs, store.Result{ChainID: ch.ID, Step: s.Step, Index: k, File: fmt.Sprintf("%s_%d", c.FirstWU, k),
 				MD5: "0123456789abcdef0123456789abcdef", Size: 100000})
 		}
-		if _, _, _, err := env.e.DB.CompleteStep(env.ctx, ch, s.Step, rs, nil); err != nil {
+		if _, _, _, err := env.e.State().CompleteStep(env.ctx, ch, s.Step, rs, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -386,7 +387,7 @@ func BenchmarkRetryStorm(b *testing.B) {
 			attempts = 2
 		}
 		var queued int
-		if err := env.e.DB.SQL().QueryRow(`SELECT count(*) FROM steps s JOIN chains c ON c.id = s.chain_id
+		if err := env.e.State().SQL().QueryRow(`SELECT count(*) FROM steps s JOIN chains c ON c.id = s.chain_id
 			WHERE c.grp = ? AND s.state = 'queued' AND s.attempts = ?`, group, attempts).Scan(&queued); err != nil || queued != n {
 			b.Fatalf("%d of %d next work units made (attempt %d): %v", queued, n, attempts, err)
 		}

@@ -27,9 +27,9 @@ func (c chains) NoteUnplaced(ctx context.Context, u *advance.Unplaced, entry str
 }
 
 func (c chains) InTransaction(ctx context.Context, fn func(ctx context.Context) error) error {
-	return c.e.DB.Batch(ctx, fn)
+	return c.e.db.Batch(ctx, fn)
 }
 
-func (c chains) Sync() error { return c.e.DB.Sync() }
+func (c chains) Sync() error { return c.e.db.Sync() }
 
 func (c chains) CreateNext(ctx context.Context) error { return c.e.kickCreator(ctx) }

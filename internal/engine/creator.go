@@ -104,7 +104,7 @@ func (e *Engine) workWaiting(ctx context.Context) (bool, error) {
 	if more, err := e.spoolWaiting(); more || err != nil {
 		return more, err
 	}
-	return e.DB.AnyPending(ctx)
+	return e.db.AnyPending(ctx)
 }
 
 // RunCreator holds the creator lock until ctx ends and creates pending
@@ -154,7 +154,7 @@ func (e *Engine) RunCreator(ctx context.Context, poll time.Duration, stop func()
 			} else if n > 0 {
 				e.Log.Warn("removed hook spool entries that hooks began and never finished (BOINC calls the hook again for those work units)", "entries", n)
 			}
-			if n, err := e.DB.ReviveCreating(ctx, time.Now().Add(-unfinishedAge)); err != nil {
+			if n, err := e.db.ReviveCreating(ctx, time.Now().Add(-unfinishedAge)); err != nil {
 				e.Log.Error("looking for steps left half-created", "err", err)
 			} else if n > 0 {
 				e.Log.Warn("steps left half-created by a stopped submission or hook; creating them now", "steps", n)
@@ -241,7 +241,7 @@ func busyWait(poll time.Duration) time.Duration { return 5 * poll }
 func (e *Engine) CreatePending(ctx context.Context) (int, error) {
 	total := 0
 	for {
-		ps, err := e.DB.PendingSteps(ctx, creatorBatch)
+		ps, err := e.db.PendingSteps(ctx, creatorBatch)
 		if err != nil {
 			return total, err
 		}
@@ -277,7 +277,7 @@ func (e *Engine) createBatch(ctx context.Context, paramsJSON string, jobs []step
 	var params boinc.WorkParams
 	if err := json.Unmarshal([]byte(paramsJSON), &params); err != nil {
 		for _, j := range jobs {
-			if err := e.DB.FailChain(ctx, j.chain.ID, j.step.Step, fmt.Sprintf("bad stored parameters: %v", err)); err != nil {
+			if err := e.db.FailChain(ctx, j.chain.ID, j.step.Step, fmt.Sprintf("bad stored parameters: %v", err)); err != nil {
 				return err
 			}
 		}
@@ -313,7 +313,7 @@ func (e *Engine) createBatch(ctx context.Context, paramsJSON string, jobs []step
 			continue
 		}
 		e.Log.Error("creating the next step failed", "wu", j.step.WU, "err", err)
-		if ferr := e.DB.FailChain(ctx, j.chain.ID, j.step.Step, fmt.Sprintf("creating work unit %s: %v", j.step.WU, err)); ferr != nil {
+		if ferr := e.db.FailChain(ctx, j.chain.ID, j.step.Step, fmt.Sprintf("creating work unit %s: %v", j.step.WU, err)); ferr != nil {
 			return ferr
 		}
 	}
@@ -329,7 +329,7 @@ func (e *Engine) alreadyCreated(ctx context.Context, wu string, err error) (bool
 		return false, nil
 	}
 	e.Log.Warn("work unit exists in BOINC already (created before the creator stopped); recorded as created", "wu", wu)
-	return true, e.DB.QueuePending(ctx, wu)
+	return true, e.db.QueuePending(ctx, wu)
 }
 
 // pendingState is the state the hook records a next step in.

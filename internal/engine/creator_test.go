@@ -53,11 +53,11 @@ func (f *fixture) submitMany(group string, n, steps int) []string {
 
 func (f *fixture) stepState(wu0 string, step int) string {
 	f.t.Helper()
-	c, _, err := f.e.DB.StepByWU(f.ctx, wu0)
+	c, _, err := f.e.State().StepByWU(f.ctx, wu0)
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	s, err := f.e.DB.StepOf(f.ctx, c, step)
+	s, err := f.e.State().StepOf(f.ctx, c, step)
 	if err != nil {
 		return "none"
 	}
@@ -88,7 +88,7 @@ func TestPendingStepsCreatedInOneRun(t *testing.T) {
 		t.Fatalf("%d create_work runs for 20 next steps", runs())
 	}
 	for _, wu := range wus {
-		c, _, _ := f.e.DB.StepByWU(f.ctx, wu)
+		c, _, _ := f.e.State().StepByWU(f.ctx, wu)
 		if st := f.stepState(wu, 1); st != "queued" || f.boincWUs(c.WU(1)) != 1 {
 			t.Fatalf("%s: step 1 %s, %d work units", wu, st, f.boincWUs(c.WU(1)))
 		}
@@ -135,7 +135,7 @@ func TestStoppedWhilePendingCreatesNothing(t *testing.T) {
 	if st := f.stepState(wus[1], 1); st != "queued" {
 		t.Fatalf("running chain's step 1 is %s", st)
 	}
-	if more, err := f.e.DB.AnyPending(f.ctx); more || err != nil {
+	if more, err := f.e.State().AnyPending(f.ctx); more || err != nil {
 		t.Fatalf("still pending: %v %v", more, err)
 	}
 }
@@ -295,7 +295,7 @@ func TestCreatedBeforeAStopIsNotCreatedTwice(t *testing.T) {
 	}
 	before := f.allWUs()
 	// The stop: the work units exist, the steps still say pending.
-	if _, err := f.e.DB.SQL().ExecContext(f.ctx, `UPDATE steps SET state = 'pending' WHERE step = 1`); err != nil {
+	if _, err := f.e.State().SQL().ExecContext(f.ctx, `UPDATE steps SET state = 'pending' WHERE step = 1`); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := f.e.CreatePending(f.ctx); err != nil || n != 2 {
@@ -329,7 +329,7 @@ func TestCreatorTakesOverHalfCreatedSteps(t *testing.T) {
 	wus := f.submitMany("g", 2, 2)
 	before := f.allWUs()
 	// The stop: chain 0's work unit exists, chain 1's never came.
-	db := f.e.DB.SQL()
+	db := f.e.State().SQL()
 	if _, err := db.ExecContext(f.ctx, `UPDATE steps SET state = 'creating', created = 0 WHERE step = 0`); err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/rboinc/rboinc/internal/boinc"
 	"github.com/rboinc/rboinc/internal/engine"
 	"github.com/rboinc/rboinc/internal/mariadbtest"
+	"github.com/rboinc/rboinc/internal/md5sum"
 	"github.com/rboinc/rboinc/internal/pool"
 	"github.com/rboinc/rboinc/internal/setup"
 	"github.com/rboinc/rboinc/internal/store"
@@ -77,7 +78,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close() })
-	id, err := e.DB.AddUser(ctx, "alice", "hash-alice")
+	id, err := e.State().AddUser(ctx, "alice", "hash-alice")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func (f *fixture) upload(contents ...string) (string, []wire.FileRef) {
 	for _, c := range contents {
 		tmp := filepath.Join(f.t.TempDir(), "x")
 		os.WriteFile(tmp, []byte(c), 0o644)
-		sum, n, _ := boinc.FileMD5(tmp)
+		sum, n, _ := md5sum.File(tmp)
 		os.WriteFile(filepath.Join(f.e.DAVRoot(f.u), up.ID, sum), []byte(c), 0o644)
 		refs = append(refs, wire.FileRef{MD5: sum, Size: n})
 	}
@@ -177,11 +178,11 @@ func TestHookTwiceCreatesOneStep(t *testing.T) {
 			t.Fatalf("call %d: %v", i, err)
 		}
 	}
-	c, _, err := f.e.DB.StepByWU(f.ctx, wu0)
+	c, _, err := f.e.State().StepByWU(f.ctx, wu0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s1, err := f.e.DB.StepOf(f.ctx, c, 1)
+	s1, err := f.e.State().StepOf(f.ctx, c, 1)
 	if err != nil || s1.State != "queued" {
 		t.Fatalf("step 1: %+v %v", s1, err)
 	}
@@ -189,7 +190,7 @@ func TestHookTwiceCreatesOneStep(t *testing.T) {
 		t.Fatalf("%d work units named %s", n, s1.WU)
 	}
 	// Output 0 (coordinates) feeds input position 1, output 1 position 2.
-	s0, _ := f.e.DB.StepOf(f.ctx, c, 0)
+	s0, _ := f.e.State().StepOf(f.ctx, c, 0)
 	if s1.Inputs[0] != s0.Inputs[0] || s1.Inputs[1] != md5s("4 5 6\n") || s1.Inputs[2] != md5s("0.1 0.1 0.1\n") || s1.Inputs[3] != s0.Inputs[3] {
 		t.Fatalf("chained inputs wrong:\nstep0 %v\nstep1 %v", s0.Inputs, s1.Inputs)
 	}
@@ -216,8 +217,8 @@ func TestStoppedChainCreatesNothing(t *testing.T) {
 	if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: wu0, Files: f.outputs(wu0)})); err != nil {
 		t.Fatal(err)
 	}
-	c, _, _ := f.e.DB.StepByWU(f.ctx, wu0)
-	if s, err := f.e.DB.StepOf(f.ctx, c, 1); err != nil || s.State != "held" || f.boincWUs(s.WU) != 0 {
+	c, _, _ := f.e.State().StepByWU(f.ctx, wu0)
+	if s, err := f.e.State().StepOf(f.ctx, c, 1); err != nil || s.State != "held" || f.boincWUs(s.WU) != 0 {
 		t.Fatalf("a stopped chain's next step: %+v, %v; want it held, not in BOINC", s, err)
 	}
 	st, _ := f.e.Status(f.ctx, f.u, "g", "c1")
@@ -248,7 +249,7 @@ func TestFailedWorkUnitIsRetriedThenFailsChain(t *testing.T) {
 	if _, err := f.e.CreatePending(f.ctx); err != nil {
 		t.Fatal(err)
 	}
-	s, err := f.e.DB.StepOf(f.ctx, store.Chain{ID: st2id(t, f, wu0)}, 0)
+	s, err := f.e.State().StepOf(f.ctx, store.Chain{ID: st2id(t, f, wu0)}, 0)
 	if err != nil || s.WU == wu0 || f.boincWUs(s.WU) != 1 || s.State != "queued" {
 		t.Fatalf("the retry: %+v, %v (in BOINC: %d)", s, err, f.boincWUs(s.WU))
 	}
@@ -265,7 +266,7 @@ func TestFailedWorkUnitIsRetriedThenFailsChain(t *testing.T) {
 // st2id is the chain id of a work unit's chain, also of an earlier attempt.
 func st2id(t *testing.T, f *fixture, wu string) int64 {
 	var id int64
-	if err := f.e.DB.SQL().QueryRow(`SELECT chain_id FROM step_attempts WHERE wu_name = ? UNION SELECT chain_id FROM steps WHERE wu_name = ?`, wu, wu).Scan(&id); err != nil {
+	if err := f.e.State().SQL().QueryRow(`SELECT chain_id FROM step_attempts WHERE wu_name = ? UNION SELECT chain_id FROM steps WHERE wu_name = ?`, wu, wu).Scan(&id); err != nil {
 		t.Fatal(err)
 	}
 	return id
@@ -300,7 +301,7 @@ func md5s(s string) string {
 	p := filepath.Join(os.TempDir(), "md5s-"+fmt.Sprint(os.Getpid()))
 	os.WriteFile(p, []byte(s), 0o644)
 	defer os.Remove(p)
-	sum, _, _ := boinc.FileMD5(p)
+	sum, _, _ := md5sum.File(p)
 	return sum
 }
 
@@ -361,7 +362,7 @@ func TestCreateWorkFailureLeavesNothing(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "app not found") {
 		t.Fatalf("got %v", err)
 	}
-	if chains, _ := f.e.DB.Chains(f.ctx, f.u.ID, "g", ""); len(chains) != 0 {
+	if chains, _ := f.e.State().Chains(f.ctx, f.u.ID, "g", ""); len(chains) != 0 {
 		t.Fatalf("a failed submission left chains: %+v", chains)
 	}
 }
@@ -398,7 +399,7 @@ func TestConcurrentSameNameOneWins(t *testing.T) {
 			ok++
 		}
 	}
-	if cs, _ := f.e.DB.Chains(f.ctx, f.u.ID, "g", "same"); ok != 1 || len(cs) != 1 || f.boincWUs(cs[0].WU(0)) != 1 {
+	if cs, _ := f.e.State().Chains(f.ctx, f.u.ID, "g", "same"); ok != 1 || len(cs) != 1 || f.boincWUs(cs[0].WU(0)) != 1 {
 		t.Fatalf("%d submissions of one chain made it (%d chains), want 1", ok, len(cs))
 	}
 	// Different chains under one name: exactly one wins.
@@ -439,7 +440,7 @@ func TestEncoder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, s, _ := f.e.DB.StepByWU(f.ctx, resp.Chains[0].FirstWU)
+	_, s, _ := f.e.State().StepByWU(f.ctx, resp.Chains[0].FirstWU)
 	if s.Inputs[2] != md5s("encoded -1\n0 0 0\n") {
 		t.Fatalf("input 2 is %s, not the encoded content", s.Inputs[2])
 	}
@@ -455,7 +456,7 @@ func TestEncoder(t *testing.T) {
 func TestCollectKeepsWhatIsUsed(t *testing.T) {
 	f := newFixture(t)
 	wu0 := f.submit("g", "c1", 1).Chains[0].FirstWU
-	_, s0, _ := f.e.DB.StepByWU(f.ctx, wu0)
+	_, s0, _ := f.e.State().StepByWU(f.ctx, wu0)
 	coor := s0.Inputs[1]
 	link := f.e.Proj.DownloadPath(pool.PhysicalName(coor))
 	if n, err := f.e.Collect(f.ctx, 0); err != nil || n != 0 {
@@ -492,7 +493,7 @@ func TestCollectKeepsWhatIsUsed(t *testing.T) {
 func TestCollectSweepsCrashTemporaries(t *testing.T) {
 	f := newFixture(t)
 	wu0 := f.submit("g", "c1", 1).Chains[0].FirstWU
-	_, s0, _ := f.e.DB.StepByWU(f.ctx, wu0)
+	_, s0, _ := f.e.State().StepByWU(f.ctx, wu0)
 	link := f.e.Proj.DownloadPath(pool.PhysicalName(s0.Inputs[1]))
 	results := filepath.Join(f.e.Root, "results", "ALICE_g")
 	os.MkdirAll(results, 0o755)

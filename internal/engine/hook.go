@@ -85,12 +85,12 @@ func waitCreated(ctx context.Context, root, entry string, call boinc.HookCall, l
 		return
 	}
 	defer e.Close()
-	c, s, err := e.DB.StepByWU(ctx, call.WUName)
+	c, s, err := e.db.StepByWU(ctx, call.WUName)
 	if err != nil || s.Step+1 >= c.NSteps {
 		return
 	}
 	for {
-		n, err := e.DB.StepOf(ctx, c, s.Step+1)
+		n, err := e.db.StepOf(ctx, c, s.Step+1)
 		if err != nil || n.State != pendingState || !tick() {
 			return
 		}

@@ -111,7 +111,7 @@ func newSender(e *Engine) *sender {
 // pass fans out new events and starts the deliveries due that fit in the
 // free slots, without waiting for them.
 func (s *sender) pass(ctx context.Context) (busy bool, err error) {
-	n, err := s.e.DB.FanOut(ctx, notifyBatch)
+	n, err := s.e.db.FanOut(ctx, notifyBatch)
 	if err != nil {
 		return false, fmt.Errorf("queueing events for notification: %w", err)
 	}
@@ -122,7 +122,7 @@ func (s *sender) pass(ctx context.Context) (busy bool, err error) {
 	if free <= 0 {
 		return n == notifyBatch, nil
 	}
-	ds, err := s.e.DB.ClaimDeliveries(ctx, store.Claim{At: time.Now().Unix(), Lease: notifyLease, Limit: free,
+	ds, err := s.e.db.ClaimDeliveries(ctx, store.Claim{At: time.Now().Unix(), Lease: notifyLease, Limit: free,
 		PerUser: notifyPerUser, Busy: inFlight})
 	if err != nil {
 		return false, fmt.Errorf("taking due notifications: %w", err)
@@ -163,11 +163,11 @@ func (e *Engine) deliver(ctx context.Context, d store.Delivery) {
 		err = postWebhook(ctx, client, d)
 	case store.NotifyEmail:
 		var ok bool
-		ok, err = e.DB.EmailConfirmed(ctx, d.Target.UserID, d.Target.Address)
+		ok, err = e.db.EmailConfirmed(ctx, d.Target.UserID, d.Target.Address)
 		if err == nil && !ok {
 			// Registered before addresses were confirmed: never sent.
 			log.Error("notification dropped: its e-mail address was never confirmed by its user nor registered by the administrator")
-			if derr := e.DB.Delivered(bg, d.ID); derr != nil {
+			if derr := e.db.Delivered(bg, d.ID); derr != nil {
 				log.Error("dropping a notification", "err", derr)
 			}
 			return
@@ -179,14 +179,14 @@ func (e *Engine) deliver(ctx context.Context, d store.Delivery) {
 		err = fmt.Errorf("unknown notification kind %q", d.Target.Kind)
 	}
 	if err == nil {
-		if derr := e.DB.Delivered(bg, d.ID); derr != nil {
+		if derr := e.db.Delivered(bg, d.ID); derr != nil {
 			log.Error("recording a sent notification (it may be sent again)", "err", derr)
 		}
 		return
 	}
 	if time.Since(time.Unix(d.Created, 0)) > NotifyGiveUp {
 		log.Error("notification dropped: its target failed for too long", "err", err, "failing_for", NotifyGiveUp)
-		if derr := e.DB.Delivered(bg, d.ID); derr != nil {
+		if derr := e.db.Delivered(bg, d.ID); derr != nil {
 			log.Error("dropping a notification", "err", derr)
 		}
 		return
@@ -198,7 +198,7 @@ func (e *Engine) deliver(ctx context.Context, d store.Delivery) {
 		level = slog.LevelError // for the administrator: it will not heal by itself
 	}
 	log.Log(bg, level, "notification not delivered; will try again", "err", err, "retry_in", wait)
-	if derr := e.DB.DeliveryFailed(bg, d.ID, time.Now().Add(wait).Unix(), err.Error()); derr != nil {
+	if derr := e.db.DeliveryFailed(bg, d.ID, time.Now().Add(wait).Unix(), err.Error()); derr != nil {
 		log.Error("recording a failed notification", "err", derr)
 	}
 }

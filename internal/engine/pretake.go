@@ -67,7 +67,7 @@ func (a *Assimilator) pretake(ctx context.Context, wus []boincdb.ReadyWU) *preta
 	if len(todo) == 0 {
 		return p
 	}
-	states, err := a.E.DB.StepStates(ctx, names)
+	states, err := a.E.db.StepStates(ctx, names)
 	if err != nil {
 		a.Log.Debug("outputs are taken one work unit at a time", "err", err)
 		states = nil

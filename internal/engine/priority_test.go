@@ -49,8 +49,8 @@ func TestSetPriority(t *testing.T) {
 	if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: wu0, Files: f.outputs(wu0)})); err != nil {
 		t.Fatal(err)
 	}
-	c, _, _ := f.e.DB.StepByWU(f.ctx, wu0)
-	s1, err := f.e.DB.StepOf(f.ctx, c, 1)
+	c, _, _ := f.e.State().StepByWU(f.ctx, wu0)
+	s1, err := f.e.State().StepOf(f.ctx, c, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestSetPriority(t *testing.T) {
 	}
 
 	// Someone else's chains, or none: not found, nothing changed.
-	bobID, err := f.e.DB.AddUser(f.ctx, "bob", "hash-bob")
+	bobID, err := f.e.State().AddUser(f.ctx, "bob", "hash-bob")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,9 +37,9 @@ func (e *Engine) recordStep(ctx context.Context, it *advance.Item, taken *advanc
 		e.Log.Warn("hook called without a work-unit name; nothing to do", "wu_id", call.WUID, "error_mask", call.ErrorMask)
 		return nil
 	}
-	c, s, err := e.DB.StepByWU(ctx, call.WUName)
+	c, s, err := e.db.StepByWU(ctx, call.WUName)
 	if errors.Is(err, store.ErrNotFound) {
-		if earlier, eerr := e.DB.EarlierAttempt(ctx, call.WUName); eerr != nil {
+		if earlier, eerr := e.db.EarlierAttempt(ctx, call.WUName); eerr != nil {
 			return eerr
 		} else if earlier {
 			e.Log.Info("BOINC finished the work unit of an earlier attempt of a step; nothing to do", "wu", call.WUName)
@@ -133,13 +133,13 @@ func (e *Engine) recordStep(ctx context.Context, it *advance.Item, taken *advanc
 		// CompleteStepPooling).
 		nextStep = &store.Step{ChainID: c.ID, Step: s.Step + 1, WU: c.WU(s.Step + 1), State: pendingState, Inputs: next}
 	}
-	_, created, state, err := e.DB.CompleteStepPooling(ctx, c, s.Step, results, pooled, nextStep)
+	_, created, state, err := e.db.CompleteStepPooling(ctx, c, s.Step, results, pooled, nextStep)
 	if err != nil {
 		return err
 	}
 	if len(missingChained) > 0 && state == "running" && s.Step+1 < c.NSteps {
 		reason := fmt.Sprintf("step %d produced no output %v, which the next step needs", s.Step, missingChained)
-		return e.DB.FailChain(ctx, c.ID, -1, reason)
+		return e.db.FailChain(ctx, c.ID, -1, reason)
 	}
 	e.Log.Info("step done", "wu", call.WUName, "results", len(results), "chain_state", state, "next_pending", created)
 	return nil
@@ -151,7 +151,7 @@ func (e *Engine) resumeNext(ctx context.Context, c store.Chain, step int) error 
 	if c.State != "running" || step+1 >= c.NSteps {
 		return nil
 	}
-	n, err := e.DB.StepOf(ctx, c, step+1)
+	n, err := e.db.StepOf(ctx, c, step+1)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
@@ -169,7 +169,7 @@ func (e *Engine) resumeNext(ctx context.Context, c store.Chain, step int) error 
 func (e *Engine) startStep(ctx context.Context, c store.Chain, s store.Step) error {
 	var params boinc.WorkParams
 	if err := json.Unmarshal([]byte(c.Params), &params); err != nil {
-		return e.DB.FailChain(ctx, c.ID, s.Step, fmt.Sprintf("bad stored parameters: %v", err))
+		return e.db.FailChain(ctx, c.ID, s.Step, fmt.Sprintf("bad stored parameters: %v", err))
 	}
 	if err := e.createSteps(ctx, params, []stepJob{{chain: c, step: s}}); err != nil {
 		if isDiskError(err) {
@@ -179,7 +179,7 @@ func (e *Engine) startStep(ctx context.Context, c store.Chain, s store.Step) err
 			return serr
 		}
 		e.Log.Error("creating the next step failed", "wu", s.WU, "err", err)
-		return e.DB.FailChain(ctx, c.ID, s.Step, fmt.Sprintf("creating work unit %s: %v", s.WU, err))
+		return e.db.FailChain(ctx, c.ID, s.Step, fmt.Sprintf("creating work unit %s: %v", s.WU, err))
 	}
 	e.Log.Info("next step created", "wu", s.WU)
 	return nil

@@ -16,7 +16,7 @@ import (
 // and the creator make what is due; it returns the work unit that failed.
 func (f *fixture) failCurrent(chainID int64, mask int) string {
 	f.t.Helper()
-	s, err := f.e.DB.StepOf(f.ctx, store.Chain{ID: chainID}, 0)
+	s, err := f.e.State().StepOf(f.ctx, store.Chain{ID: chainID}, 0)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestResumedAttemptsInOrderWithTheirReasons(t *testing.T) {
 		t.Fatal(err)
 	}
 	second := f.failCurrent(id, 8) // run 2, attempt 1
-	_, atts, err := f.e.DB.ChainSteps(f.ctx, id)
+	_, atts, err := f.e.State().ChainSteps(f.ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestResumeWithNewInputs(t *testing.T) {
 	if _, err := f.e.CreatePending(f.ctx); err != nil {
 		t.Fatal(err)
 	}
-	s0, err := f.e.DB.StepOf(f.ctx, store.Chain{ID: id}, 0)
+	s0, err := f.e.State().StepOf(f.ctx, store.Chain{ID: id}, 0)
 	if err != nil || s0.State != "queued" || f.boincWUs(s0.WU) != 1 {
 		t.Fatalf("the resumed step: %+v, %v", s0, err)
 	}
@@ -141,7 +141,7 @@ func TestResumeWithNewInputs(t *testing.T) {
 	if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: s0.WU, Files: f.outputs(s0.WU)})); err != nil {
 		t.Fatal(err)
 	}
-	s1, err := f.e.DB.StepOf(f.ctx, store.Chain{ID: id}, 1)
+	s1, err := f.e.State().StepOf(f.ctx, store.Chain{ID: id}, 1)
 	if err != nil || s1.Inputs[1] != md5s("4 5 6\n") || s1.Inputs[3] != fixed[0].MD5 {
 		t.Fatalf("step 1 reads %v (%v); want the outputs and the new conf", s1.Inputs, err)
 	}

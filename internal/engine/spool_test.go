@@ -63,7 +63,7 @@ func TestHookSpoolsWhileCreatorRuns(t *testing.T) {
 	if st0, st1 := f.stepState(wu, 0), f.stepState(wu, 1); st0 != "done" || st1 != "queued" {
 		t.Fatalf("after the creator's pass: step 0 %s, step 1 %s", st0, st1)
 	}
-	c, _, _ := f.e.DB.StepByWU(f.ctx, wu)
+	c, _, _ := f.e.State().StepByWU(f.ctx, wu)
 	if n := f.boincWUs(c.WU(1)); n != 1 {
 		t.Fatalf("%d work units for step 1", n)
 	}

@@ -53,7 +53,7 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 	if in != nil {
 		pooled = in.pooled
 	}
-	created, err := e.DB.CreateChainsPooling(ctx, u, chains, store.Quota{MaxRunning: e.Cfg.MaxRunningChains, MaxPoolBytes: e.Cfg.MaxPoolBytes}, func(i int, c store.Chain) error {
+	created, err := e.db.CreateChainsPooling(ctx, u, chains, store.Quota{MaxRunning: e.Cfg.MaxRunningChains, MaxPoolBytes: e.Cfg.MaxPoolBytes}, func(i int, c store.Chain) error {
 		if i == 0 {
 			st.start(ctx)
 		}
@@ -101,7 +101,7 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 		for i, c := range created {
 			ids[i] = c.ID
 		}
-		if derr := e.DB.DeleteChains(bg, ids); derr != nil {
+		if derr := e.db.DeleteChains(bg, ids); derr != nil {
 			e.Log.Error("removing chains after a failed create_work", "err", derr)
 		}
 		return nil, ferr
@@ -110,7 +110,7 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 	for i, c := range created {
 		wus[i] = c.WU(0)
 	}
-	if err := e.DB.SetStepState(bg, wus, "queued"); err != nil {
+	if err := e.db.SetStepState(bg, wus, "queued"); err != nil {
 		return nil, fmt.Errorf("the work units exist but recording them as queued failed: %w", err)
 	}
 	e.observe(ctx, store.LatencyCreateWork, t0)

@@ -14,7 +14,7 @@ import (
 func (e *Engine) noteUnplaced(ctx context.Context, u *advance.Unplaced, entry string) error {
 	kept := filepath.Join(spool.Dir(e.Root), spool.UnplacedPrefix+entry)
 	reason := "needs attention: " + u.Error() + "; its outputs are kept in " + kept
-	n, err := e.DB.MarkAttention(ctx, u.WU.User, u.WU.Group, u.WU.Name, reason)
+	n, err := e.db.MarkAttention(ctx, u.WU.User, u.WU.Group, u.WU.Name, reason)
 	if err != nil {
 		return err
 	}

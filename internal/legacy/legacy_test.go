@@ -58,6 +58,7 @@ type world struct {
 	t      *testing.T
 	ctx    context.Context
 	e      *engine.Engine
+	db     *store.DB // the state, opened beside the engine as rboinc-server's commands do
 	srv    *httptest.Server
 	tokens map[string]string
 }
@@ -74,6 +75,11 @@ func newWorld(t *testing.T) *world {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close() })
+	db, err := engine.OpenState(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
 	for _, f := range []string{"rboinc_metabeta_wu", "rboinc_metabeta_result"} {
 		copyFile(t, filepath.Join("testdata", "templates", f), filepath.Join(e.Proj.Dir, "templates", f))
 	}
@@ -85,9 +91,9 @@ func newWorld(t *testing.T) *world {
 	enc := filepath.Join(root, "encode")
 	write(t, enc, "#!/bin/sh\ncat \"$1\" > \"$2\"\n", 0o755)
 	e.Cfg.Encoder = enc
-	w := &world{t: t, ctx: ctx, e: e, tokens: map[string]string{}}
+	w := &world{t: t, ctx: ctx, e: e, db: db, tokens: map[string]string{}}
 	for _, name := range []string{"toni", "bob"} {
-		tok, err := server.AddUser(ctx, e.DB, name)
+		tok, err := server.AddUser(ctx, db, name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -641,7 +647,7 @@ func TestPerlLibraries(t *testing.T) {
 
 func mustUser(t *testing.T, w *world, name string) store.User {
 	t.Helper()
-	u, err := w.e.DB.UserByToken(w.ctx, server.HashToken(w.tokens[name]))
+	u, err := w.db.UserByToken(w.ctx, server.HashToken(w.tokens[name]))
 	if err != nil {
 		t.Fatal(err)
 	}

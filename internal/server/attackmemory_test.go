@@ -18,7 +18,7 @@ import (
 func (v *env) addUser(name string) {
 	v.t.Helper()
 	tok := server.NewToken()
-	if _, err := v.e.DB.AddUser(context.Background(), name, server.HashToken(tok)); err != nil {
+	if _, err := v.db.AddUser(context.Background(), name, server.HashToken(tok)); err != nil {
 		v.t.Fatal(err)
 	}
 	v.tokens[name] = tok

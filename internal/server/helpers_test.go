@@ -19,6 +19,7 @@ import (
 	"testing"
 
 	"github.com/rboinc/rboinc/internal/boinc"
+	"github.com/rboinc/rboinc/internal/md5sum"
 	"github.com/rboinc/rboinc/internal/server"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
@@ -163,7 +164,7 @@ func tree(dir string) []string {
 		case d.IsDir():
 			out = append(out, rel+"/")
 		default:
-			sum, n, _ := boinc.FileMD5(p)
+			sum, n, _ := md5sum.File(p)
 			out = append(out, fmt.Sprintf("%s %d %s", rel, n, sum))
 		}
 		return nil
@@ -177,12 +178,12 @@ func tree(dir string) []string {
 func (v *env) state(user string) string {
 	v.t.Helper()
 	ctx := context.Background()
-	u, err := v.e.DB.UserByName(ctx, user)
+	u, err := v.db.UserByName(ctx, user)
 	if err != nil {
 		v.t.Fatal(err)
 	}
 	var b strings.Builder
-	db := v.e.DB.SQL()
+	db := v.db.SQL()
 	dump := func(q string, args ...any) {
 		rows, err := db.QueryContext(ctx, q, args...)
 		if err != nil {
@@ -232,7 +233,7 @@ func (v *env) state(user string) string {
 // chainCount counts all chains of all users.
 func (v *env) chainCount() int {
 	var n int
-	v.e.DB.SQL().QueryRow(`SELECT count(*) FROM chains`).Scan(&n)
+	v.db.SQL().QueryRow(`SELECT count(*) FROM chains`).Scan(&n)
 	return n
 }
 

@@ -129,7 +129,7 @@ func (s *Server) Handler() http.Handler {
 	s.statusOnce.Do(func() {
 		s.status = webstatus.New(s.E, s.authenticate, s.Log)
 		s.status.Refresh = s.StatusRefresh
-		s.metrics = metrics.New(s.E.DB, s.Log)
+		s.metrics = metrics.New(s.E.Query(), s.Log)
 	})
 	s.status.Register(mux, Base)
 	s.metrics.Register(mux, Base, s.authenticate)

@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/rboinc/rboinc"
-	"github.com/rboinc/rboinc/internal/boinc"
+	"github.com/rboinc/rboinc/internal/atomicfile"
 	"github.com/rboinc/rboinc/internal/engine"
 	"github.com/rboinc/rboinc/internal/secretfile"
 	"github.com/rboinc/rboinc/internal/standin"
@@ -29,7 +29,7 @@ type Options struct {
 	// empty keeps what the root has (a new root: "hook").
 	Assimilator string
 	// BoincDB is where a new stand-in keeps BOINC's database
-	// (boincdb.ParseURL's forms); empty: its SQLite file.
+	// (sqldb.ParseURL's forms); empty: its SQLite file.
 	BoincDB string
 	// StateDB puts rboinc's own state in MariaDB (engine.Config.StateDB);
 	// empty keeps what the root has (a new root: the SQLite file).
@@ -174,7 +174,7 @@ func Init(ctx context.Context, o Options) (Report, error) {
 	} else {
 		old = nil
 	}
-	if err := boinc.WriteFileAtomic(cfgPath, append(data, '\n'), mode); err != nil {
+	if err := atomicfile.Write(cfgPath, append(data, '\n'), mode); err != nil {
 		return rep, err
 	}
 	if err := secretfile.OwnLikeDir(cfgPath, old); err != nil {
@@ -221,7 +221,7 @@ func InstallExe(root, exe string) (string, error) {
 			return dst, nil
 		}
 	}
-	if _, _, err := boinc.CopyFileAtomic(exe, dst, 0o755); err != nil {
+	if _, _, err := atomicfile.Copy(exe, dst, 0o755); err != nil {
 		return "", fmt.Errorf("installing the server binary into %s: %w", dst, err)
 	}
 	if err := installHookExe(root, exe); err != nil {
@@ -246,7 +246,7 @@ func installHookExe(root, exe string) error {
 	if b, err := os.Stat(dst); err == nil && os.SameFile(a, b) {
 		return nil
 	}
-	if _, _, err := boinc.CopyFileAtomic(src, dst, 0o755); err != nil {
+	if _, _, err := atomicfile.Copy(src, dst, 0o755); err != nil {
 		return fmt.Errorf("installing the hook program into %s: %w", dst, err)
 	}
 	return nil
@@ -274,7 +274,7 @@ func installHook(proj, name, exe, root string) error {
 		}
 		return nil
 	}
-	return boinc.WriteFileAtomic(dst, []byte(hookScript(name, exe, root)), 0o755)
+	return atomicfile.Write(dst, []byte(hookScript(name, exe, root)), 0o755)
 }
 
 // hookLinkTarget is the rboinc-hook installed beside exe, or "".
@@ -298,7 +298,7 @@ func fileExists(p string) bool {
 // installCreator writes bin/rboinc_creator in the project, which BOINC's
 // bin/start runs as a daemon when config.xml lists it.
 func installCreator(proj, exe, root string) error {
-	return boinc.WriteFileAtomic(filepath.Join(proj, "bin", CreatorCmd), []byte(creatorScript(exe, root)), 0o755)
+	return atomicfile.Write(filepath.Join(proj, "bin", CreatorCmd), []byte(creatorScript(exe, root)), 0o755)
 }
 
 func creatorScript(exe, root string) string {
@@ -320,7 +320,7 @@ func installExample(root, proj string) error {
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return err
 		}
-		return boinc.WriteFileAtomic(dst, data, perm)
+		return atomicfile.Write(dst, data, perm)
 	}
 	tmpls, err := fs.Glob(rboinc.Examples, "templates/rboinc_*")
 	if err != nil {

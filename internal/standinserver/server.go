@@ -208,7 +208,7 @@ func applySettings(root string, set map[string]any) error {
 // AddUser makes a user and returns its token.
 func (s *Server) AddUser(name string) (string, error) {
 	tok := server.NewToken()
-	if _, err := s.E.DB.AddUser(context.Background(), name, server.HashToken(tok)); err != nil {
+	if _, err := s.E.AddUser(context.Background(), name, server.HashToken(tok)); err != nil {
 		return "", err
 	}
 	return tok, nil
