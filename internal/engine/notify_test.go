@@ -225,10 +225,13 @@ func TestEmailNotificationsThroughSMTP(t *testing.T) {
 	}
 	st, _ := f.e.Status(f.ctx, f.u, "m", "x1")
 	wu := st.Chains[0].WU
-	// The creator daemon sends them: run it as the server does.
+	// The creator and the notifier daemon, as the server runs them.
 	ctx, cancel := context.WithCancel(f.ctx)
 	done := make(chan error, 1)
 	go func() { done <- f.e.RunCreator(ctx, 50*time.Millisecond, nil) }()
+	notified := make(chan struct{})
+	go func() { f.e.RunNotifier(ctx, 50*time.Millisecond); close(notified) }()
+	defer func() { cancel(); <-notified }()
 	if err := f.e.Advance(f.ctx, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
 		t.Fatal(err)
 	}
