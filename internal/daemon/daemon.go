@@ -36,8 +36,8 @@ func Run(ctx context.Context, log *slog.Logger, ds ...Daemon) error {
 	for _, d := range ds {
 		wg.Go(func() {
 			err := d.Run(ctx)
-			if err == nil || (errors.Is(err, context.Canceled) && ctx.Err() != nil) {
-				return
+			if err == nil || (ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))) {
+				return // stopped, as asked
 			}
 			mu.Lock()
 			defer mu.Unlock()
