@@ -9,12 +9,14 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/rboinc/rboinc/internal/boinc"
+	"github.com/rboinc/rboinc/internal/daemon"
 	"github.com/rboinc/rboinc/internal/engine"
 	"github.com/rboinc/rboinc/internal/store"
 	"github.com/rboinc/rboinc/workflow/wire"
@@ -100,5 +102,59 @@ func setConfig(t *testing.T, root, key string, value any) {
 	b, _ = json.MarshalIndent(cfg, "", "  ")
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Of two notifiers on one server root (a `serve` beside the notifier
+// daemon), one sends and the other waits until it stops, then takes over.
+func TestNotifierStandsByWhileAnotherSends(t *testing.T) {
+	root, _ := newRoot(t)
+	var logA, logB syncBuffer
+	open := func(w io.Writer) *engine.Engine {
+		e, err := engine.Open(context.Background(), root, slog.New(slog.NewTextHandler(w, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close() })
+		return e
+	}
+	held := func() bool {
+		f, err := os.OpenFile(filepath.Join(root, daemon.NotifierLockName), os.O_CREATE|os.O_RDWR, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil
+	}
+	run := func(e *engine.Engine) (context.CancelFunc, chan error) {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- daemon.Notifier(e, 20*time.Millisecond).Run(ctx) }()
+		return cancel, done
+	}
+	eventually := func(what string, ok func() bool) {
+		t.Helper()
+		for end := time.Now().Add(10 * time.Second); !ok(); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(end) {
+				t.Fatalf("never: %s", what)
+			}
+		}
+	}
+	stopA, doneA := run(open(&logA))
+	eventually("the first notifier holds the lock", held)
+	stopB, doneB := run(open(&logB))
+	defer func() { stopB(); <-doneB }()
+	eventually("the second notifier says it waits", func() bool {
+		return strings.Contains(logB.String(), "another process sends the notifications")
+	})
+	stopA()
+	if err := <-doneA; err != nil {
+		t.Fatal(err)
+	}
+	eventually("the second notifier takes over", held)
+	select {
+	case err := <-doneB:
+		t.Fatalf("the second notifier stopped: %v", err)
+	default:
 	}
 }
