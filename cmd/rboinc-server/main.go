@@ -1,7 +1,8 @@
 // Command rboinc-server is the rboinc server: the HTTP API and WebDAV area
 // (standalone, or one request at a time as a CGI program), the assimilator
-// hook BOINC calls (`process`), administration (`init`, `user`, `gc`) and
-// the embedded BOINC stand-in's create_work.
+// hook BOINC calls (`process`), rboinc's BOINC daemons (`creator`,
+// `notifier`, `assimilator`; package daemon runs them), administration
+// (`init`, `user`, `gc`) and the embedded BOINC stand-in's create_work.
 package main
 
 import (
@@ -119,7 +120,7 @@ func app(log *slog.Logger) *cli.App {
 			migrateCommand(),
 			{
 				Name:  "serve",
-				Usage: "serve the API and WebDAV area (and run the stand-in's volunteers)",
+				Usage: "serve the API and WebDAV area, with the creator, the notifier and pool collection beside it (and the stand-in's volunteers)",
 				Flags: []cli.Flag{rootFlag, &cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", Usage: "address to listen on (port 0: any free port)"},
 					&cli.StringFlag{Name: "addr-file", Usage: "write the address actually listened on to this file once ready"},
 					&cli.StringFlag{Name: "tls-cert", Usage: "serve HTTPS with this PEM certificate (chain) `FILE`"},
