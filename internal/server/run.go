@@ -71,12 +71,14 @@ func ServeWith(ctx context.Context, e *engine.Engine, l Listen, log *slog.Logger
 		IdleTimeout: time.Duration(t.IdleTimeoutSeconds) * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	sweepCtx, endSweep := context.WithCancel(ctx)
+	defer endSweep()
 	go func() {
 		t := time.NewTicker(lockSweep)
 		defer t.Stop()
 		for {
 			select {
-			case <-ctx.Done():
+			case <-sweepCtx.Done():
 				return
 			case <-t.C:
 				s.expireLocks(time.Now())
