@@ -101,13 +101,15 @@ func Begin(ctx context.Context, s Start) (_ context.Context, end func(), err err
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
+	// Caught before the pid file tells bin/stop whom to signal.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT)
 	if err := boinc.WriteFileAtomic(pidPath, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+		signal.Stop(sigs)
 		lock.Close()
 		return nil, nil, fmt.Errorf("%s: writing its pid file: %w", s.Name, err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT)
 	watched := make(chan struct{})
 	go func() {
 		defer close(watched)
