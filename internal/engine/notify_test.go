@@ -227,11 +227,11 @@ func TestEmailNotificationsThroughSMTP(t *testing.T) {
 	wu := st.Chains[0].WU
 	// The creator and the notifier daemon, as the server runs them.
 	ctx, cancel := context.WithCancel(f.ctx)
-	done := make(chan error, 1)
-	go func() { done <- f.e.RunCreator(ctx, 50*time.Millisecond, nil) }()
 	notified := make(chan struct{})
 	go func() { f.e.RunNotifier(ctx, 50*time.Millisecond); close(notified) }()
 	defer func() { cancel(); <-notified }()
+	done := make(chan error, 1)
+	go func() { done <- f.e.RunCreator(ctx, 50*time.Millisecond, nil) }()
 	if err := f.e.Advance(f.ctx, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
 		t.Fatal(err)
 	}
