@@ -1,7 +1,8 @@
 // Command rboinc-server is the rboinc server: the HTTP API and WebDAV area
 // (standalone, or one request at a time as a CGI program), the assimilator
-// hook BOINC calls (`process`), administration (`init`, `user`, `gc`) and
-// the embedded BOINC stand-in's create_work.
+// hook BOINC calls (`process`), rboinc's BOINC daemons (`creator`,
+// `notifier`, `assimilator`; package daemon runs them), administration
+// (`init`, `user`, `gc`) and the embedded BOINC stand-in's create_work.
 package main
 
 import (
@@ -20,6 +21,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/rboinc/rboinc/internal/atomicfile"
+	"github.com/rboinc/rboinc/internal/daemon"
 	"github.com/rboinc/rboinc/internal/engine"
 	"github.com/rboinc/rboinc/internal/hookargs"
 	"github.com/rboinc/rboinc/internal/naming"
@@ -118,7 +120,7 @@ func app(log *slog.Logger) *cli.App {
 			migrateCommand(),
 			{
 				Name:  "serve",
-				Usage: "serve the API and WebDAV area (and run the stand-in's volunteers)",
+				Usage: "serve the API and WebDAV area, with the creator, the notifier and pool collection beside it (and the stand-in's volunteers)",
 				Flags: []cli.Flag{rootFlag, &cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", Usage: "address to listen on (port 0: any free port)"},
 					&cli.StringFlag{Name: "addr-file", Usage: "write the address actually listened on to this file once ready"},
 					&cli.StringFlag{Name: "tls-cert", Usage: "serve HTTPS with this PEM certificate (chain) `FILE`"},
@@ -142,7 +144,10 @@ func app(log *slog.Logger) *cli.App {
 							}
 						}
 					}
-					return server.ServeWith(c.Context, e, server.Listen{Addr: c.String("listen"), CertFile: c.String("tls-cert"), KeyFile: c.String("tls-key"), StatusRefresh: c.Duration("status-refresh")}, log, ready)
+					l := server.Listen{Addr: c.String("listen"), CertFile: c.String("tls-cert"), KeyFile: c.String("tls-key"), StatusRefresh: c.Duration("status-refresh")}
+					return daemon.Beside(c.Context, log, func(ctx context.Context) error {
+						return server.ServeWith(ctx, e, l, log, ready)
+					}, daemon.Serving(e, log)...)
 				},
 			},
 			{
@@ -230,23 +235,20 @@ func app(log *slog.Logger) *cli.App {
 						return err
 					}
 					defer e.Close()
-					// The stand-in plays BOINC's daemons, rboinc's creator among them.
-					go func() {
-						if err := e.RunCreator(c.Context, server.CreatorPoll, nil); err != nil {
-							log.Error("creating the work units of pending steps", "err", err)
-						}
-					}()
+					// The stand-in plays BOINC's daemons, rboinc's creator and
+					// notifier among them.
 					v := &standin.Volunteer{ProjectDir: cfg.BoincProject, Parallel: c.Int("parallel"), Logger: log}
-					return v.Run(c.Context)
+					return daemon.Run(c.Context, log, daemon.Creator(e, daemon.CreatorPoll), daemon.Notifier(e, daemon.NotifierPoll), daemon.Standin(e, v))
 				},
 			},
 			creatorCommand(log),
+			notifierCommand(log),
 			assimilatorCommand(log),
 			installDocsCommand(),
 			{
 				Name:  "gc",
 				Usage: "remove pool contents nothing refers to any more, and link missing inputs of waiting work units again",
-				Flags: []cli.Flag{rootFlag, &cli.DurationFlag{Name: "grace", Value: server.CollectGrace, Usage: "spare contents asked about within this time"}},
+				Flags: []cli.Flag{rootFlag, &cli.DurationFlag{Name: "grace", Value: daemon.CollectGrace, Usage: "spare contents asked about within this time"}},
 				Action: func(c *cli.Context) error {
 					e, err := engine.Open(c.Context, c.String("root"), log)
 					if err != nil {

@@ -130,12 +130,6 @@ func (e *Engine) RunCreator(ctx context.Context, poll time.Duration, stop func()
 		}
 	}
 	defer f.Close()
-	// The holder of the creator lock also sends the notifications.
-	nctx, stopNotifier := context.WithCancel(ctx)
-	var notifier sync.WaitGroup
-	notifier.Go(func() { e.RunNotifier(nctx, notifyPoll) })
-	defer notifier.Wait()
-	defer stopNotifier()
 	e.Log.Debug("creating the work units of pending steps", "poll", poll)
 	var lastDB, lastSweep, lastInputCheck time.Time
 	var inputCheck inputCheckState

@@ -31,7 +31,6 @@ import (
 // at most notifyPerUser at once, taken from the users in turn: one user's
 // dead or slow targets hold up only themselves, never another user's.
 const (
-	notifyPoll     = time.Second
 	notifyBatch    = 1000             // events fanned out per transaction
 	notifyParallel = 64               // deliveries in flight at once
 	notifyPerUser  = 4                // of one user

@@ -226,8 +226,11 @@ func TestEmailNotificationsThroughSMTP(t *testing.T) {
 	}
 	st, _ := f.e.Status(f.ctx, f.u, "m", "x1")
 	wu := st.Chains[0].WU
-	// The creator daemon sends them: run it as the server does.
+	// The creator and the notifier daemon, as the server runs them.
 	ctx, cancel := context.WithCancel(f.ctx)
+	notified := make(chan struct{})
+	go func() { f.e.RunNotifier(ctx, 50*time.Millisecond); close(notified) }()
+	defer func() { cancel(); <-notified }()
 	done := make(chan error, 1)
 	go func() { done <- f.e.RunCreator(ctx, 50*time.Millisecond, nil) }()
 	if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: wu, Files: f.outputs(wu)})); err != nil {

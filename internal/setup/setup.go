@@ -159,7 +159,7 @@ func Init(ctx context.Context, o Options) (Report, error) {
 	if err := installHook(proj, cfg.HookScript, exe, root); err != nil {
 		return rep, err
 	}
-	if err := installCreator(proj, exe, root); err != nil {
+	if err := installDaemonScripts(proj, exe, root); err != nil {
 		return rep, err
 	}
 	if err := installServerLink(proj, exe); err != nil {
@@ -193,6 +193,7 @@ func Init(ctx context.Context, o Options) (Report, error) {
 	if !cfg.Simulated && cfg.Assimilator == AssimNative {
 		rep.Daemons = []DaemonLine{NativeDaemonLine(root, pc.Project, pc.Queues)}
 		rep.Notes = append(rep.Notes, "the native assimilator replaces the script_assimilator lines of rboinc's applications: remove those")
+		rep.Daemons = append(rep.Daemons, DaemonLine{Line: NotifierLine(), Present: HasNotifier(pc.Project)})
 	} else if !cfg.Simulated {
 		rep.Daemons = DaemonLines(pc.Project, pc.Queues, cfg.HookScript)
 		if len(rep.Daemons) == 0 {
@@ -201,7 +202,8 @@ func Init(ctx context.Context, o Options) (Report, error) {
 		}
 		// Optional, for throughput: without it each hook call creates its
 		// chain's next step itself.
-		rep.Daemons = append(rep.Daemons, DaemonLine{Line: CreatorLine(), Present: HasCreator(pc.Project)})
+		rep.Daemons = append(rep.Daemons, DaemonLine{Line: CreatorLine(), Present: HasCreator(pc.Project)},
+			DaemonLine{Line: NotifierLine(), Present: HasNotifier(pc.Project)})
 	}
 	return rep, nil
 }
@@ -295,14 +297,25 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
-// installCreator writes bin/rboinc_creator in the project, which BOINC's
-// bin/start runs as a daemon when config.xml lists it.
-func installCreator(proj, exe, root string) error {
-	return atomicfile.Write(filepath.Join(proj, "bin", CreatorCmd), []byte(creatorScript(exe, root)), 0o755)
+// installDaemonScripts writes bin/rboinc_creator and bin/rboinc_notifier
+// in the project, which BOINC's bin/start runs as daemons when config.xml
+// lists them.
+func installDaemonScripts(proj, exe, root string) error {
+	for _, d := range []struct{ cmd, sub, what string }{
+		{CreatorCmd, "creator", "creates the next steps of chains in batches"},
+		{NotifierCmd, "notifier", "sends the notifications of chain events"},
+	} {
+		if err := atomicfile.Write(filepath.Join(proj, "bin", d.cmd), []byte(daemonScript(d.cmd, d.sub, d.what, exe, root)), 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-func creatorScript(exe, root string) string {
-	return "#!/bin/sh\n# rboinc creator: a BOINC daemon that creates the next steps of chains in batches.\nexec '" + exe + "' creator --root '" + root + "' \"$@\"\n"
+// daemonScript is the sh wrapper of one daemon; Init refuses quotes in
+// the paths. exec keeps the pid bin/start wrote into pid_<host>/.
+func daemonScript(cmd, sub, what, exe, root string) string {
+	return "#!/bin/sh\n# " + strings.Replace(cmd, "_", " ", 1) + ": a BOINC daemon that " + what + ".\nexec '" + exe + "' " + sub + " --root '" + root + "' \"$@\"\n"
 }
 
 // installExample puts the shipped example queue into a fresh stand-in:

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/rboinc/rboinc/internal/boinctest"
+	"github.com/rboinc/rboinc/internal/daemon"
 	"github.com/rboinc/rboinc/internal/engine"
 	"github.com/rboinc/rboinc/internal/server"
 	"github.com/rboinc/rboinc/internal/setup"
@@ -147,38 +148,31 @@ func StartDir(dir string, o Options) (*Server, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	// The volunteer loop runs here rather than in Serve, so that stop
-	// can wait for it.
-	e.Cfg.Simulated = false
+	// The daemons `serve` runs, the volunteer's with a shorter poll.
+	ds := []daemon.Daemon{daemon.Creator(e, daemon.CreatorPoll), daemon.Notifier(e, daemon.NotifierPoll),
+		daemon.Collector(e, daemon.CollectEvery, daemon.CollectGrace)}
+	if !o.NoCompute {
+		ds = append(ds, daemon.Standin(e, &standin.Volunteer{ProjectDir: e.Proj.Dir, Logger: log, Poll: 50 * time.Millisecond}))
+	}
 	sctx, cancel := context.WithCancel(ctx)
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
-	go func() { done <- server.Serve(sctx, e, "127.0.0.1:0", log, func(addr string) { ready <- addr }) }()
-	computed := make(chan struct{})
-	if o.NoCompute {
-		close(computed)
-	} else {
-		v := &standin.Volunteer{ProjectDir: e.Proj.Dir, Logger: log, Poll: 50 * time.Millisecond}
-		go func() {
-			defer close(computed)
-			if err := v.Run(sctx); err != nil {
-				log.Error("the stand-in's volunteer", "err", err)
-			}
-		}()
-	}
+	go func() {
+		done <- daemon.Beside(sctx, log, func(ctx context.Context) error {
+			return server.Serve(ctx, e, "127.0.0.1:0", log, func(addr string) { ready <- addr })
+		}, ds...)
+	}()
 	var addr string
 	select {
 	case addr = <-ready:
 	case err := <-done:
 		cancel()
-		<-computed
 		e.Close()
 		return nil, nil, fmt.Errorf("the server did not start: %w", err)
 	}
 	stop := func() {
 		cancel()
 		<-done
-		<-computed
 		e.Close()
 	}
 	return &Server{URL: "http://" + addr + server.Base, Root: root, E: e}, stop, nil
