@@ -15,6 +15,7 @@ import (
 
 	"github.com/rboinc/rboinc/internal/longtest"
 	"github.com/rboinc/rboinc/internal/mariadbtest"
+	"github.com/rboinc/rboinc/internal/testbin"
 )
 
 // binDir holds the built commands, examples the example app, repoDir the
@@ -27,12 +28,22 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binDir = dir
-	cmd := exec.Command("go", "build", "-o", binDir+"/", "./cmd/rboinc-server", "./cmd/rboinc-hook", "./cmd/rboinc-submit", "./cmd/rboinc-retrieve", "./cmd/rboinc-gahp")
-	cmd.Dir = ".."
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
+	// The commands come from the run's shared build, linked into a
+	// directory of this process's own (the scripts' masters are built
+	// into it too).
+	if err := os.Chmod(binDir, 0o755); err != nil {
+		panic(err)
+	}
+	built, err := testbin.Build(testbin.Server, testbin.Hook, testbin.Submit, testbin.Retrieve, testbin.GAHP)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "building the commands:", err)
 		os.Exit(1)
+	}
+	for _, name := range []string{"rboinc-server", "rboinc-hook", "rboinc-submit", "rboinc-retrieve", "rboinc-gahp"} {
+		if err := linkFile(filepath.Join(built, name), filepath.Join(binDir, name)); err != nil {
+			fmt.Fprintln(os.Stderr, "linking the commands:", err)
+			os.Exit(1)
+		}
 	}
 	examples, _ = filepath.Abs("../examples/langevin")
 	repoDir, _ = filepath.Abs("..")
@@ -41,6 +52,15 @@ func TestMain(m *testing.M) {
 	os.RemoveAll(dir)
 	mariadbtest.StopShared()
 	os.Exit(code)
+}
+
+// linkFile makes dst the file src: a hard link, or a symbolic one
+// across file systems.
+func linkFile(src, dst string) error {
+	if os.Link(src, dst) == nil {
+		return nil
+	}
+	return os.Symlink(src, dst)
 }
 
 // noteSources stats every Go file of the commands and the library: the
