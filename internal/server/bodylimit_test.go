@@ -138,7 +138,7 @@ func missingBody(n int) (io.Reader, int64) {
 // The server takes 1/div of every limit: the table holds the real ones,
 // and a route with another route's limit still answers another number.
 func TestBodyLimitsPerRoute(t *testing.T) {
-	t.Parallel() // its own server
+	t.Parallel()   // its own server
 	const div = 64 // 64 MiB bodies took a minute under -race
 	v := newEnv(t)
 	s := server.New(v.e, slog.New(slog.NewTextHandler(v.logs, nil)))
