@@ -166,13 +166,13 @@ func report(oldRuns, newRuns [][]row, max float64) int {
 	olds, _ := medians(oldRuns)
 	news, order := medians(newRuns)
 	fmt.Printf("medians of %d old and %d new runs; slowdown = new/old time (old/new rate); over %.2f fails\n\n", len(oldRuns), len(newRuns), max)
-	fmt.Printf("%-9s %12s %12s  %-5s %s\n", "slowdown", "old", "new", "unit", "target")
+	fmt.Printf("%-9s %12s %12s  %-8s %s\n", "slowdown", "old", "new", "unit", "target")
 	code := 0
 	for _, t := range order {
 		n := news[t]
 		o, ok := olds[t]
 		if !ok || o.kind != n.kind {
-			fmt.Printf("%-9s %12s %12.4g  %-5s %s\n", "new", "-", n.v, n.unit, short(t))
+			fmt.Printf("%-9s %12s %12.4g  %-8s %s\n", "new", "-", n.v, n.unit, short(t))
 			continue
 		}
 		s := slowdown(o, n)
@@ -180,7 +180,7 @@ func report(oldRuns, newRuns [][]row, max float64) int {
 		if s > max {
 			mark, code = "  <- slower", 1
 		}
-		fmt.Printf("%-9.3f %12.4g %12.4g  %-5s %s%s\n", s, o.v, n.v, n.unit, short(t), mark)
+		fmt.Printf("%-9.3f %12.4g %12.4g  %-8s %s%s\n", s, o.v, n.v, n.unit, short(t), mark)
 	}
 	return code
 }
