@@ -163,7 +163,7 @@ func main() {
 // report prints the table and says whether every target passed (0) or
 // not (1).
 func report(oldRuns, newRuns [][]row, max float64) int {
-	olds, _ := medians(oldRuns)
+	olds, oldOrder := medians(oldRuns)
 	news, order := medians(newRuns)
 	fmt.Printf("medians of %d old and %d new runs; slowdown = new/old time (old/new rate); over %.2f fails\n\n", len(oldRuns), len(newRuns), max)
 	fmt.Printf("%-9s %12s %12s  %-8s %s\n", "slowdown", "old", "new", "unit", "target")
@@ -181,6 +181,13 @@ func report(oldRuns, newRuns [][]row, max float64) int {
 			mark, code = "  <- slower", 1
 		}
 		fmt.Printf("%-9.3f %12.4g %12.4g  %-8s %s%s\n", s, o.v, n.v, n.unit, short(t), mark)
+	}
+	// A target only the old revision measured (renamed, or its stage
+	// gone): shown, for the reader to match by hand.
+	for _, t := range oldOrder {
+		if _, ok := news[t]; !ok {
+			fmt.Printf("%-9s %12.4g %12s  %-8s %s\n", "gone", olds[t].v, "-", olds[t].unit, short(t))
+		}
 	}
 	return code
 }
