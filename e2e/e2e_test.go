@@ -47,7 +47,6 @@ func TestMain(m *testing.M) {
 	}
 	examples, _ = filepath.Abs("../examples/langevin")
 	repoDir, _ = filepath.Abs("..")
-	noteSources(repoDir)
 	code := m.Run()
 	os.RemoveAll(dir)
 	mariadbtest.StopShared()
@@ -66,7 +65,8 @@ func linkFile(src, dst string) error {
 // noteSources stats every Go file of the commands and the library: the
 // commands are built by a child process, which go test does not watch, and
 // a cached result must not outlive a change to them (go test keys its
-// cache on the files the test process itself looks at).
+// cache on the files the test process itself looks at once m.Run has
+// begun: the tests call it, not TestMain).
 func noteSources(repo string) {
 	for _, top := range []string{"cmd", "workflow", "internal", "examples", "templates"} {
 		filepath.WalkDir(filepath.Join(repo, top), func(p string, d os.DirEntry, err error) error {
@@ -84,6 +84,7 @@ func noteSources(repo string) {
 // server, and Apache running rboinc-server as CGI with mod_dav. The runs
 // under Apache and on MariaDB are the long matrix (longtest).
 func TestScripts(t *testing.T) {
+	noteSources(repoDir)
 	t.Run(modeStandalone, func(t *testing.T) { runScripts(t, modeStandalone, "") })
 	t.Run(modeApache, func(t *testing.T) {
 		longtest.Skip(t, "every script under Apache")

@@ -43,8 +43,9 @@ const prefix = "rboinc-testbin-"
 const keep = 6 * time.Hour
 
 var (
-	mu   sync.Mutex
-	dirs = map[string]string{} // module root -> build directory, per process
+	mu    sync.Mutex
+	dirs  = map[string]string{}   // module root -> build directory, per process
+	files = map[string][]string{} // module root -> the files hashed
 )
 
 // Build returns the directory holding the programs of pkgs (paths of
@@ -60,12 +61,19 @@ func Build(pkgs ...string) (string, error) {
 	}
 	dir, ok := dirs[root]
 	if !ok {
-		sum, err := sourceHash(root)
+		sum, hashed, err := sourceHash(root)
 		if err != nil {
 			return "", fmt.Errorf("hashing the module's source for the test build: %w", err)
 		}
 		dir = filepath.Join(os.TempDir(), prefix+sum)
-		dirs[root] = dir
+		dirs[root], files[root] = dir, hashed
+	} else {
+		// Looked at again: go test's cache watches what a test looks at
+		// once m.Run has begun, and the first call may have come from
+		// TestMain, before it.
+		for _, p := range files[root] {
+			os.Stat(p)
+		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
@@ -138,10 +146,10 @@ func exeName(pkg string) string {
 // sourceHash is a hash of everything a build of the module's programs
 // reads: go.mod, go.sum, the Go files and embedded files of the module
 // (not its tests and testdata), and what chooses the toolchain and its
-// flags. Reading the files also tells go test's cache that a test using
-// the build depends on them (it watches the files a test opens), so a
-// cached result does not outlive a change to the programs.
-func sourceHash(root string) (string, error) {
+// flags; and the files it read. Reading them in a test (not in TestMain,
+// before go test's log of what the test looks at begins) also keeps a
+// cached result of the test from outliving a change to the programs.
+func sourceHash(root string) (string, []string, error) {
 	h := sha256.New()
 	for _, k := range []string{"GOFLAGS", "GOOS", "GOARCH", "CGO_ENABLED", "GOEXPERIMENT", "GOTOOLCHAIN"} {
 		fmt.Fprintf(h, "%s=%s\n", k, os.Getenv(k))
@@ -170,23 +178,23 @@ func sourceHash(root string) (string, error) {
 		return nil
 	})
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	slices.Sort(files)
 	for _, p := range files {
 		f, err := os.Open(p)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		rel, _ := filepath.Rel(root, p)
 		fmt.Fprintf(h, "%s\x00", filepath.ToSlash(rel))
 		_, err = io.Copy(h, f)
 		f.Close()
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 	}
-	return hex.EncodeToString(h.Sum(nil))[:20], nil
+	return hex.EncodeToString(h.Sum(nil))[:20], files, nil
 }
 
 // prune removes the build directories besides current that nobody used

@@ -22,7 +22,7 @@ func TestSourceHashFollowsTheProgramsSource(t *testing.T) {
 	}
 	hash := func() string {
 		t.Helper()
-		h, err := sourceHash(root)
+		h, _, err := sourceHash(root)
 		if err != nil {
 			t.Fatal(err)
 		}
