@@ -196,6 +196,10 @@ func TestAttacksAtOnceStandaloneMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the real server")
 	}
+	// Beside the other parallel tests: the server under attack is a
+	// process of its own, whose memory alone is measured, and the test
+	// mostly waits on it.
+	t.Parallel()
 	start := time.Now()
 	v := newEnv(t)
 	for _, u := range []string{"carol", "dave", "erin"} {
