@@ -25,7 +25,7 @@ for a in "$@"; do
 	--keep) keep=1 ;;
 	--no-go-bench) gobench="" ;;
 	--stages=*) stages=${a#--stages=} ;;
-	-h | --help) sed -n '2,19p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,18p' "$0"; exit 0 ;;
 	-*) echo "bench/run.sh: unknown option $a" >&2; exit 2 ;;
 	*) work=$a ;;
 	esac
