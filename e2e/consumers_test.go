@@ -17,6 +17,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/rboinc/rboinc/internal/engine"
+	"github.com/rboinc/rboinc/internal/testbin"
 )
 
 // Helpers of consumers.txtar: every result reaches exactly one consumer.
@@ -190,12 +191,14 @@ func buildMasters() error {
 	if err := os.WriteFile(filepath.Join(src, "main.go"), []byte(code+"\n"), 0o644); err != nil {
 		return err
 	}
-	for _, p := range [][2]string{{"readme-master", "./" + filepath.Base(src)}, {"adaptive-master", "./examples/adaptive-master"}} {
-		cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, p[0]), p[1])
-		cmd.Dir = repoDir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("building %s: %v\n%s", p[0], err, out)
-		}
+	cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, "readme-master"), "./"+filepath.Base(src))
+	cmd.Dir = repoDir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("building readme-master: %v\n%s", err, out)
 	}
-	return nil
+	built, err := testbin.Build("examples/adaptive-master")
+	if err != nil {
+		return err
+	}
+	return linkFile(filepath.Join(built, "adaptive-master"), filepath.Join(binDir, "adaptive-master"))
 }

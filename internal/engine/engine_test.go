@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,27 +20,23 @@ import (
 	"github.com/rboinc/rboinc/internal/pool"
 	"github.com/rboinc/rboinc/internal/setup"
 	"github.com/rboinc/rboinc/internal/store"
+	"github.com/rboinc/rboinc/internal/testbin"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 
 var serverExe string
 
-// TestMain builds the real rboinc-server binary: the stand-in's
-// bin/create_work runs it as a separate process, exactly as BOINC would.
+// TestMain takes the real rboinc-server binary from the run's shared
+// build: the stand-in's bin/create_work runs it as a separate process,
+// exactly as BOINC would.
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "rboinc-engine-test")
+	dir, err := testbin.Build(testbin.Server)
 	if err != nil {
-		panic(err)
-	}
-	serverExe = filepath.Join(dir, "rboinc-server")
-	cmd := exec.Command("go", "build", "-o", serverExe, "../../cmd/rboinc-server")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building rboinc-server:", err)
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	serverExe = filepath.Join(dir, "rboinc-server")
 	code := m.Run()
-	os.RemoveAll(dir)
 	mariadbtest.StopShared()
 	os.Exit(code)
 }

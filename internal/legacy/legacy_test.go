@@ -26,30 +26,25 @@ import (
 	"github.com/rboinc/rboinc/internal/server"
 	"github.com/rboinc/rboinc/internal/setup"
 	"github.com/rboinc/rboinc/internal/store"
+	"github.com/rboinc/rboinc/internal/testbin"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden from the answers")
 
 var serverExe string
 
-// TestMain builds the real rboinc-server binary: the stand-in's
-// bin/create_work runs it as a separate process, exactly as BOINC would.
+// TestMain takes the real rboinc-server binary from the run's shared
+// build: the stand-in's bin/create_work runs it as a separate process,
+// exactly as BOINC would.
 func TestMain(m *testing.M) {
 	flag.Parse()
-	dir, err := os.MkdirTemp("", "rboinc-legacy-test")
+	dir, err := testbin.Build(testbin.Server)
 	if err != nil {
-		panic(err)
-	}
-	serverExe = filepath.Join(dir, "rboinc-server")
-	cmd := exec.Command("go", "build", "-o", serverExe, "../../cmd/rboinc-server")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building rboinc-server:", err)
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	serverExe = filepath.Join(dir, "rboinc-server")
+	os.Exit(m.Run())
 }
 
 // world is a server on the embedded BOINC stand-in with the original's

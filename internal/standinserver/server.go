@@ -10,15 +10,12 @@ package standinserver
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,6 +25,7 @@ import (
 	"github.com/rboinc/rboinc/internal/server"
 	"github.com/rboinc/rboinc/internal/setup"
 	"github.com/rboinc/rboinc/internal/standin"
+	"github.com/rboinc/rboinc/internal/testbin"
 )
 
 // Options say what kind of server to start.
@@ -47,56 +45,10 @@ type Server struct {
 	E    *engine.Engine
 }
 
-var (
-	buildOnce sync.Once
-	binDir    string
-	buildErr  error
-)
-
 // Built returns the directory holding the built rboinc-server and
-// rboinc-hook, building them on first use.
+// rboinc-hook, from the test run's shared build (testbin).
 func Built() (string, error) {
-	buildOnce.Do(func() {
-		var root string
-		if root, buildErr = moduleRoot(); buildErr != nil {
-			return
-		}
-		if binDir, buildErr = os.MkdirTemp("", "rboinc-standinserver"); buildErr != nil {
-			return
-		}
-		cmd := exec.Command("go", "build", "-o", binDir+string(filepath.Separator), "./cmd/rboinc-server", "./cmd/rboinc-hook")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("building rboinc-server and rboinc-hook: %w\n%s", err, out)
-		}
-	})
-	return binDir, buildErr
-}
-
-// RemoveBuilt removes the built programs (call it from TestMain, after
-// the tests).
-func RemoveBuilt() {
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-}
-
-// moduleRoot is the directory of go.mod above the working directory.
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = up
-	}
+	return testbin.Build(testbin.Server, testbin.Hook)
 }
 
 // Start runs a server until the test ends.
