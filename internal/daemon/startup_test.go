@@ -19,12 +19,6 @@ import (
 	"github.com/rboinc/rboinc/internal/standinserver"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	standinserver.RemoveBuilt()
-	os.Exit(code)
-}
-
 // newRoot makes a server root on the embedded stand-in, with the built
 // rboinc-server, and returns it and the program.
 func newRoot(t *testing.T) (root, exe string) {
