@@ -152,9 +152,14 @@ func stopFilePresent(project string) bool {
 
 // lockDaemon takes the POSIX lock bin/start takes (Python's lockf). When
 // bin/start started this process it holds the lock already, and taking it
-// again succeeds: POSIX locks belong to the process.
+// again succeeds: POSIX locks belong to the process. A symlink there is
+// not followed (O_NOFOLLOW): whoever may write in pid_<host>/ must not make
+// the daemon create or lock a file of their choosing.
 func lockDaemon(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o664)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW, 0o664)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, fmt.Errorf("its lock file %s is a symbolic link; remove it", path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("opening its lock file: %w", err)
 	}
