@@ -135,7 +135,10 @@ func (s *sender) pass(ctx context.Context) (busy bool, err error) {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			s.e.deliver(ctx, d)
+			// A call in flight finishes (within notifyTimeout) when the
+			// notifier is stopped: cut short, the receiver may have the
+			// event already and would get it again from the next notifier.
+			s.e.deliver(context.WithoutCancel(ctx), d)
 			s.mu.Lock()
 			s.flying--
 			if s.byUser[uid]--; s.byUser[uid] == 0 {
