@@ -35,3 +35,34 @@ func TestBeginRefusesPlantedLockSymlink(t *testing.T) {
 	}
 	t.Logf("refused: %v", err)
 }
+
+// The lock file is the daemon owner's alone, also when bin/start made it
+// readable by all: any user who can open it could take a read lock on it,
+// and a daemon refuses to start while another process holds a lock there.
+func TestBeginLockFileIsPrivate(t *testing.T) {
+	project := t.TempDir()
+	s := Start{Name: "rboinc_test", Project: project, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	_, lock := s.Files()
+	for _, made := range []bool{false, true} {
+		if made { // as bin/start (Python's open(..., 'w')) leaves it
+			if err := os.WriteFile(lock, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(lock, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, end, err := Begin(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(lock)
+		end()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+			t.Errorf("lock file made by bin/start first: %v; its mode is %v, want it private (0600)", made, perm)
+		}
+	}
+}
