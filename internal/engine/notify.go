@@ -85,22 +85,25 @@ func (e *Engine) RunNotifier(ctx context.Context, poll time.Duration) {
 }
 
 // NotifyPass fans out the events that came and makes the deliveries that
-// are due, once, waiting for them; busy says more may be waiting already.
+// are due, once, waiting for them; busy says more may be waiting already:
+// the fan-out was full, or a delivery was made and its target's next event
+// (a target gets one at a time) may be due now.
 func (e *Engine) NotifyPass(ctx context.Context) (busy bool, err error) {
 	s := newSender(e)
 	busy, err = s.pass(ctx)
 	s.wg.Wait()
-	return busy, err
+	return busy || s.started > 0, err
 }
 
 // sender runs deliveries, counting those in flight, in all and per user.
 type sender struct {
-	e      *Engine
-	mu     sync.Mutex
-	flying int
-	byUser map[int64]int
-	wg     sync.WaitGroup
-	ended  chan struct{} // a value when a delivery ends
+	e       *Engine
+	mu      sync.Mutex
+	flying  int
+	byUser  map[int64]int
+	wg      sync.WaitGroup
+	ended   chan struct{} // a value when a delivery ends
+	started int           // deliveries started, in all
 }
 
 func newSender(e *Engine) *sender {
@@ -130,6 +133,7 @@ func (s *sender) pass(ctx context.Context) (busy bool, err error) {
 		uid := d.Target.UserID
 		s.mu.Lock()
 		s.flying++
+		s.started++
 		s.byUser[uid]++
 		s.mu.Unlock()
 		s.wg.Add(1)
