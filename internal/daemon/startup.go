@@ -152,11 +152,21 @@ func stopFilePresent(project string) bool {
 
 // lockDaemon takes the POSIX lock bin/start takes (Python's lockf). When
 // bin/start started this process it holds the lock already, and taking it
-// again succeeds: POSIX locks belong to the process.
+// again succeeds: POSIX locks belong to the process. A symlink there is
+// not followed (O_NOFOLLOW): whoever may write in pid_<host>/ must not make
+// the daemon create or lock a file of their choosing. Nobody else may open
+// the file (0600, also when bin/start made it): a read lock, which any
+// reader may take, would keep the daemon from starting.
 func lockDaemon(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o664)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW, 0o600)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, fmt.Errorf("its lock file %s is a symbolic link; remove it", path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("opening its lock file: %w", err)
+	}
+	if fi, err := f.Stat(); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		f.Chmod(0o600) // not ours to change when another user made it: then as it is
 	}
 	lk := syscall.Flock_t{Type: syscall.F_WRLCK, Whence: 0}
 	err = syscall.FcntlFlock(f.Fd(), syscall.F_SETLK, &lk)

@@ -85,22 +85,25 @@ func (e *Engine) RunNotifier(ctx context.Context, poll time.Duration) {
 }
 
 // NotifyPass fans out the events that came and makes the deliveries that
-// are due, once, waiting for them; busy says more may be waiting already.
+// are due, once, waiting for them; busy says more may be waiting already:
+// the fan-out was full, or a delivery was made and its target's next event
+// (a target gets one at a time) may be due now.
 func (e *Engine) NotifyPass(ctx context.Context) (busy bool, err error) {
 	s := newSender(e)
 	busy, err = s.pass(ctx)
 	s.wg.Wait()
-	return busy, err
+	return busy || s.started > 0, err
 }
 
 // sender runs deliveries, counting those in flight, in all and per user.
 type sender struct {
-	e      *Engine
-	mu     sync.Mutex
-	flying int
-	byUser map[int64]int
-	wg     sync.WaitGroup
-	ended  chan struct{} // a value when a delivery ends
+	e       *Engine
+	mu      sync.Mutex
+	flying  int
+	byUser  map[int64]int
+	wg      sync.WaitGroup
+	ended   chan struct{} // a value when a delivery ends
+	started int           // deliveries started, in all
 }
 
 func newSender(e *Engine) *sender {
@@ -130,12 +133,16 @@ func (s *sender) pass(ctx context.Context) (busy bool, err error) {
 		uid := d.Target.UserID
 		s.mu.Lock()
 		s.flying++
+		s.started++
 		s.byUser[uid]++
 		s.mu.Unlock()
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			s.e.deliver(ctx, d)
+			// A call in flight finishes (within notifyTimeout) when the
+			// notifier is stopped: cut short, the receiver may have the
+			// event already and would get it again from the next notifier.
+			s.e.deliver(context.WithoutCancel(ctx), d)
 			s.mu.Lock()
 			s.flying--
 			if s.byUser[uid]--; s.byUser[uid] == 0 {

@@ -35,7 +35,8 @@ func SplitSpooled(args []string) (entry string, alone bool, rest []string, err e
 		return "", false, args, nil
 	}
 	entry, rest = args[1], args[2:]
-	if entry != filepath.Base(entry) || strings.HasPrefix(entry, ".") {
+	// A name in the spool itself: "/" is its own base name too.
+	if entry != filepath.Base(entry) || strings.ContainsRune(entry, '/') || strings.HasPrefix(entry, ".") {
 		return "", false, rest, fmt.Errorf("bad --spooled entry name %q", entry)
 	}
 	if len(rest) >= 1 && rest[0] == "--alone" {

@@ -2,6 +2,7 @@ package hookargs
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -24,9 +25,33 @@ func TestHandoverArgsReadBack(t *testing.T) {
 }
 
 func TestSplitSpooledRefusesPaths(t *testing.T) {
-	for _, e := range []string{"../x", "a/b", ".last-call"} {
+	for _, e := range []string{"../x", "a/b", ".last-call", "/", "", "..", "."} {
 		if _, _, _, err := SplitSpooled([]string{"--spooled", e, "17"}); err == nil {
 			t.Errorf("entry %q accepted", e)
 		}
 	}
+}
+
+// FuzzSplitSpooled: whatever the arguments, an entry SplitSpooled accepts
+// names a file in the spool itself (no directory, not hidden), and what
+// HandoverArgs writes reads back unchanged.
+func FuzzSplitSpooled(f *testing.F) {
+	f.Add("12-ab", true, "17")
+	f.Add("/", false, "x")
+	f.Add("..", false, "--alone")
+	f.Fuzz(func(t *testing.T, entry string, alone bool, arg string) {
+		got, _, _, err := SplitSpooled([]string{"--spooled", entry, arg})
+		if err != nil {
+			return
+		}
+		if got == "" || strings.ContainsRune(got, '/') || strings.HasPrefix(got, ".") {
+			t.Fatalf("entry %q accepted", got)
+		}
+		argv := HandoverArgs("/r", got, alone, []string{arg})
+		_, rest := SplitRoot(argv[1:], func(string) string { return "" })
+		e2, a2, rest, err := SplitSpooled(rest)
+		if err != nil || e2 != got || (arg != "--alone" && (a2 != alone || !slices.Equal(rest, []string{arg}))) {
+			t.Fatalf("%q %v %q: read back %q %v %q %v", got, alone, arg, e2, a2, rest, err)
+		}
+	})
 }
