@@ -118,6 +118,13 @@ func Begin(ctx context.Context, s Start) (_ context.Context, end func(), err err
 		for {
 			select {
 			case <-ctx.Done():
+				// The command's own context may end on the same signal
+				// first: say so all the same.
+				select {
+				case sig := <-sigs:
+					log.Info("quitting", "daemon", s.Name, "signal", sig.String())
+				default:
+				}
 				return
 			case sig := <-sigs:
 				log.Info("quitting", "daemon", s.Name, "signal", sig.String())
