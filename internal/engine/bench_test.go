@@ -165,7 +165,7 @@ func BenchmarkAdvance(b *testing.B) {
 	b.ResetTimer()
 	t0 := time.Now()
 	for i := 0; i < b.N; i++ {
-		if err := advance.Run(env.ctx, env.e.Chains(), advance.Lone(calls[i])); err != nil {
+		if err := hookCall(env.ctx, env.e, calls[i]); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -213,7 +213,7 @@ func BenchmarkAdvanceLastStep(b *testing.B) {
 	b.ResetTimer()
 	t0 := time.Now()
 	for i := 0; i < b.N; i++ {
-		if err := advance.Run(env.ctx, env.e.Chains(), advance.Lone(calls[i])); err != nil {
+		if err := hookCall(env.ctx, env.e, calls[i]); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -448,7 +448,7 @@ func BenchmarkStateEngines(b *testing.B) {
 				b.StartTimer()
 				t0 := time.Now()
 				for _, call := range calls {
-					if err := advance.Run(env.ctx, env.e.Chains(), advance.Lone(call)); err != nil {
+					if err := hookCall(env.ctx, env.e, call); err != nil {
 						b.Fatal(err)
 					}
 				}

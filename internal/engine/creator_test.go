@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"github.com/rboinc/rboinc/internal/advance"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -72,7 +71,7 @@ func TestPendingStepsCreatedInOneRun(t *testing.T) {
 	runs := f.countCreateWork()
 	release := f.holdCreator()
 	for _, wu := range wus {
-		if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: wu, Files: f.outputs(wu)})); err != nil {
+		if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -102,7 +101,7 @@ func TestPendingStepsCreatedInOneRun(t *testing.T) {
 func TestHookWithoutCreatorCreatesAtOnce(t *testing.T) {
 	f := newFixture(t)
 	wu := f.submitMany("g", 1, 2)[0]
-	if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: wu, Files: f.outputs(wu)})); err != nil {
+	if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
 		t.Fatal(err)
 	}
 	if st := f.stepState(wu, 1); st != "queued" {
@@ -118,7 +117,7 @@ func TestStoppedWhilePendingCreatesNothing(t *testing.T) {
 	runs := f.countCreateWork()
 	release := f.holdCreator()
 	for _, wu := range wus {
-		if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: wu, Files: f.outputs(wu)})); err != nil {
+		if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -150,7 +149,7 @@ func TestBadPendingStepFailsOnlyItsChain(t *testing.T) {
 		if i == 1 { // a coordinates output no other chain has
 			os.WriteFile(paths[0], []byte("only chain 1\n"), 0o644)
 		}
-		if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: wu, Files: paths})); err != nil {
+		if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu, Files: paths}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -191,7 +190,7 @@ func TestRunCreatorCreatesWhatHooksRecord(t *testing.T) {
 	defer func() { cancel(); <-done }()
 	f.waitCreatorLocked()
 	for _, wu := range wus {
-		if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: wu, Files: f.outputs(wu)})); err != nil {
+		if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -259,7 +258,7 @@ func testCreatorTakesOthersSteps(t *testing.T, asked bool) {
 	}
 	defer other.Close()
 	for _, wu := range wus {
-		if err := advance.Run(f.ctx, other.Chains(), advance.Lone(boinc.HookCall{WUName: wu, Files: f.outputs(wu)})); err != nil {
+		if err := hookCall(f.ctx, other, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -285,7 +284,7 @@ func TestCreatedBeforeAStopIsNotCreatedTwice(t *testing.T) {
 	wus := f.submitMany("g", 2, 3)
 	release := f.holdCreator()
 	for _, wu := range wus {
-		if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: wu, Files: f.outputs(wu)})); err != nil {
+		if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -32,7 +32,7 @@ func TestUnplaceableHookCallKeepsOutputs(t *testing.T) {
 
 	// The synchronous path.
 	outs := f.outputs(stray)
-	if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: stray, WUID: 77, Files: outs})); err != nil {
+	if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: stray, WUID: 77, Files: outs}); err != nil {
 		t.Fatal(err)
 	}
 	// BOINC's file deleter takes its copies.
@@ -77,7 +77,7 @@ func TestUnplaceableHookCallKeepsOutputs(t *testing.T) {
 	}
 
 	// Not rboinc's shape: ignored, nothing kept.
-	if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: "someone_elses_wu", Files: f.outputs("someone_elses_wu")})); err != nil {
+	if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: "someone_elses_wu", Files: f.outputs("someone_elses_wu")}); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(unplacedEntries(t, f.root)); n != 2 {
