@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rboinc/rboinc/internal/advance"
 	"github.com/rboinc/rboinc/internal/boinc"
 	"github.com/rboinc/rboinc/internal/engine"
 	"github.com/rboinc/rboinc/internal/spool"
@@ -29,6 +30,16 @@ func (f *fixture) holdCreator() (release func()) {
 		f.t.Fatal(err)
 	}
 	return func() { lf.Close() }
+}
+
+// intake is what the creator holding the lock does first at its pass: it
+// takes the spooled hook calls in (advance.IntakeSpool), leaving their next
+// steps pending for the rest of the pass, CreatePending.
+func (f *fixture) intake(want int) {
+	f.t.Helper()
+	if n, err := advance.IntakeSpool(f.ctx, f.e.Chains()); err != nil || n != want {
+		f.t.Fatalf("took %d spooled calls in, %v; want %d", n, err, want)
+	}
 }
 
 // submitMany submits n one-content chains in one request.
@@ -63,8 +74,9 @@ func (f *fixture) stepState(wu0 string, step int) string {
 	return s.State
 }
 
-// While a creator holds the lock, hook calls return with their next steps
-// pending; the creator then makes all of them with one create_work run.
+// While a creator holds the lock, hook calls return with their calls
+// spooled; the creator takes them in, then makes all the next steps with
+// one create_work run.
 func TestPendingStepsCreatedInOneRun(t *testing.T) {
 	f := newFixture(t)
 	wus := f.submitMany("g", 20, 3)
@@ -75,6 +87,7 @@ func TestPendingStepsCreatedInOneRun(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	f.intake(len(wus))
 	if runs() != 0 || f.stepState(wus[0], 1) != store.StatePending {
 		t.Fatalf("with a creator holding the lock the hook ran create_work %d times; step 1 is %s", runs(), f.stepState(wus[0], 1))
 	}
@@ -121,6 +134,7 @@ func TestStoppedWhilePendingCreatesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	f.intake(len(wus))
 	if _, err := f.e.Stop(f.ctx, f.u, wire.ChainRef{Group: "g", Name: "c0"}); err != nil {
 		t.Fatal(err)
 	}
@@ -153,6 +167,7 @@ func TestBadPendingStepFailsOnlyItsChain(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	f.intake(len(wus))
 	// The content chain 1's next step needs vanishes from the pool.
 	sum := md5s("only chain 1\n")
 	if err := os.Remove(f.e.Pool.Path(sum)); err != nil {
@@ -288,6 +303,7 @@ func TestCreatedBeforeAStopIsNotCreatedTwice(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	f.intake(len(wus))
 	release()
 	if _, err := f.e.CreatePending(f.ctx); err != nil {
 		t.Fatal(err)
