@@ -306,7 +306,8 @@ func (b *bench) stageResubmit() error {
 
 // stageHook: the assimilator hook advancing chains: one process per work
 // unit as script_assimilator runs it, two such processes at once, and
-// advance.Run of lone hook calls in-process; with what bounds the process path.
+// engine.Hook in-process (the same spool and creator, without the process
+// start); with what bounds the process path.
 func (b *bench) stageHook() error {
 	wus := b.s1kWUs
 	next := 0

@@ -131,7 +131,7 @@ func TestRunStopsAtTheFirstFailureKeepingWhatCameBefore(t *testing.T) {
 
 func TestRunForgetsNothingWhenTheSyncFails(t *testing.T) {
 	j := &journal{root: t.TempDir(), syncErr: errors.New("fsync: EIO")}
-	b := batchOf(HookDoor, wuA)
+	b := batchOf(AssimilatorDoor, wuA)
 	if err := Run(t.Context(), j, b); err == nil {
 		t.Fatal("a failed sync was not reported")
 	}
@@ -157,10 +157,13 @@ func TestRunPrepareLeavesItemsForLater(t *testing.T) {
 	}
 }
 
-func TestRunSetsAsideAHookCallItCannotPlace(t *testing.T) {
+// A work unit from BOINC's upload hierarchy (the assimilator's door) that
+// rboinc cannot place goes aside in the spool, outputs and all, before
+// BOINC forgets it.
+func TestRunSetsAsideAWorkUnitItCannotPlace(t *testing.T) {
 	root := t.TempDir()
 	j := &journal{root: root, unplaced: map[string]bool{wuA: true}}
-	b := Lone(hookargs.HookCall{WUName: wuA})
+	b := batchOf(AssimilatorDoor, wuA)
 	if err := Run(t.Context(), j, b); err != nil {
 		t.Fatal(err)
 	}
