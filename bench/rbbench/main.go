@@ -35,7 +35,7 @@ type sizes struct {
 	Submit     int   // chains in one submission
 	Hook       int   // sequential hook processes
 	HookPar    int   // hook processes, two at a time
-	HookInproc int   // in-process engine.Hook calls, and as many advance.Run calls of a lone hook call
+	HookInproc int   // in-process engine.Hook calls
 	RetrFiles  int   // result files to retrieve
 	RetrSize   int64 // bytes of each
 	Status     int   // chains in the status group

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/rboinc/rboinc/internal/advance"
 	"io"
 	"net/http"
 	"os"
@@ -125,7 +124,10 @@ func (b *bench) stageRetrieveBig() error {
 		return err
 	}
 	t0 := time.Now()
-	if err := advance.Run(b.ctx, b.eng.Chains(), advance.Lone(boinc.HookCall{WUName: b.bigWU, WUID: 1, Files: paths})); err != nil {
+	if err := engine.Hook(b.ctx, b.eng.Root, boinc.HookCall{WUName: b.bigWU, WUID: 1, Files: paths}, b.eng.Log); err != nil {
+		return err
+	}
+	if err := b.waitRecorded([]string{b.bigWU}); err != nil {
 		return err
 	}
 	ingest := time.Since(t0)
@@ -135,7 +137,7 @@ func (b *bench) stageRetrieveBig() error {
 		Baseline: fmt.Sprintf("md5sum: %s", ms(b.md5Time)),
 		Ratio:    ratio(ingest, b.md5Time),
 		Verdict:  "info",
-		Command:  "advance.Run of a lone hook call (in-process) for the chain's work unit",
+		Command:  "engine.Hook (in-process: spooled, then taken in by the server's creator) for the chain's work unit, until its step is recorded",
 	})
 	results := filepath.Join(b.srv.root, "results", strings.ToUpper(benchUser)+"_big")
 	fs, err := startFileServer(results)
@@ -304,7 +306,8 @@ func (b *bench) stageResubmit() error {
 
 // stageHook: the assimilator hook advancing chains: one process per work
 // unit as script_assimilator runs it, two such processes at once, and
-// advance.Run of lone hook calls in-process; with what bounds the process path.
+// engine.Hook in-process (the same spool and creator, without the process
+// start); with what bounds the process path.
 func (b *bench) stageHook() error {
 	wus := b.s1kWUs
 	next := 0
@@ -447,25 +450,6 @@ func (b *bench) stageHook() error {
 		Command:  "as above, two calls at a time",
 	})
 
-	// In-process: what the hook's own work costs, create_work included.
-	inp, err := take(b.sz.HookInproc)
-	if err != nil {
-		return err
-	}
-	if calls, err = prepare(inp, 9000); err != nil {
-		return err
-	}
-	t0 = time.Now()
-	for i, wu := range inp {
-		if err := advance.Run(b.ctx, b.eng.Chains(), advance.Lone(boinc.HookCall{WUName: wu, WUID: int64(9000 + i), Files: calls[i][1:]})); err != nil {
-			return err
-		}
-	}
-	if err := b.waitAdvanced(inp); err != nil {
-		return err
-	}
-	inTime := time.Since(t0)
-	inRate := rate(len(inp), inTime)
 	// The same work as rboinc-hook's, without its process start.
 	sp, err := take(b.sz.HookInproc)
 	if err != nil {
@@ -492,14 +476,6 @@ func (b *bench) stageHook() error {
 		Ratio:    fmt.Sprintf("%.2fx of the target rate", spRate/200),
 		Verdict:  verdict(spRate >= 200),
 		Command:  "engine.Hook(ctx, ROOT, HookCall{WU, outputs}) in one process, one work unit after another",
-	})
-	b.add(row{
-		Target:   "... a synchronous hook in-process, without the spool (advance.Run of a lone hook call: records, syncs the record, then returns; the server's creator creates)",
-		Measured: fmt.Sprintf("%.0f chains/s (%s per chain)", inRate, ms(inTime/time.Duration(len(inp)))),
-		Baseline: fmt.Sprintf("the stand-in's create_work for one job: %s", ms(cwOne)),
-		Ratio:    fmt.Sprintf("%.2fx of the target rate", inRate/200),
-		Verdict:  "info",
-		Command:  "advance.Run(ctx, eng.Chains(), advance.Lone(HookCall{WU, outputs})) in one process, one work unit after another",
 	})
 	return nil
 }
@@ -534,6 +510,27 @@ func (b *bench) waitAdvanced(wus []string) error {
 	return nil
 }
 
+// waitRecorded waits until each work unit's step is recorded done: the
+// hook spools its call, and the server's creator takes it in.
+func (b *bench) waitRecorded(wus []string) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	for i := 0; i < len(wus); {
+		_, s, err := b.state.StepByWU(b.ctx, wus[i])
+		if err != nil {
+			return err
+		}
+		switch {
+		case s.State == "done":
+			i++
+		case time.Now().After(deadline):
+			return fmt.Errorf("%s: step still %s after 2 minutes", wus[i], s.State)
+		default:
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+	return nil
+}
+
 // cwRuns describes the create_work runs the server's creator logged.
 func (b *bench) cwRuns() string {
 	data, err := os.ReadFile(filepath.Join(b.work, "server.log"))
@@ -557,18 +554,29 @@ func (b *bench) stageRetrieve() error {
 	if err != nil {
 		return err
 	}
-	var ingest time.Duration
+	var calls []boinc.HookCall
+	var wus []string
 	for j, c := range rep.Chains {
 		paths, err := b.outputs(c.FirstWU, b.sz.RetrSize, uint64(100+j))
 		if err != nil {
 			return err
 		}
-		t0 := time.Now()
-		if err := advance.Run(b.ctx, b.eng.Chains(), advance.Lone(boinc.HookCall{WUName: c.FirstWU, WUID: int64(j + 1), Files: paths})); err != nil {
+		calls = append(calls, boinc.HookCall{WUName: c.FirstWU, WUID: int64(j + 1), Files: paths})
+		wus = append(wus, c.FirstWU)
+	}
+	// The calls one after another as BOINC makes them; the server's
+	// creator takes them in in batches: the time runs until all are
+	// recorded.
+	t0 := time.Now()
+	for _, call := range calls {
+		if err := engine.Hook(b.ctx, b.eng.Root, call, b.eng.Log); err != nil {
 			return err
 		}
-		ingest += time.Since(t0)
 	}
+	if err := b.waitRecorded(wus); err != nil {
+		return err
+	}
+	ingest := time.Since(t0)
 	files := 3 * chains
 	bytes := int64(files) * b.sz.RetrSize
 	b.add(row{
@@ -577,7 +585,7 @@ func (b *bench) stageRetrieve() error {
 		Baseline: "-",
 		Ratio:    "-",
 		Verdict:  "info",
-		Command:  "advance.Run of a lone hook call in-process, one work unit after another",
+		Command:  "engine.Hook in-process, one work unit after another, until all are recorded (the server's creator takes the spooled calls in)",
 	})
 
 	results := filepath.Join(b.srv.root, "results", strings.ToUpper(benchUser)+"_r10k")

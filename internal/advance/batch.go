@@ -18,11 +18,6 @@ type Batch struct {
 	Items []*Item
 }
 
-// Lone is the batch of one hook call handled in this process.
-func Lone(call hookargs.HookCall) Batch {
-	return Batch{Door: HookDoor, Items: []*Item{{Call: call}}}
-}
-
 // Item is one finished work unit.
 type Item struct {
 	// Call is the work unit as the hook would be called for it.
@@ -178,9 +173,6 @@ func Run(ctx context.Context, chains Chains, b Batch) error {
 	setFates(b.Items, fates)
 	if b.Door.createsNext() {
 		if err := chains.CreateNext(ctx); err != nil {
-			if !b.Door.createLater() {
-				return errors.Join(failure, err)
-			}
 			// The steps are recorded as pending: the creator, or the
 			// assimilator's next pass, creates them.
 			chains.Log().Error("creating the next steps failed; they stay pending and are retried", "err", err)

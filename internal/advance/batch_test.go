@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
 
 	"github.com/rboinc/rboinc/internal/hookargs"
@@ -131,7 +132,7 @@ func TestRunStopsAtTheFirstFailureKeepingWhatCameBefore(t *testing.T) {
 
 func TestRunForgetsNothingWhenTheSyncFails(t *testing.T) {
 	j := &journal{root: t.TempDir(), syncErr: errors.New("fsync: EIO")}
-	b := batchOf(HookDoor, wuA)
+	b := batchOf(AssimilatorDoor, wuA)
 	if err := Run(t.Context(), j, b); err == nil {
 		t.Fatal("a failed sync was not reported")
 	}
@@ -157,10 +158,13 @@ func TestRunPrepareLeavesItemsForLater(t *testing.T) {
 	}
 }
 
-func TestRunSetsAsideAHookCallItCannotPlace(t *testing.T) {
+// A work unit from BOINC's upload hierarchy (the assimilator's door) that
+// rboinc cannot place goes aside in the spool, outputs and all, before
+// BOINC forgets it.
+func TestRunSetsAsideAWorkUnitItCannotPlace(t *testing.T) {
 	root := t.TempDir()
 	j := &journal{root: root, unplaced: map[string]bool{wuA: true}}
-	b := Lone(hookargs.HookCall{WUName: wuA})
+	b := batchOf(AssimilatorDoor, wuA)
 	if err := Run(t.Context(), j, b); err != nil {
 		t.Fatal(err)
 	}
@@ -198,5 +202,54 @@ func TestIntakeSpoolRemovesRecordedEntriesOnly(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(spool.Dir(root), spool.UnplacedPrefix+names[0])); err != nil {
 		t.Fatalf("the unplaced entry was not set aside: %v", err)
+	}
+}
+
+// Only a malformed entry is set aside; one that fails to read for a
+// passing reason (EMFILE here) stays for the next pass, and the others are
+// recorded all the same.
+func TestIntakeSpoolLeavesAnEntryThatFailsToReadNow(t *testing.T) {
+	root := t.TempDir()
+	var names []string
+	for _, w := range []string{wuA, wuB, wuC} {
+		n, err := spool.Write(root, hookargs.HookCall{WUName: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, n)
+	}
+	torn := filepath.Join(spool.Dir(root), "0-torn")
+	if err := os.MkdirAll(torn, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(torn, "call"), []byte("rboinc-hook-call 1\nwu_na"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	read := readEntry
+	t.Cleanup(func() { readEntry = read })
+	readEntry = func(root, name string) (hookargs.HookCall, error) {
+		if name == names[1] {
+			return hookargs.HookCall{}, &os.PathError{Op: "open", Path: name, Err: syscall.EMFILE}
+		}
+		return read(root, name)
+	}
+	j := &journal{root: root}
+	n, err := IntakeSpool(t.Context(), j)
+	if n != 2 || !errors.Is(err, syscall.EMFILE) {
+		t.Fatalf("IntakeSpool = %d, %v; want 2 and the read error", n, err)
+	}
+	left, _ := spool.Entries(root)
+	if !slices.Equal(left, names[1:2]) {
+		t.Fatalf("entries left %v, want %v", left, names[1:2])
+	}
+	if _, err := os.Stat(filepath.Join(spool.Dir(root), ".bad-"+names[1])); err == nil {
+		t.Fatal("an entry that failed to read now was set aside")
+	}
+	if _, err := os.Stat(filepath.Join(spool.Dir(root), ".bad-0-torn")); err != nil {
+		t.Fatalf("the malformed entry was not set aside: %v", err)
+	}
+	readEntry = read
+	if n, err := IntakeSpool(t.Context(), j); n != 1 || err != nil {
+		t.Fatalf("next pass: IntakeSpool = %d, %v; want the entry left recorded", n, err)
 	}
 }

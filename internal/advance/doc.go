@@ -3,10 +3,11 @@
 // unit comes through turns what it got into a Batch and calls Run, the one
 // entry point:
 //
-//   - a hook call handled in this process (HookDoor; a lone call is a batch
-//     of one, see Lone),
-//   - the hook spool's entries, written by rboinc-hook and rboinc-server
-//     process (SpoolDoor; IntakeSpool reads them into a batch),
+//   - the hook spool's entries (SpoolDoor; IntakeSpool reads them into a
+//     batch at every pass of the creator). Every hook call comes this way:
+//     rboinc-hook and rboinc-server process spool it (spool.Accept), then
+//     hand it over to the creator, or take the creator lock and do its pass
+//     themselves (engine.Handover); a lone call is a batch of one,
 //   - the native assimilator, reading BOINC's database (AssimilatorDoor;
 //     the engine's Assimilator builds its batches).
 //

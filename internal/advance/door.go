@@ -3,16 +3,15 @@ package advance
 import "fmt"
 
 // Door is where a batch of finished work units came in. What differs
-// between doors is spelled out by the methods below.
+// between doors is spelled out by the methods below. A hook call has no
+// door of its own: rboinc-hook and rboinc-server process spool it
+// (spool.Accept), and the creator takes it in through SpoolDoor.
 type Door int
 
 const (
-	// HookDoor is hook calls handled in this process: the outputs lie in
-	// BOINC's upload hierarchy, which BOINC cleans once the call returns.
-	HookDoor Door = iota + 1
 	// SpoolDoor is the hook spool's entries: each holds its call and
 	// outputs, durable already (see package spool).
-	SpoolDoor
+	SpoolDoor Door = iota + 1
 	// AssimilatorDoor is the native assimilator: work units read from
 	// BOINC's database, outputs in the upload hierarchy, some taken ahead
 	// (Item.Pretaken); BOINC forgets a work unit once the assimilator marks
@@ -22,8 +21,6 @@ const (
 
 func (d Door) String() string {
 	switch d {
-	case HookDoor:
-		return "hook"
 	case SpoolDoor:
 		return "spool"
 	case AssimilatorDoor:
@@ -46,14 +43,9 @@ func (d Door) oneTransaction() bool { return d == AssimilatorDoor }
 
 // createsNext tells whether Run has the next steps' work units created.
 // The spool's batches come from the creator itself, which creates them
-// right after.
+// right after. A failure to create them is only logged: they are recorded
+// as pending, and the assimilator's next pass or the creator creates them.
 func (d Door) createsNext() bool { return d != SpoolDoor }
-
-// createLater tells whether a failure to create the next steps is only
-// logged: the assimilator has recorded them as pending, and its next pass
-// or the creator creates them; a hook call returns the failure, so that
-// BOINC calls again.
-func (d Door) createLater() bool { return d == AssimilatorDoor }
 
 // failure words the failure of one item's record as the door's log has
 // always said it.

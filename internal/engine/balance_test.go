@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"github.com/rboinc/rboinc/internal/advance"
 	"testing"
 	"time"
 
@@ -16,7 +15,7 @@ func TestCatchupPriority(t *testing.T) {
 	resp2 := f.submit("g", "b", 6)
 	wu := resp.Chains[0].FirstWU
 	for step := 0; step < 4; step++ {
-		if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: wu, Files: f.outputs(wu)})); err != nil {
+		if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
 			t.Fatal(err)
 		}
 		c, _, _ := f.e.State().StepByWU(f.ctx, wu)
@@ -27,7 +26,7 @@ func TestCatchupPriority(t *testing.T) {
 		wu = s.WU
 	}
 	b0 := resp2.Chains[0].FirstWU
-	if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: b0, Files: f.outputs(b0)})); err != nil {
+	if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: b0, Files: f.outputs(b0)}); err != nil {
 		t.Fatal(err)
 	}
 	c, _, _ := f.e.State().StepByWU(f.ctx, b0)

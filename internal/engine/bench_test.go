@@ -149,12 +149,12 @@ func BenchmarkSubmit(b *testing.B) {
 	perSecond(b, n*b.N, total, "chains/s")
 }
 
-// BenchmarkAdvance: the hook in-process with no creator running, per chain:
-// take the outputs out of the upload hierarchy (hard link, hash, sync),
-// record them, and create the next step itself with a create_work run of
-// its own, as a synchronous hook. With a creator running, the runs are
-// shared: bench/run.sh measures that (target: >= 200 chains/s, see
-// BENCHMARKS.md).
+// BenchmarkAdvance: a lone hook call in-process with no creator running,
+// per chain: spool the outputs (hard link, sync; spool.Accept), then the
+// creator's pass this process does itself (hash, record, create the next
+// step with a create_work run of its own). With a creator running, the
+// runs are shared: bench/run.sh measures that (target: >= 200 chains/s,
+// see BENCHMARKS.md).
 func BenchmarkAdvance(b *testing.B) {
 	env := newBenchEnv(b)
 	resp := env.submit(env.request("g", b.N, 3))
@@ -165,7 +165,7 @@ func BenchmarkAdvance(b *testing.B) {
 	b.ResetTimer()
 	t0 := time.Now()
 	for i := 0; i < b.N; i++ {
-		if err := advance.Run(env.ctx, env.e.Chains(), advance.Lone(calls[i])); err != nil {
+		if err := hookCall(env.ctx, env.e, calls[i]); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -213,7 +213,7 @@ func BenchmarkAdvanceLastStep(b *testing.B) {
 	b.ResetTimer()
 	t0 := time.Now()
 	for i := 0; i < b.N; i++ {
-		if err := advance.Run(env.ctx, env.e.Chains(), advance.Lone(calls[i])); err != nil {
+		if err := hookCall(env.ctx, env.e, calls[i]); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -448,7 +448,7 @@ func BenchmarkStateEngines(b *testing.B) {
 				b.StartTimer()
 				t0 := time.Now()
 				for _, call := range calls {
-					if err := advance.Run(env.ctx, env.e.Chains(), advance.Lone(call)); err != nil {
+					if err := hookCall(env.ctx, env.e, call); err != nil {
 						b.Fatal(err)
 					}
 				}

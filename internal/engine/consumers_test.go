@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"github.com/rboinc/rboinc/internal/advance"
 	"strings"
 	"testing"
 
@@ -28,7 +27,7 @@ func (f *fixture) submitFor(consumer, group, name, batch string) (string, error)
 		return "", err
 	}
 	wu := resp.Chains[0].FirstWU
-	if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: wu, Files: f.outputs(wu)})); err != nil {
+	if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
 		f.t.Fatal(err)
 	}
 	return wu, nil

@@ -169,8 +169,8 @@ func (e *Engine) RunCreator(ctx context.Context, poll time.Duration, stop func()
 		asked := spool.ClearAsk(e.Root) // this pass serves whoever waits now
 		// While idle, a look is one read of the spool directory: the
 		// database is asked for pending steps only when calls came in,
-		// somebody asked (a process without the lock that recorded some:
-		// the native assimilator, a synchronous hook), this process left
+		// somebody asked (a hook with a lone call, or a process without
+		// the lock that recorded some: the native assimilator), this process left
 		// some, or once every idleDBLook.
 		n, err := advance.IntakeSpool(ctx, e.Chains())
 		if err == nil && (n > 0 || asked || e.pendingHint.Swap(false) || time.Since(lastDB) >= idleDBLook) {

@@ -4,13 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"github.com/rboinc/rboinc/internal/advance"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/rboinc/rboinc/internal/advance"
 	"github.com/rboinc/rboinc/internal/boinc"
 	"github.com/rboinc/rboinc/internal/engine"
 	"github.com/rboinc/rboinc/internal/spool"
@@ -30,6 +30,16 @@ func (f *fixture) holdCreator() (release func()) {
 		f.t.Fatal(err)
 	}
 	return func() { lf.Close() }
+}
+
+// intake is what the creator holding the lock does first at its pass: it
+// takes the spooled hook calls in (advance.IntakeSpool), leaving their next
+// steps pending for the rest of the pass, CreatePending.
+func (f *fixture) intake(want int) {
+	f.t.Helper()
+	if n, err := advance.IntakeSpool(f.ctx, f.e.Chains()); err != nil || n != want {
+		f.t.Fatalf("took %d spooled calls in, %v; want %d", n, err, want)
+	}
 }
 
 // submitMany submits n one-content chains in one request.
@@ -64,18 +74,20 @@ func (f *fixture) stepState(wu0 string, step int) string {
 	return s.State
 }
 
-// While a creator holds the lock, hook calls return with their next steps
-// pending; the creator then makes all of them with one create_work run.
+// While a creator holds the lock, hook calls return with their calls
+// spooled; the creator takes them in, then makes all the next steps with
+// one create_work run.
 func TestPendingStepsCreatedInOneRun(t *testing.T) {
 	f := newFixture(t)
 	wus := f.submitMany("g", 20, 3)
 	runs := f.countCreateWork()
 	release := f.holdCreator()
 	for _, wu := range wus {
-		if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: wu, Files: f.outputs(wu)})); err != nil {
+		if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	f.intake(len(wus))
 	if runs() != 0 || f.stepState(wus[0], 1) != store.StatePending {
 		t.Fatalf("with a creator holding the lock the hook ran create_work %d times; step 1 is %s", runs(), f.stepState(wus[0], 1))
 	}
@@ -102,7 +114,7 @@ func TestPendingStepsCreatedInOneRun(t *testing.T) {
 func TestHookWithoutCreatorCreatesAtOnce(t *testing.T) {
 	f := newFixture(t)
 	wu := f.submitMany("g", 1, 2)[0]
-	if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: wu, Files: f.outputs(wu)})); err != nil {
+	if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
 		t.Fatal(err)
 	}
 	if st := f.stepState(wu, 1); st != "queued" {
@@ -118,10 +130,11 @@ func TestStoppedWhilePendingCreatesNothing(t *testing.T) {
 	runs := f.countCreateWork()
 	release := f.holdCreator()
 	for _, wu := range wus {
-		if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: wu, Files: f.outputs(wu)})); err != nil {
+		if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	f.intake(len(wus))
 	if _, err := f.e.Stop(f.ctx, f.u, wire.ChainRef{Group: "g", Name: "c0"}); err != nil {
 		t.Fatal(err)
 	}
@@ -150,10 +163,11 @@ func TestBadPendingStepFailsOnlyItsChain(t *testing.T) {
 		if i == 1 { // a coordinates output no other chain has
 			os.WriteFile(paths[0], []byte("only chain 1\n"), 0o644)
 		}
-		if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: wu, Files: paths})); err != nil {
+		if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu, Files: paths}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	f.intake(len(wus))
 	// The content chain 1's next step needs vanishes from the pool.
 	sum := md5s("only chain 1\n")
 	if err := os.Remove(f.e.Pool.Path(sum)); err != nil {
@@ -191,7 +205,7 @@ func TestRunCreatorCreatesWhatHooksRecord(t *testing.T) {
 	defer func() { cancel(); <-done }()
 	f.waitCreatorLocked()
 	for _, wu := range wus {
-		if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: wu, Files: f.outputs(wu)})); err != nil {
+		if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -259,7 +273,7 @@ func testCreatorTakesOthersSteps(t *testing.T, asked bool) {
 	}
 	defer other.Close()
 	for _, wu := range wus {
-		if err := advance.Run(f.ctx, other.Chains(), advance.Lone(boinc.HookCall{WUName: wu, Files: f.outputs(wu)})); err != nil {
+		if err := hookCall(f.ctx, other, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -285,10 +299,11 @@ func TestCreatedBeforeAStopIsNotCreatedTwice(t *testing.T) {
 	wus := f.submitMany("g", 2, 3)
 	release := f.holdCreator()
 	for _, wu := range wus {
-		if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: wu, Files: f.outputs(wu)})); err != nil {
+		if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	f.intake(len(wus))
 	release()
 	if _, err := f.e.CreatePending(f.ctx); err != nil {
 		t.Fatal(err)

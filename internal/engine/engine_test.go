@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"github.com/rboinc/rboinc/internal/advance"
 	"io"
 	"log/slog"
 	"os"
@@ -19,6 +18,7 @@ import (
 	"github.com/rboinc/rboinc/internal/md5sum"
 	"github.com/rboinc/rboinc/internal/pool"
 	"github.com/rboinc/rboinc/internal/setup"
+	"github.com/rboinc/rboinc/internal/spool"
 	"github.com/rboinc/rboinc/internal/store"
 	"github.com/rboinc/rboinc/internal/testbin"
 	"github.com/rboinc/rboinc/workflow/wire"
@@ -126,6 +126,17 @@ func (f *fixture) boincWUs(name string) int {
 	return n
 }
 
+// hookCall is a hook call as production makes it: spooled with its
+// outputs (spool.Accept, the front half of rboinc-hook), then taken in by
+// the creator's pass, which records it and creates the next step. While
+// another creator holds the lock the call stays spooled for that one.
+func hookCall(ctx context.Context, e *engine.Engine, call boinc.HookCall) error {
+	if _, err := spool.Accept(e.Root, call); err != nil {
+		return err
+	}
+	return e.CreatorPass(ctx)
+}
+
 // outputs fakes what BOINC leaves in the upload hierarchy for a WU.
 func (f *fixture) outputs(wu string) []string {
 	var paths []string
@@ -169,7 +180,7 @@ func TestHookTwiceCreatesOneStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 2; i++ {
-		if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(call)); err != nil {
+		if err := hookCall(f.ctx, f.e, call); err != nil {
 			t.Fatalf("call %d: %v", i, err)
 		}
 	}
@@ -209,7 +220,7 @@ func TestStoppedChainCreatesNothing(t *testing.T) {
 	if _, err := f.e.Stop(f.ctx, f.u, wire.ChainRef{Group: "g"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: wu0, Files: f.outputs(wu0)})); err != nil {
+	if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu0, Files: f.outputs(wu0)}); err != nil {
 		t.Fatal(err)
 	}
 	c, _, _ := f.e.State().StepByWU(f.ctx, wu0)
@@ -229,11 +240,11 @@ func TestFailedWorkUnitIsRetriedThenFailsChain(t *testing.T) {
 	f.e.Cfg.RetryBackoff = 0.001
 	f.e.Cfg.MaxStepAttempts = 2
 	wu0 := f.submit("g", "c1", 2).Chains[0].FirstWU
-	if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{Error: true, ErrorMask: 8, WUName: wu0, WUID: 3})); err != nil {
+	if err := hookCall(f.ctx, f.e, boinc.HookCall{Error: true, ErrorMask: 8, WUName: wu0, WUID: 3}); err != nil {
 		t.Fatal(err)
 	}
 	// A second call for the same work unit changes nothing.
-	if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{Error: true, ErrorMask: 8, WUName: wu0, WUID: 3})); err != nil {
+	if err := hookCall(f.ctx, f.e, boinc.HookCall{Error: true, ErrorMask: 8, WUName: wu0, WUID: 3}); err != nil {
 		t.Fatal(err)
 	}
 	st, _ := f.e.Status(f.ctx, f.u, "g", "c1")
@@ -248,7 +259,7 @@ func TestFailedWorkUnitIsRetriedThenFailsChain(t *testing.T) {
 	if err != nil || s.WU == wu0 || f.boincWUs(s.WU) != 1 || s.State != "queued" {
 		t.Fatalf("the retry: %+v, %v (in BOINC: %d)", s, err, f.boincWUs(s.WU))
 	}
-	if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{Error: true, ErrorMask: 2, WUName: s.WU, WUID: 4})); err != nil {
+	if err := hookCall(f.ctx, f.e, boinc.HookCall{Error: true, ErrorMask: 2, WUName: s.WU, WUID: 4}); err != nil {
 		t.Fatal(err)
 	}
 	st, _ = f.e.Status(f.ctx, f.u, "g", "c1")
@@ -270,7 +281,7 @@ func st2id(t *testing.T, f *fixture, wu string) int64 {
 func TestLastStepEndsChainAndAckRemoves(t *testing.T) {
 	f := newFixture(t)
 	wu0 := f.submit("g", "c1", 1).Chains[0].FirstWU
-	if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: wu0, Files: f.outputs(wu0)})); err != nil {
+	if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu0, Files: f.outputs(wu0)}); err != nil {
 		t.Fatal(err)
 	}
 	st, _ := f.e.Status(f.ctx, f.u, "g", "c1")
@@ -460,7 +471,7 @@ func TestCollectKeepsWhatIsUsed(t *testing.T) {
 	if _, err := os.Stat(link); err != nil {
 		t.Fatal("download link of a running step removed")
 	}
-	if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: wu0, Files: f.outputs(wu0)})); err != nil {
+	if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu0, Files: f.outputs(wu0)}); err != nil {
 		t.Fatal(err)
 	}
 	// Done but not purged: the chain's inputs stay pooled; links may go.

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"github.com/rboinc/rboinc/internal/advance"
 	"io"
 	"log/slog"
 	"net/http"
@@ -84,7 +83,7 @@ func drain(t *testing.T, e *engine.Engine, passes int) {
 func runChains(f *fixture, group string, names ...string) {
 	for _, n := range names {
 		wu := f.submit(group, n, 2).Chains[0].FirstWU
-		if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: wu, Files: f.outputs(wu)})); err != nil {
+		if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
 			f.t.Fatal(err)
 		}
 	}
@@ -100,7 +99,7 @@ func runChains(f *fixture, group string, names ...string) {
 		if wu == "" {
 			f.t.Fatalf("chain %s has no current work unit: %+v", n, st.Chains[0])
 		}
-		if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: wu, Files: f.outputs(wu)})); err != nil {
+		if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
 			f.t.Fatal(err)
 		}
 	}
@@ -233,7 +232,7 @@ func TestEmailNotificationsThroughSMTP(t *testing.T) {
 	defer func() { cancel(); <-notified }()
 	done := make(chan error, 1)
 	go func() { done <- f.e.RunCreator(ctx, 50*time.Millisecond, nil) }()
-	if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: wu, Files: f.outputs(wu)})); err != nil {
+	if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
 		t.Fatal(err)
 	}
 	msgs := smtp.Wait(2, 20*time.Second)

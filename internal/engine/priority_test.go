@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"github.com/rboinc/rboinc/internal/advance"
 	"strings"
 	"testing"
 
@@ -46,7 +45,7 @@ func TestSetPriority(t *testing.T) {
 	if p := prio(other); p != 1 {
 		t.Fatalf("the chain not named changed to priority %d", p)
 	}
-	if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: wu0, Files: f.outputs(wu0)})); err != nil {
+	if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu0, Files: f.outputs(wu0)}); err != nil {
 		t.Fatal(err)
 	}
 	c, _, _ := f.e.State().StepByWU(f.ctx, wu0)

@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"github.com/rboinc/rboinc/internal/advance"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +19,7 @@ func (f *fixture) failCurrent(chainID int64, mask int) string {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{Error: true, ErrorMask: mask, WUName: s.WU, WUID: 3})); err != nil {
+	if err := hookCall(f.ctx, f.e, boinc.HookCall{Error: true, ErrorMask: mask, WUName: s.WU, WUID: 3}); err != nil {
 		f.t.Fatal(err)
 	}
 	time.Sleep(10 * time.Millisecond) // the retry's back-off
@@ -138,7 +137,7 @@ func TestResumeWithNewInputs(t *testing.T) {
 		t.Fatalf("the resumed step reads %v; want coordinates and velocities as before and the new conf %s", s0.Inputs, fixed[0].MD5)
 	}
 	// The next step: outputs where outputs feed, the new conf still.
-	if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: s0.WU, Files: f.outputs(s0.WU)})); err != nil {
+	if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: s0.WU, Files: f.outputs(s0.WU)}); err != nil {
 		t.Fatal(err)
 	}
 	s1, err := f.e.State().StepOf(f.ctx, store.Chain{ID: id}, 1)

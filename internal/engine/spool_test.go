@@ -57,7 +57,7 @@ func TestHookSpoolsWhileCreatorRuns(t *testing.T) {
 		os.Remove(p)
 	}
 	release()
-	if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{})); err != nil { // an empty call: only the creator's pass
+	if err := f.e.CreatorPass(f.ctx); err != nil {
 		t.Fatal(err)
 	}
 	if st0, st1 := f.stepState(wu, 0), f.stepState(wu, 1); st0 != "done" || st1 != "queued" {

@@ -17,7 +17,8 @@ import (
 // TestUnplaceableHookCallKeepsOutputs: a hook call for a work unit named
 // like rboinc's that matches no step of a chain (here: a step the chain
 // does not have) is not acknowledged as done while its outputs would go:
-// they are kept, through the synchronous hook and through the spool, and
+// they are kept, through a hook call (spooled, then the creator's pass) and
+// through a spool entry the creator's intake finds, and
 // the chain the name points to says so in its reason. A foreign work unit
 // is still ignored.
 func TestUnplaceableHookCallKeepsOutputs(t *testing.T) {
@@ -30,9 +31,9 @@ func TestUnplaceableHookCallKeepsOutputs(t *testing.T) {
 	w.Step, w.NSteps = 5, 9 // no such step
 	stray := w.String()
 
-	// The synchronous path.
+	// A hook call: spool.Accept, then the creator's pass.
 	outs := f.outputs(stray)
-	if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: stray, WUID: 77, Files: outs})); err != nil {
+	if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: stray, WUID: 77, Files: outs}); err != nil {
 		t.Fatal(err)
 	}
 	// BOINC's file deleter takes its copies.
@@ -60,7 +61,7 @@ func TestUnplaceableHookCallKeepsOutputs(t *testing.T) {
 		t.Fatalf("the chain does not show the problem: %+v", c)
 	}
 
-	// Through the spool, as rboinc-hook hands calls to the creator.
+	// An entry already in the spool, taken in by the creator's intake.
 	w.Step = 6
 	stray2 := w.String()
 	if _, err := spool.Write(f.root, boinc.HookCall{WUName: stray2, Files: f.outputs(stray2)}); err != nil {
@@ -77,7 +78,7 @@ func TestUnplaceableHookCallKeepsOutputs(t *testing.T) {
 	}
 
 	// Not rboinc's shape: ignored, nothing kept.
-	if err := advance.Run(f.ctx, f.e.Chains(), advance.Lone(boinc.HookCall{WUName: "someone_elses_wu", Files: f.outputs("someone_elses_wu")})); err != nil {
+	if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: "someone_elses_wu", Files: f.outputs("someone_elses_wu")}); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(unplacedEntries(t, f.root)); n != 2 {

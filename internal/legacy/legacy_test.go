@@ -6,7 +6,6 @@ import (
 	"encoding/xml"
 	"flag"
 	"fmt"
-	"github.com/rboinc/rboinc/internal/advance"
 	"io"
 	"log/slog"
 	"net/http"
@@ -25,6 +24,7 @@ import (
 	"github.com/rboinc/rboinc/internal/naming"
 	"github.com/rboinc/rboinc/internal/server"
 	"github.com/rboinc/rboinc/internal/setup"
+	"github.com/rboinc/rboinc/internal/spool"
 	"github.com/rboinc/rboinc/internal/store"
 	"github.com/rboinc/rboinc/internal/testbin"
 )
@@ -263,7 +263,7 @@ func description(t *testing.T, file string, set map[string]string) string {
 }
 
 // advance plays BOINC for one work unit: the 8 outputs of metabeta land
-// in the upload hierarchy and the assimilator hook runs. It returns the
+// in the upload hierarchy and the hook runs. It returns the
 // next step's work-unit name.
 func (w *world) advance(wu string) string {
 	w.t.Helper()
@@ -273,7 +273,11 @@ func (w *world) advance(wu string) string {
 		write(w.t, p, fmt.Sprintf("output %s index %d\n", wu, k), 0o644)
 		files = append(files, p)
 	}
-	if err := advance.Run(w.ctx, w.e.Chains(), advance.Lone(boinc.HookCall{WUName: wu, Files: files})); err != nil {
+	// As production: spooled (the hook's front half), then the creator's pass.
+	if _, err := spool.Accept(w.e.Root, boinc.HookCall{WUName: wu, Files: files}); err != nil {
+		w.t.Fatal(err)
+	}
+	if err := w.e.CreatorPass(w.ctx); err != nil {
 		w.t.Fatal(err)
 	}
 	p, err := naming.ParseWU(wu)

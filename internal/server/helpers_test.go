@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/rboinc/rboinc/internal/advance"
 	"io"
 	"io/fs"
 	"net/http"
@@ -21,6 +20,7 @@ import (
 	"github.com/rboinc/rboinc/internal/boinc"
 	"github.com/rboinc/rboinc/internal/md5sum"
 	"github.com/rboinc/rboinc/internal/server"
+	"github.com/rboinc/rboinc/internal/spool"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 
@@ -133,7 +133,7 @@ func (v *env) submit(user, group, name string, steps int) wire.SubmitResponse {
 }
 
 // finish plays BOINC finishing a work unit: outputs in the upload
-// hierarchy, then the assimilator hook.
+// hierarchy, then the hook.
 func (v *env) finish(wu string) {
 	v.t.Helper()
 	var paths []string
@@ -143,9 +143,19 @@ func (v *env) finish(wu string) {
 		os.WriteFile(p, []byte(c), 0o644)
 		paths = append(paths, p)
 	}
-	if err := advance.Run(context.Background(), v.e.Chains(), advance.Lone(boinc.HookCall{WUName: wu, Files: paths})); err != nil {
+	if err := v.hookCall(boinc.HookCall{WUName: wu, Files: paths}); err != nil {
 		v.t.Fatal(err)
 	}
+}
+
+// hookCall is a hook call as production makes it: spooled with its outputs
+// (spool.Accept, the front half of rboinc-hook), then taken in by the
+// creator's pass, which records it and creates the next step.
+func (v *env) hookCall(call boinc.HookCall) error {
+	if _, err := spool.Accept(v.e.Root, call); err != nil {
+		return err
+	}
+	return v.e.CreatorPass(context.Background())
 }
 
 // tree lists the files under dir (relative name, size, MD5; symlinks by

@@ -7,7 +7,6 @@ package server_test
 import (
 	"bufio"
 	"context"
-	"github.com/rboinc/rboinc/internal/advance"
 	"io/fs"
 	"net/http"
 	"os"
@@ -326,7 +325,7 @@ func TestHole11PurgeWhileRunning(t *testing.T) {
 	if c2.Chains[0].FirstWU == wu {
 		t.Errorf("resubmission reuses the work-unit name %s", wu)
 	}
-	if err := advance.Run(context.Background(), v.e.Chains(), advance.Lone(boinc.HookCall{WUName: wu, Error: true, ErrorMask: 1})); err != nil {
+	if err := v.hookCall(boinc.HookCall{WUName: wu, Error: true, ErrorMask: 1}); err != nil {
 		t.Errorf("failure hook for the purged chain: %v", err)
 	}
 }
