@@ -91,12 +91,11 @@ var idleDBLook = time.Second // a variable for the tests
 // creatorPass takes the spooled hook calls in and creates the pending
 // steps; it returns how many of both it handled.
 func (e *Engine) creatorPass(ctx context.Context) (int, error) {
-	n, err := advance.IntakeSpool(ctx, e.Chains())
-	if err != nil {
-		return n, err
-	}
+	// An entry that cannot be read now holds back no other chain: the
+	// pending steps are created all the same.
+	n, ierr := advance.IntakeSpool(ctx, e.Chains())
 	m, err := e.CreatePending(ctx)
-	return n + m, err
+	return n + m, errors.Join(ierr, err)
 }
 
 // workWaiting tells whether a hook call or a pending step waits.
@@ -173,10 +172,12 @@ func (e *Engine) RunCreator(ctx context.Context, poll time.Duration, stop func()
 		// the lock that recorded some: the native assimilator), this process left
 		// some, or once every idleDBLook.
 		n, err := advance.IntakeSpool(ctx, e.Chains())
-		if err == nil && (n > 0 || asked || e.pendingHint.Swap(false) || time.Since(lastDB) >= idleDBLook) {
-			var m int
-			m, err = e.CreatePending(ctx)
+		// An entry that cannot be read now (reported, looked at again next
+		// pass) holds back no other chain's next step.
+		if err != nil || n > 0 || asked || e.pendingHint.Swap(false) || time.Since(lastDB) >= idleDBLook {
+			m, cerr := e.CreatePending(ctx)
 			n += m
+			err = errors.Join(err, cerr)
 			lastDB = time.Now()
 		}
 		if err != nil {
