@@ -60,9 +60,17 @@ func Collector(e *engine.Engine, every, grace time.Duration) Daemon {
 // (and runs rboinc's daemons its config.xml lists, as bin/start would).
 func Standin(e *engine.Engine, v *standin.Volunteer) Daemon {
 	return Daemon{Name: "boinc-standin", Run: func(ctx context.Context) error {
-		if err := standin.PrepareFanout(ctx, e.Proj); err != nil && ctx.Err() == nil {
-			e.Log.Warn("preparing the stand-in's download hierarchy", "err", err)
-		}
+		// The download hierarchy (a thousand directories) is made beside
+		// the volunteer loop, not before it: the loop takes the project's
+		// lock at once, which is how doctor sees it running.
+		fanout := make(chan struct{})
+		defer func() { <-fanout }() // nothing left behind in the project
+		go func() {
+			defer close(fanout)
+			if err := standin.PrepareFanout(ctx, e.Proj); err != nil && ctx.Err() == nil {
+				e.Log.Warn("preparing the stand-in's download hierarchy", "err", err)
+			}
+		}()
 		if err := v.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
 			return err
 		}
