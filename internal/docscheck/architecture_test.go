@@ -100,36 +100,39 @@ func recvType(e ast.Expr) string {
 var codeName = regexp.MustCompile("`([a-z][a-z0-9]*)\\.([A-Za-z_][A-Za-z0-9_]*(?:\\.[A-Za-z_][A-Za-z0-9_]*)?)`")
 
 // TestArchitectureNamesExist: every `package.Func`, `package.Type` and
-// `package.Type.Method` docs/architecture.md names in backticks, where
-// package is one of the module's packages, is declared in the source. A
-// line marked TODO(lead) names functions of work not merged yet and is
-// skipped (logged); the lead removes the marker when the names are real.
+// `package.Type.Method` docs/architecture.md names in backticks, and every
+// package.Name the picture (docs/architecture.svg) writes in its text,
+// where package is one of the module's packages, is declared in the
+// source.
 func TestArchitectureNamesExist(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(moduleRoot, "docs", "architecture.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	pkgs := decls(t)
-	checked := 0
-	for i, line := range strings.Split(string(b), "\n") {
-		for _, m := range codeName.FindAllStringSubmatch(line, -1) {
-			names, ok := pkgs[m[1]]
-			if !ok {
-				continue // rboinc.json, config.xml: not a package
-			}
-			if strings.Contains(line, "TODO(lead)") {
-				t.Logf("docs/architecture.md:%d: %s.%s not checked (TODO(lead))", i+1, m[1], m[2])
-				continue
-			}
-			checked++
-			if !names[m[2]] {
-				t.Errorf("docs/architecture.md:%d: %s.%s is named but not declared in package %s", i+1, m[1], m[2], m[1])
+	check := func(file string, pattern *regexp.Regexp, least int) {
+		b, err := os.ReadFile(filepath.Join(moduleRoot, "docs", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked := 0
+		for i, line := range strings.Split(string(b), "\n") {
+			for _, m := range pattern.FindAllStringSubmatch(line, -1) {
+				names, ok := pkgs[m[1]]
+				if !ok {
+					continue // rboinc.json, config.xml: not a package
+				}
+				checked++
+				if !names[m[2]] {
+					t.Errorf("docs/%s:%d: %s.%s is named but not declared in package %s", file, i+1, m[1], m[2], m[1])
+				}
 			}
 		}
+		// The page names where each of the four ways starts and ends:
+		// far more than this; fewer means the pattern stopped matching.
+		if checked < least {
+			t.Errorf("only %d names checked in docs/%s", checked, file)
+		}
 	}
-	// The page names where each of the four ways starts and ends: far
-	// more than this; fewer means the pattern stopped matching.
-	if checked < 20 {
-		t.Errorf("only %d names checked in docs/architecture.md", checked)
-	}
+	check("architecture.md", codeName, 20)
+	check("architecture.svg", svgName, 10)
 }
+
+// svgName is package.Name or package.Type.Name in the picture's text.
+var svgName = regexp.MustCompile(`\b([a-z][a-z0-9]*)\.([A-Z][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)?)`)
