@@ -36,28 +36,8 @@ func TestNotifierDaemonAloneDelivers(t *testing.T) {
 	defer rc.Close()
 
 	ctx := context.Background()
-	e, err := engine.Open(ctx, root, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	db, err := engine.OpenState(ctx, root) // a handle of its own, as the commands open it
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	id, err := db.AddUser(ctx, "alice", "hash-alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := store.User{ID: id, Name: "alice"}
-	if err := db.AddNotifyTarget(ctx, store.NotifyTarget{UserID: id, Kind: store.NotifyWebhook, Address: rc.URL + "/hook", Events: []string{"all"}}); err != nil {
-		t.Fatal(err)
-	}
-	up, err := e.NewUpload(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, u, up := aliceWithWebhook(t, root, rc.URL+"/hook")
+	id := u.ID
 	var refs []wire.FileRef
 	for _, c := range []string{"1 2 3\n", "0 0 0\n"} {
 		tmp := filepath.Join(t.TempDir(), "x")
@@ -162,4 +142,34 @@ func TestNotifierStandsByWhileAnotherSends(t *testing.T) {
 		t.Fatalf("the second notifier stopped: %v", err)
 	default:
 	}
+}
+
+// aliceWithWebhook opens the root's engine, adds user alice with a webhook
+// to url for all her events, and opens an upload of hers.
+func aliceWithWebhook(t *testing.T, root, url string) (*engine.Engine, store.User, wire.UploadResponse) {
+	t.Helper()
+	ctx := context.Background()
+	e, err := engine.Open(ctx, root, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	db, err := engine.OpenState(ctx, root) // a handle of its own, as the commands open it
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	id, err := db.AddUser(ctx, "alice", "hash-alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := store.User{ID: id, Name: "alice"}
+	if err := db.AddNotifyTarget(ctx, store.NotifyTarget{UserID: id, Kind: store.NotifyWebhook, Address: url, Events: []string{"all"}}); err != nil {
+		t.Fatal(err)
+	}
+	up, err := e.NewUpload(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, u, up
 }

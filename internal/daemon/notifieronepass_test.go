@@ -2,8 +2,6 @@ package daemon_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,9 +10,7 @@ import (
 	"testing"
 
 	"github.com/rboinc/rboinc/internal/daemon"
-	"github.com/rboinc/rboinc/internal/engine"
 	"github.com/rboinc/rboinc/internal/md5sum"
-	"github.com/rboinc/rboinc/internal/store"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 
@@ -28,28 +24,8 @@ func TestNotifierOnePassSendsAllDue(t *testing.T) {
 	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got.Add(1) }))
 	defer rc.Close()
 	ctx := context.Background()
-	e, err := engine.Open(ctx, root, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	db, err := engine.OpenState(ctx, root) // a handle of its own, as the commands open it
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	id, err := db.AddUser(ctx, "alice", "hash-alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := store.User{ID: id, Name: "alice"}
-	if err := db.AddNotifyTarget(ctx, store.NotifyTarget{UserID: id, Kind: store.NotifyWebhook, Address: rc.URL, Events: []string{"all"}}); err != nil {
-		t.Fatal(err)
-	}
-	up, err := e.NewUpload(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, u, up := aliceWithWebhook(t, root, rc.URL)
+	id := u.ID
 	files := map[string]wire.FileRef{}
 	for p, c := range map[string]string{"coor_file": "1 2 3\n", "vel_file": "0 0 0\n"} {
 		tmp := filepath.Join(t.TempDir(), "x")
