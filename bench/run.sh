@@ -14,6 +14,8 @@
 #   --keep         keep the server root and the data files (several GB)
 #   --no-go-bench  skip the Go benchmarks
 # No timing is asserted: it fails only when something does not work.
+# Before and after a change: bench/compare.sh OLDREV [NEWREV] runs rbbench
+# for both revisions interleaved and prints the slowdown of every figure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 short="" keep="" gobench=1 work="" stages=""
@@ -23,7 +25,7 @@ for a in "$@"; do
 	--keep) keep=1 ;;
 	--no-go-bench) gobench="" ;;
 	--stages=*) stages=${a#--stages=} ;;
-	-h | --help) sed -n '2,17p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,18p' "$0"; exit 0 ;;
 	-*) echo "bench/run.sh: unknown option $a" >&2; exit 2 ;;
 	*) work=$a ;;
 	esac

@@ -203,6 +203,7 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 // to the user's own chains, no page without credentials, and names and
 // reasons carrying HTML shown as text.
 func TestBrowserStatusPages(t *testing.T) {
+	noteSources(repoDir)
 	exe := chromium(t)
 	w := startWebServer(t, "alice", "bob")
 	w.submit("alice", "g1", "slow", 5, "steps 10\nsleep 1\n")

@@ -17,6 +17,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/rboinc/rboinc/internal/engine"
+	"github.com/rboinc/rboinc/internal/testbin"
 )
 
 // Helpers of consumers.txtar: every result reaches exactly one consumer.
@@ -152,7 +153,7 @@ func fileMD5(ts *testscript.TestScript, p string) string {
 }
 
 // rbmasters: builds the master programs of the scripts into the commands'
-// directory, once: readme-master (the smallest master of README.md, as
+// directory, once: readme-master (the smallest master of docs/master.md, as
 // printed there) and adaptive-master (examples/adaptive-master).
 func cmdMasters(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 0 {
@@ -168,18 +169,18 @@ var (
 )
 
 func buildMasters() error {
-	b, err := os.ReadFile(filepath.Join(repoDir, "README.md"))
+	b, err := os.ReadFile(filepath.Join(repoDir, "docs", "master.md"))
 	if err != nil {
 		return err
 	}
 	const mark = "<!-- master: TestReadmeMaster in workflow/master runs this program -->\n```go\n"
 	_, rest, ok := strings.Cut(string(b), mark)
 	if !ok {
-		return fmt.Errorf("README.md has no master program after its marker")
+		return fmt.Errorf("docs/master.md has no master program after its marker")
 	}
 	code, _, ok := strings.Cut(rest, "\n```\n")
 	if !ok {
-		return fmt.Errorf("the README's master program does not end")
+		return fmt.Errorf("the master program of docs/master.md does not end")
 	}
 	// Built inside the module (a hidden directory: no pattern matches it).
 	src, err := os.MkdirTemp(repoDir, ".e2e-readme-master")
@@ -190,12 +191,14 @@ func buildMasters() error {
 	if err := os.WriteFile(filepath.Join(src, "main.go"), []byte(code+"\n"), 0o644); err != nil {
 		return err
 	}
-	for _, p := range [][2]string{{"readme-master", "./" + filepath.Base(src)}, {"adaptive-master", "./examples/adaptive-master"}} {
-		cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, p[0]), p[1])
-		cmd.Dir = repoDir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("building %s: %v\n%s", p[0], err, out)
-		}
+	cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, "readme-master"), "./"+filepath.Base(src))
+	cmd.Dir = repoDir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("building readme-master: %v\n%s", err, out)
 	}
-	return nil
+	built, err := testbin.Build("examples/adaptive-master")
+	if err != nil {
+		return err
+	}
+	return linkFile(filepath.Join(built, "adaptive-master"), filepath.Join(binDir, "adaptive-master"))
 }

@@ -169,7 +169,7 @@ func (b *bench) createWorkLines(ctx context.Context, wus []string, prefix string
 	var sb strings.Builder
 	var args []string
 	for _, wu := range wus {
-		c, s, err := b.eng.DB.StepByWU(ctx, wu)
+		c, s, err := b.state.StepByWU(ctx, wu)
 		if err != nil {
 			return "", nil, fmt.Errorf("work unit %s: %w", wu, err)
 		}

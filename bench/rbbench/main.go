@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/rboinc/rboinc/internal/engine"
+	"github.com/rboinc/rboinc/internal/store"
 )
 
 // sizes of one run.
@@ -34,7 +35,7 @@ type sizes struct {
 	Submit     int   // chains in one submission
 	Hook       int   // sequential hook processes
 	HookPar    int   // hook processes, two at a time
-	HookInproc int   // in-process engine.Hook calls, and as many engine.Advance calls
+	HookInproc int   // in-process engine.Hook calls
 	RetrFiles  int   // result files to retrieve
 	RetrSize   int64 // bytes of each
 	Status     int   // chains in the status group
@@ -60,6 +61,9 @@ type bench struct {
 	only  map[string]bool // stages to run; empty: all
 	srv   *rbServer
 	eng   *engine.Engine
+	// state is the server's state database, opened beside the engine for
+	// the stages that look at steps directly.
+	state *store.DB
 	rows  []row
 	notes []string
 	// figures shared between stages
@@ -144,6 +148,10 @@ func (b *bench) run() error {
 	}
 	b.eng = eng
 	defer eng.Close()
+	if b.state, err = engine.OpenState(b.ctx, srv.root); err != nil {
+		return err
+	}
+	defer b.state.Close()
 	if err := b.writeSmallInputs(); err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rboinc/rboinc/internal/boinc"
 	"github.com/rboinc/rboinc/internal/engine"
+	filemd5 "github.com/rboinc/rboinc/internal/md5sum"
 	"github.com/rboinc/rboinc/internal/store"
 	"github.com/rboinc/rboinc/workflow/client"
 	"github.com/rboinc/rboinc/workflow/wire"
@@ -53,7 +54,7 @@ func (b *bench) stageHash() error {
 	if err != nil {
 		return err
 	}
-	srv, err := hashWith(boinc.FileMD5)
+	srv, err := hashWith(filemd5.File)
 	if err != nil {
 		return err
 	}
@@ -73,7 +74,7 @@ func (b *bench) stageHash() error {
 		Baseline: fmt.Sprintf("md5sum %s; cp %s", mbps(b.sz.Big, md5sum), mbps(b.sz.Big, cp)),
 		Ratio:    fmt.Sprintf("%.0f%% / %.0f%% of md5sum", 100*cr, 100*sr),
 		Verdict:  verdict(cr >= 0.8 && sr >= 0.8),
-		Command:  "client.HashFile, boinc.FileMD5 and md5sum FILE on the same file",
+		Command:  "client.HashFile and the server's md5sum.File (one function since issue 29) and md5sum FILE on the same file",
 	})
 	return nil
 }
@@ -123,7 +124,10 @@ func (b *bench) stageRetrieveBig() error {
 		return err
 	}
 	t0 := time.Now()
-	if err := b.eng.Advance(b.ctx, boinc.HookCall{WUName: b.bigWU, WUID: 1, Files: paths}); err != nil {
+	if err := engine.Hook(b.ctx, b.eng.Root, boinc.HookCall{WUName: b.bigWU, WUID: 1, Files: paths}, b.eng.Log); err != nil {
+		return err
+	}
+	if err := b.waitRecorded([]string{b.bigWU}); err != nil {
 		return err
 	}
 	ingest := time.Since(t0)
@@ -133,7 +137,7 @@ func (b *bench) stageRetrieveBig() error {
 		Baseline: fmt.Sprintf("md5sum: %s", ms(b.md5Time)),
 		Ratio:    ratio(ingest, b.md5Time),
 		Verdict:  "info",
-		Command:  "engine.Advance (in-process) for the chain's work unit",
+		Command:  "engine.Hook (in-process: spooled, then taken in by the server's creator) for the chain's work unit, until its step is recorded",
 	})
 	results := filepath.Join(b.srv.root, "results", strings.ToUpper(benchUser)+"_big")
 	fs, err := startFileServer(results)
@@ -302,7 +306,8 @@ func (b *bench) stageResubmit() error {
 
 // stageHook: the assimilator hook advancing chains: one process per work
 // unit as script_assimilator runs it, two such processes at once, and
-// engine.Advance in-process; with what bounds the process path.
+// engine.Hook in-process (the same spool and creator, without the process
+// start); with what bounds the process path.
 func (b *bench) stageHook() error {
 	wus := b.s1kWUs
 	next := 0
@@ -445,25 +450,6 @@ func (b *bench) stageHook() error {
 		Command:  "as above, two calls at a time",
 	})
 
-	// In-process: what the hook's own work costs, create_work included.
-	inp, err := take(b.sz.HookInproc)
-	if err != nil {
-		return err
-	}
-	if calls, err = prepare(inp, 9000); err != nil {
-		return err
-	}
-	t0 = time.Now()
-	for i, wu := range inp {
-		if err := b.eng.Advance(b.ctx, boinc.HookCall{WUName: wu, WUID: int64(9000 + i), Files: calls[i][1:]}); err != nil {
-			return err
-		}
-	}
-	if err := b.waitAdvanced(inp); err != nil {
-		return err
-	}
-	inTime := time.Since(t0)
-	inRate := rate(len(inp), inTime)
 	// The same work as rboinc-hook's, without its process start.
 	sp, err := take(b.sz.HookInproc)
 	if err != nil {
@@ -491,14 +477,6 @@ func (b *bench) stageHook() error {
 		Verdict:  verdict(spRate >= 200),
 		Command:  "engine.Hook(ctx, ROOT, HookCall{WU, outputs}) in one process, one work unit after another",
 	})
-	b.add(row{
-		Target:   "... a synchronous hook in-process, without the spool (engine.Advance: records, syncs the record, then returns; the server's creator creates)",
-		Measured: fmt.Sprintf("%.0f chains/s (%s per chain)", inRate, ms(inTime/time.Duration(len(inp)))),
-		Baseline: fmt.Sprintf("the stand-in's create_work for one job: %s", ms(cwOne)),
-		Ratio:    fmt.Sprintf("%.2fx of the target rate", inRate/200),
-		Verdict:  "info",
-		Command:  "engine.Advance(ctx, HookCall{WU, outputs}) in one process, one work unit after another",
-	})
 	return nil
 }
 
@@ -508,11 +486,11 @@ func (b *bench) stageHook() error {
 func (b *bench) waitAdvanced(wus []string) error {
 	deadline := time.Now().Add(2 * time.Minute)
 	for i := 0; i < len(wus); {
-		c, _, err := b.eng.DB.StepByWU(b.ctx, wus[i])
+		c, _, err := b.state.StepByWU(b.ctx, wus[i])
 		if err != nil {
 			return err
 		}
-		s, err := b.eng.DB.StepOf(b.ctx, c, 1)
+		s, err := b.state.StepOf(b.ctx, c, 1)
 		if errors.Is(err, store.ErrNotFound) {
 			s.State = "spooled" // the hook's call is not taken in yet
 		} else if err != nil {
@@ -525,6 +503,27 @@ func (b *bench) waitAdvanced(wus []string) error {
 			return fmt.Errorf("%s: next step %s is %s, not queued", wus[i], s.WU, s.State)
 		case time.Now().After(deadline):
 			return fmt.Errorf("%s: next step %s still %s after 2 minutes", wus[i], s.WU, s.State)
+		default:
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+	return nil
+}
+
+// waitRecorded waits until each work unit's step is recorded done: the
+// hook spools its call, and the server's creator takes it in.
+func (b *bench) waitRecorded(wus []string) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	for i := 0; i < len(wus); {
+		_, s, err := b.state.StepByWU(b.ctx, wus[i])
+		if err != nil {
+			return err
+		}
+		switch {
+		case s.State == "done":
+			i++
+		case time.Now().After(deadline):
+			return fmt.Errorf("%s: step still %s after 2 minutes", wus[i], s.State)
 		default:
 			time.Sleep(2 * time.Millisecond)
 		}
@@ -555,18 +554,29 @@ func (b *bench) stageRetrieve() error {
 	if err != nil {
 		return err
 	}
-	var ingest time.Duration
+	var calls []boinc.HookCall
+	var wus []string
 	for j, c := range rep.Chains {
 		paths, err := b.outputs(c.FirstWU, b.sz.RetrSize, uint64(100+j))
 		if err != nil {
 			return err
 		}
-		t0 := time.Now()
-		if err := b.eng.Advance(b.ctx, boinc.HookCall{WUName: c.FirstWU, WUID: int64(j + 1), Files: paths}); err != nil {
+		calls = append(calls, boinc.HookCall{WUName: c.FirstWU, WUID: int64(j + 1), Files: paths})
+		wus = append(wus, c.FirstWU)
+	}
+	// The calls one after another as BOINC makes them; the server's
+	// creator takes them in in batches: the time runs until all are
+	// recorded.
+	t0 := time.Now()
+	for _, call := range calls {
+		if err := engine.Hook(b.ctx, b.eng.Root, call, b.eng.Log); err != nil {
 			return err
 		}
-		ingest += time.Since(t0)
 	}
+	if err := b.waitRecorded(wus); err != nil {
+		return err
+	}
+	ingest := time.Since(t0)
 	files := 3 * chains
 	bytes := int64(files) * b.sz.RetrSize
 	b.add(row{
@@ -575,7 +585,7 @@ func (b *bench) stageRetrieve() error {
 		Baseline: "-",
 		Ratio:    "-",
 		Verdict:  "info",
-		Command:  "engine.Advance in-process, one work unit after another",
+		Command:  "engine.Hook in-process, one work unit after another, until all are recorded (the server's creator takes the spooled calls in)",
 	})
 
 	results := filepath.Join(b.srv.root, "results", strings.ToUpper(benchUser)+"_r10k")
@@ -787,7 +797,7 @@ func (b *bench) statusTimes(group string, n int) (cli time.Duration, raw []byte,
 func (b *bench) stageScale() error {
 	countWUs := func() (int, error) {
 		var n int
-		err := b.eng.DB.SQL().QueryRowContext(b.ctx, `SELECT count(*) FROM steps`).Scan(&n)
+		err := b.state.SQL().QueryRowContext(b.ctx, `SELECT count(*) FROM steps`).Scan(&n)
 		return n, err
 	}
 	have, err := countWUs()

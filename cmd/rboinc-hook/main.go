@@ -77,7 +77,7 @@ func run(args []string) int {
 		// Installed as a link to <root>/bin/rboinc-hook: the root is where
 		// the program lies.
 		if exe, err := os.Executable(); err == nil {
-			if r := filepath.Dir(filepath.Dir(exe)); fileExists(filepath.Join(r, "rboinc.json")) {
+			if r, err := spool.CheckRoot(filepath.Dir(filepath.Dir(exe))); err == nil {
 				root = r
 			}
 		}
@@ -96,14 +96,12 @@ func run(args []string) int {
 		// rboinc-server explains and ignores what it cannot use.
 		return handOver(root, "", false, args)
 	}
-	if !fileExists(filepath.Join(root, "rboinc.json")) {
+	if _, err := spool.CheckRoot(root); err != nil {
 		logError("hook: not an rboinc server root; BOINC will retry this work unit", "root", root)
 		return 1
 	}
-	alone := !spool.InStream(root)
-	entry, err := spool.Write(root, call)
+	a, err := spool.Accept(root, call)
 	if err != nil {
-		spool.RecordFailure(root, call.WUName, err.Error())
 		if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
 			logError("hook: the server root's disk is full; BOINC will retry this work unit once space is freed", "wu", call.WUName, "root", root, "err", err)
 			return 1
@@ -111,15 +109,10 @@ func run(args []string) int {
 		logError("hook: failed; BOINC will retry this work unit", "wu", call.WUName, "err", err)
 		return 1
 	}
-	f, err := spool.Lock(root, false)
-	if errors.Is(err, spool.ErrBusy) && !alone {
-		spool.MarkCall(root)
+	if a.Done {
 		return 0 // the creator takes the call in
 	}
-	if err == nil {
-		f.Close() // rboinc-server takes it again, or finds it taken
-	}
-	return handOver(root, entry, alone, args)
+	return handOver(root, a.Entry, a.Alone, args)
 }
 
 // handOver replaces this process with `rboinc-server process`, the
@@ -131,21 +124,9 @@ func handOver(root, entry string, alone bool, args []string) int {
 		return 1
 	}
 	server := filepath.Join(filepath.Dir(exe), "rboinc-server")
-	argv := []string{server, "process", "--root", root}
-	if entry != "" {
-		argv = append(argv, "--spooled", entry)
-		if alone {
-			argv = append(argv, "--alone")
-		}
-	}
-	argv = append(argv, args...)
+	argv := append([]string{server}, hookargs.HandoverArgs(root, entry, alone, args)...)
 	err = syscall.Exec(server, argv, os.Environ())
 	spool.RecordFailure(root, "", "cannot run "+server+": "+err.Error())
 	logError("hook: cannot run rboinc-server; BOINC will retry this work unit", "path", server, "err", err)
 	return 1
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }

@@ -11,3 +11,10 @@ import (
 func TestDocs(t *testing.T) {
 	docstest.Check(t, newApp(), true, "-grou", "-group")
 }
+
+// TestDocsPages: every option the README and docs/ give rboinc-retrieve
+// in their examples is one it takes (-resume also takes a queue's
+// parameters).
+func TestDocsPages(t *testing.T) {
+	docstest.CheckPages(t, newApp(), "rboinc-retrieve", true, docstest.QueueParameters(t)...)
+}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/rboinc/rboinc/internal/boinc"
+	"github.com/rboinc/rboinc/internal/atomicfile"
 	"github.com/rboinc/rboinc/internal/clitool"
 )
 
@@ -67,7 +67,7 @@ func installDocsCommand() *cli.Command {
 						return err
 					}
 					// A shell or man reading it meanwhile never sees half a file.
-					if err := boinc.WriteFileAtomic(dst, out, 0o644); err != nil {
+					if err := atomicfile.Write(dst, out, 0o644); err != nil {
 						return err
 					}
 					fmt.Fprintln(c.App.Writer, dst)

@@ -16,3 +16,11 @@ func TestDocs(t *testing.T) {
 	docstest.Check(t, a, false, "ser", "serve")
 	docstest.Check(t, hookDocApp(), false, "--ro", "--root")
 }
+
+// TestDocsPages: every option and subcommand the README and docs/ give
+// rboinc-server in their examples is one it takes, written in full.
+func TestDocsPages(t *testing.T) {
+	a := app(slog.Default())
+	prepare(a)
+	docstest.CheckPages(t, a, "rboinc-server", false)
+}

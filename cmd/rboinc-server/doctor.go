@@ -32,10 +32,12 @@ func printInit(w io.Writer, rep setup.Report) {
 		for _, d := range add {
 			fmt.Fprintf(w, "    %s\n", d.Line)
 		}
-		hook, creator := false, false
+		hook, creator, notifier, native := false, false, false, false
 		for _, d := range add {
 			hook = hook || strings.Contains(d.Line, "script_assimilator")
 			creator = creator || strings.Contains(d.Line, setup.CreatorCmd)
+			notifier = notifier || strings.Contains(d.Line, setup.NotifierCmd)
+			native = native || strings.Contains(d.Line, "rboinc-server assimilator")
 		}
 		if hook {
 			fmt.Fprintln(w, "\nKeep --script a single word: today's script_assimilator passes no arguments to a --script of several words.")
@@ -43,7 +45,10 @@ func printInit(w io.Writer, rep setup.Report) {
 		if creator {
 			fmt.Fprintf(w, "The %s daemon is optional: it creates the chains' next steps in batches, so that many chains advance per second; without it the hook creates each next step itself.\n", setup.CreatorCmd)
 		}
-		if !hook && !creator {
+		if notifier {
+			fmt.Fprintf(w, "The %s daemon sends the notifications users register (webhooks, e-mail); without it they wait until a `rboinc-server serve` sends them.\n", setup.NotifierCmd)
+		}
+		if native {
 			fmt.Fprintln(w, "\nrboinc's assimilator replaces script_assimilator for these applications (remove their script_assimilator lines) and creates the next steps itself.")
 		}
 		for _, d := range add {
@@ -54,7 +59,11 @@ func printInit(w io.Writer, rep setup.Report) {
 	}
 	for _, d := range have {
 		if d.App == "" {
-			fmt.Fprintf(w, "config.xml already runs rboinc's creator (%s)\n", setup.CreatorCmd)
+			cmd, what := setup.CreatorCmd, "creator"
+			if d.Line == setup.NotifierLine() {
+				cmd, what = setup.NotifierCmd, "notifier"
+			}
+			fmt.Fprintf(w, "config.xml already runs rboinc's %s (%s)\n", what, cmd)
 			continue
 		}
 		fmt.Fprintf(w, "config.xml already runs the hook for %s\n", d.App)

@@ -1,7 +1,8 @@
 // Command rboinc-server is the rboinc server: the HTTP API and WebDAV area
 // (standalone, or one request at a time as a CGI program), the assimilator
-// hook BOINC calls (`process`), administration (`init`, `user`, `gc`) and
-// the embedded BOINC stand-in's create_work.
+// hook BOINC calls (`process`), rboinc's BOINC daemons (`creator`,
+// `notifier`, `assimilator`; package daemon runs them), administration
+// (`init`, `user`, `gc`) and the embedded BOINC stand-in's create_work.
 package main
 
 import (
@@ -19,7 +20,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/rboinc/rboinc/internal/boinc"
+	"github.com/rboinc/rboinc/internal/atomicfile"
+	"github.com/rboinc/rboinc/internal/daemon"
 	"github.com/rboinc/rboinc/internal/engine"
 	"github.com/rboinc/rboinc/internal/hookargs"
 	"github.com/rboinc/rboinc/internal/naming"
@@ -118,7 +120,7 @@ func app(log *slog.Logger) *cli.App {
 			migrateCommand(),
 			{
 				Name:  "serve",
-				Usage: "serve the API and WebDAV area (and run the stand-in's volunteers)",
+				Usage: "serve the API and WebDAV area, with the creator, the notifier and pool collection beside it (and the stand-in's volunteers)",
 				Flags: []cli.Flag{rootFlag, &cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", Usage: "address to listen on (port 0: any free port)"},
 					&cli.StringFlag{Name: "addr-file", Usage: "write the address actually listened on to this file once ready"},
 					&cli.StringFlag{Name: "tls-cert", Usage: "serve HTTPS with this PEM certificate (chain) `FILE`"},
@@ -137,12 +139,15 @@ func app(log *slog.Logger) *cli.App {
 					var ready func(string)
 					if f := c.String("addr-file"); f != "" {
 						ready = func(addr string) {
-							if err := boinc.WriteFileAtomic(f, []byte(addr+"\n"), 0o644); err != nil {
+							if err := atomicfile.Write(f, []byte(addr+"\n"), 0o644); err != nil {
 								log.Error("writing --addr-file", "err", err)
 							}
 						}
 					}
-					return server.ServeWith(c.Context, e, server.Listen{Addr: c.String("listen"), CertFile: c.String("tls-cert"), KeyFile: c.String("tls-key"), StatusRefresh: c.Duration("status-refresh")}, log, ready)
+					l := server.Listen{Addr: c.String("listen"), CertFile: c.String("tls-cert"), KeyFile: c.String("tls-key"), StatusRefresh: c.Duration("status-refresh")}
+					return daemon.Beside(c.Context, log, func(ctx context.Context) error {
+						return server.ServeWith(ctx, e, l, log, ready)
+					}, daemon.Serving(e, log)...)
 				},
 			},
 			{
@@ -230,23 +235,20 @@ func app(log *slog.Logger) *cli.App {
 						return err
 					}
 					defer e.Close()
-					// The stand-in plays BOINC's daemons, rboinc's creator among them.
-					go func() {
-						if err := e.RunCreator(c.Context, server.CreatorPoll, nil); err != nil {
-							log.Error("creating the work units of pending steps", "err", err)
-						}
-					}()
+					// The stand-in plays BOINC's daemons, rboinc's creator and
+					// notifier among them.
 					v := &standin.Volunteer{ProjectDir: cfg.BoincProject, Parallel: c.Int("parallel"), Logger: log}
-					return v.Run(c.Context)
+					return daemon.Run(c.Context, log, daemon.Creator(e, daemon.CreatorPoll), daemon.Notifier(e, daemon.NotifierPoll), daemon.Standin(e, v))
 				},
 			},
 			creatorCommand(log),
+			notifierCommand(log),
 			assimilatorCommand(log),
 			installDocsCommand(),
 			{
 				Name:  "gc",
 				Usage: "remove pool contents nothing refers to any more, and link missing inputs of waiting work units again",
-				Flags: []cli.Flag{rootFlag, &cli.DurationFlag{Name: "grace", Value: server.CollectGrace, Usage: "spare contents asked about within this time"}},
+				Flags: []cli.Flag{rootFlag, &cli.DurationFlag{Name: "grace", Value: daemon.CollectGrace, Usage: "spare contents asked about within this time"}},
 				Action: func(c *cli.Context) error {
 					e, err := engine.Open(c.Context, c.String("root"), log)
 					if err != nil {
@@ -325,18 +327,12 @@ func runHook(args []string, log *slog.Logger) int {
 	}
 	// rboinc-hook, the small program the installed hook runs, spools the
 	// call itself and hands over with --spooled ENTRY [--alone].
-	entry, alone := "", false
-	if len(args) >= 2 && args[0] == "--spooled" {
-		entry, args = args[1], args[2:]
-		if entry != filepath.Base(entry) || strings.HasPrefix(entry, ".") {
-			log.Error("hook: bad --spooled entry name; ignored", "entry", entry)
-			return 0
-		}
-		if len(args) >= 1 && args[0] == "--alone" {
-			alone, args = true, args[1:]
-		}
+	entry, alone, args, err := hookargs.SplitSpooled(args)
+	if err != nil {
+		log.Error("hook: bad --spooled entry name; ignored", "err", err)
+		return 0
 	}
-	call, err := boinc.ParseHookArgs(args)
+	call, err := hookargs.Parse(args)
 	if err != nil {
 		// Arguments we cannot understand will not improve on retry, and
 		// stopping the assimilator would block every other work unit; but

@@ -25,7 +25,8 @@ func notifyCommand() *cli.Command {
 		Description: "Webhooks get a JSON POST per event, signed in the X-Rboinc-Signature header\n" +
 			"(sha256=HMAC-SHA256 of the body under the user's secret: --secret prints it); e-mail\n" +
 			"goes through rboinc.json's \"smtp\" server. Deliveries wait in a durable outbox and are\n" +
-			"retried with a back-off. The creator daemon (or the standalone server) sends them.\n" +
+			"retried with a back-off. The notifier daemon (rboinc-server notifier) or the standalone\n" +
+			"server sends them.\n" +
 			"An address given with --email counts as confirmed for the user (users confirm their\n" +
 			"own with rboinc-retrieve -confirm-email). A webhook on a loopback, link-local or\n" +
 			"private address is refused unless rboinc.json's \"notify_allow\" lists it; a user has\n" +

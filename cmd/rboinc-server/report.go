@@ -12,6 +12,7 @@ import (
 
 	"github.com/rboinc/rboinc/internal/engine"
 	"github.com/rboinc/rboinc/internal/mail"
+	"github.com/rboinc/rboinc/internal/query"
 	nightly "github.com/rboinc/rboinc/internal/report"
 	"github.com/rboinc/rboinc/internal/store"
 )
@@ -71,7 +72,7 @@ func reportCommand() *cli.Command {
 			}
 			now := time.Now()
 			for _, u := range users {
-				r, err := nightly.Build(c.Context, db, u, now)
+				r, err := nightly.Build(c.Context, query.New(db), u, now)
 				if err != nil {
 					return err
 				}

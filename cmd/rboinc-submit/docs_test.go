@@ -12,3 +12,9 @@ import (
 func TestDocs(t *testing.T) {
 	docstest.Check(t, newApp(nil, nil), true, "-app", "-app_name")
 }
+
+// TestDocsPages: every option the README and docs/ give rboinc-submit in
+// their examples is one it takes, or a parameter of the shipped queue.
+func TestDocsPages(t *testing.T) {
+	docstest.CheckPages(t, newApp(nil, nil), "rboinc-submit", true, docstest.QueueParameters(t)...)
+}

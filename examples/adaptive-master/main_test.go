@@ -26,7 +26,6 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	code := m.Run()
-	standinserver.RemoveBuilt()
 	os.Exit(code)
 }
 

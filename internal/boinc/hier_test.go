@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/rboinc/rboinc/internal/md5sum"
 )
 
 func TestFilenameHash(t *testing.T) {
@@ -36,7 +38,7 @@ func TestSidecar(t *testing.T) {
 	if _, _, ok := ReadSidecar(p); ok {
 		t.Fatal("missing sidecar read as ok")
 	}
-	sum, n, err := FileMD5(p)
+	sum, n, err := md5sum.File(p)
 	if err != nil || n != 5 {
 		t.Fatal(err)
 	}

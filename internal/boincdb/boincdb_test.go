@@ -7,49 +7,14 @@ import (
 	"testing"
 
 	"github.com/rboinc/rboinc/internal/boinc"
+	"github.com/rboinc/rboinc/internal/sqldb"
 )
-
-func TestParseURL(t *testing.T) {
-	for _, c := range []struct {
-		in     string
-		engine Engine
-		dsn    string
-		bad    string
-	}{
-		{in: "mysql://u:p@tcp(127.0.0.1:3306)/boinc", engine: MySQL, dsn: "u:p@tcp(127.0.0.1:3306)/boinc"},
-		{in: "mysql://u:p@unix(/run/mysqld/mysqld.sock)/b", engine: MySQL, dsn: "u:p@unix(/run/mysqld/mysqld.sock)/b"},
-		{in: "sqlite:///x/y.db", engine: SQLite, dsn: "/x/y.db"},
-		{in: "/x/y.db", engine: SQLite, dsn: "/x/y.db"},
-		{in: "mysql://u:secret@tcp(h:1)/", bad: "names no database"},
-		{in: "mysql://u:secret@bogus(h)/d", bad: "expected mysql://"},
-		{in: "postgres://u:secret@h/d", bad: "only mysql://"},
-		{in: "", bad: "empty"},
-		{in: "/x?y", bad: "must not contain"},
-	} {
-		got, err := ParseURL(c.in)
-		if c.bad != "" {
-			if err == nil || !strings.Contains(err.Error(), c.bad) {
-				t.Errorf("ParseURL(%q) = %v, %v; want an error with %q", c.in, got, err, c.bad)
-			}
-			if err != nil && strings.Contains(err.Error(), "secret") {
-				t.Errorf("ParseURL(%q): the error shows the password: %v", c.in, err)
-			}
-			continue
-		}
-		if err != nil || got.Engine != c.engine || got.DSN != c.dsn {
-			t.Errorf("ParseURL(%q) = %+v, %v", c.in, got, err)
-		}
-	}
-	if s := (Target{Engine: MySQL, DSN: "u:secret@tcp(h:1)/d"}).String(); strings.Contains(s, "secret") || !strings.Contains(s, "u:***@tcp(h:1)/d") {
-		t.Errorf("String() = %q", s)
-	}
-}
 
 func TestForProject(t *testing.T) {
 	p := &boinc.Project{Dir: "/p", DB: boinc.DBConfig{Host: "db.example:3307", Name: "proj", User: "u", Passwd: "pw"},
 		Replica: boinc.DBConfig{Host: "replica"}}
 	got, err := ForProject(p, false)
-	if err != nil || got.Engine != MySQL || got.DSN != "u:pw@tcp(db.example:3307)/proj" {
+	if err != nil || got.Engine != sqldb.MySQL || got.DSN != "u:pw@tcp(db.example:3307)/proj" {
 		t.Errorf("ForProject = %+v, %v", got, err)
 	}
 	r, err := ReplicaForProject(p, false)
@@ -63,7 +28,7 @@ func TestForProject(t *testing.T) {
 	if _, err := ForProject(&boinc.Project{Dir: "/p"}, false); err == nil {
 		t.Error("a real project without db_name: no error")
 	}
-	if got, _ := ForProject(&boinc.Project{Dir: "/p"}, true); got.Engine != SQLite || got.DSN != "/p/standin.db" {
+	if got, _ := ForProject(&boinc.Project{Dir: "/p"}, true); got.Engine != sqldb.SQLite || got.DSN != "/p/standin.db" {
 		t.Errorf("stand-in default: %+v", got)
 	}
 	if got, _ := ForProject(&boinc.Project{Dir: "/p", DBURL: "rel.db", DB: p.DB}, true); got.DSN != "/p/rel.db" {
@@ -72,7 +37,7 @@ func TestForProject(t *testing.T) {
 }
 
 func TestOpenUnreachable(t *testing.T) {
-	_, err := Open(context.Background(), Target{Engine: MySQL, DSN: "u:secret@tcp(127.0.0.1:1)/d"})
+	_, err := Open(context.Background(), sqldb.Target{Engine: sqldb.MySQL, DSN: "u:secret@tcp(127.0.0.1:1)/d"})
 	if err == nil || !strings.Contains(err.Error(), "cannot reach BOINC database") || strings.Contains(err.Error(), "secret") {
 		t.Errorf("unreachable server: %v", err)
 	}
@@ -128,7 +93,7 @@ func TestRowsAndAssimilation(t *testing.T) {
 			ids = append(ids, w.ID)
 		}
 		dup := &Workunit{AppID: app, Name: "a", SizeClass: -1}
-		if err := dup.Insert(ctx, db); !IsDuplicate(err) {
+		if err := dup.Insert(ctx, db); !sqldb.IsDuplicate(err) {
 			t.Errorf("duplicate name: %v, want a duplicate error", err)
 		}
 		r := &Result{WorkunitID: ids[0], Name: "a_0", ServerState: ServerOver, Outcome: OutcomeSuccess, AppID: app,

@@ -6,24 +6,25 @@ import (
 	"testing"
 
 	"github.com/rboinc/rboinc/internal/mariadbtest"
+	"github.com/rboinc/rboinc/internal/sqldb"
 )
 
 func TestMain(m *testing.M) { mariadbtest.Main(m) }
 
 // engines runs f on a fresh database of each engine, with BOINC's tables.
 func engines(t *testing.T, f func(t *testing.T, db *DB)) {
-	for _, e := range []Engine{SQLite, MySQL} {
+	for _, e := range []sqldb.Engine{sqldb.SQLite, sqldb.MySQL} {
 		t.Run(string(e), func(t *testing.T) {
 			f(t, openTest(t, e, true))
 		})
 	}
 }
 
-func openTest(t *testing.T, e Engine, tables bool) *DB {
+func openTest(t *testing.T, e sqldb.Engine, tables bool) *DB {
 	t.Helper()
-	target := Target{Engine: SQLite, DSN: filepath.Join(t.TempDir(), "boinc.db")}
-	if e == MySQL {
-		target = Target{Engine: MySQL, DSN: mariadbtest.NewDB(t)}
+	target := sqldb.Target{Engine: sqldb.SQLite, DSN: filepath.Join(t.TempDir(), "boinc.db")}
+	if e == sqldb.MySQL {
+		target = sqldb.Target{Engine: sqldb.MySQL, DSN: mariadbtest.NewDB(t)}
 	}
 	db, err := Open(context.Background(), target)
 	if err != nil {

@@ -11,29 +11,31 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/rboinc/rboinc/internal/sqldb"
 )
 
 // DB is an open BOINC database.
 type DB struct {
 	*sql.DB
-	Engine Engine
-	Target Target
+	Engine sqldb.Engine
+	Target sqldb.Target
 }
 
 // Open connects to t and makes sure the server answers. Nothing is
 // created: CreateTables does that for the stand-in, a real project has
 // its tables from make_project.
-func Open(ctx context.Context, t Target) (*DB, error) {
+func Open(ctx context.Context, t sqldb.Target) (*DB, error) {
 	var (
 		db  *sql.DB
 		err error
 	)
 	switch t.Engine {
-	case SQLite:
+	case sqldb.SQLite:
 		// Several processes (create_work runs, daemons) share the file:
 		// every write transaction takes the write lock up front and waits.
 		db, err = sql.Open("sqlite", t.DSN+"?_busy_timeout=10000&_journal_mode=WAL&_txlock=immediate")
-	case MySQL:
+	case sqldb.MySQL:
 		var cfg *mysql.Config
 		if cfg, err = mysql.ParseDSN(t.DSN); err != nil {
 			return nil, fmt.Errorf("BOINC database %s: %w", t, err)
@@ -99,23 +101,6 @@ func retryable(err error) bool {
 		return se.Code()&0xff == sqlite3.SQLITE_BUSY
 	}
 	return false
-}
-
-// IsDuplicate reports whether err is a unique key's refusal.
-func IsDuplicate(err error) bool {
-	var me *mysql.MySQLError
-	if errors.As(err, &me) {
-		return me.Number == 1062
-	}
-	var se *sqlite.Error
-	return errors.As(err, &se) && (se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY)
-}
-
-// IsTooLong reports whether err is MySQL's strict-mode refusal of an
-// over-long value (SQLite never refuses one).
-func IsTooLong(err error) bool {
-	var me *mysql.MySQLError
-	return errors.As(err, &me) && me.Number == 1406
 }
 
 // inList is "(?,?,...)" for n values; n must be > 0.

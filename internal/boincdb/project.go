@@ -11,6 +11,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/rboinc/rboinc/internal/boinc"
+	"github.com/rboinc/rboinc/internal/sqldb"
 )
 
 // StandinFile is the stand-in's SQLite database, relative to its project
@@ -24,13 +25,13 @@ var defaultSockets = []string{"/run/mysqld/mysqld.sock", "/var/run/mysqld/mysqld
 // ForProject is where the project's database is, as its daemons find it:
 // config.xml's rboinc_db_url when set, else its db_* fields (MySQL), else,
 // for the stand-in (standin true), the SQLite file in its directory.
-func ForProject(p *boinc.Project, standin bool) (Target, error) {
+func ForProject(p *boinc.Project, standin bool) (sqldb.Target, error) {
 	if p.DBURL != "" {
-		t, err := ParseURL(p.DBURL)
+		t, err := sqldb.ParseURL(p.DBURL)
 		if err != nil {
 			return t, fmt.Errorf("%s: rboinc_db_url: %w", filepath.Join(p.Dir, "config.xml"), err)
 		}
-		if t.Engine == SQLite && !filepath.IsAbs(t.DSN) {
+		if t.Engine == sqldb.SQLite && !filepath.IsAbs(t.DSN) {
 			t.DSN = filepath.Join(p.Dir, t.DSN)
 		}
 		return t, nil
@@ -42,15 +43,15 @@ func ForProject(p *boinc.Project, standin bool) (Target, error) {
 	// real project (--boinc-project pointing at one).
 	file := filepath.Join(p.Dir, StandinFile)
 	if _, err := os.Stat(file); standin || err == nil {
-		return Target{Engine: SQLite, DSN: file}, nil
+		return sqldb.Target{Engine: sqldb.SQLite, DSN: file}, nil
 	}
-	return Target{}, fmt.Errorf("%s names no database (db_name, or rboinc_db_url)", filepath.Join(p.Dir, "config.xml"))
+	return sqldb.Target{}, fmt.Errorf("%s names no database (db_name, or rboinc_db_url)", filepath.Join(p.Dir, "config.xml"))
 }
 
 // ReplicaForProject is where the project's read-only replica is
 // (replica_db_*, each field defaulting to its db_* one, as BOINC's
 // daemons read them); without a replica_db_host it is the main database.
-func ReplicaForProject(p *boinc.Project, standin bool) (Target, error) {
+func ReplicaForProject(p *boinc.Project, standin bool) (sqldb.Target, error) {
 	if p.DBURL != "" || p.Replica.Host == "" || p.DB.Name == "" {
 		return ForProject(p, standin)
 	}
@@ -70,7 +71,7 @@ func ReplicaForProject(p *boinc.Project, standin bool) (Target, error) {
 // fromFields builds the driver's DSN from BOINC's fields: db_host is
 // "host" or "host:port"; an empty host or "localhost" without a port is
 // the local server's socket, as libmysqlclient takes it.
-func fromFields(f boinc.DBConfig) Target {
+func fromFields(f boinc.DBConfig) sqldb.Target {
 	cfg := mysql.NewConfig()
 	cfg.User, cfg.Passwd, cfg.DBName = f.User, f.Passwd, f.Name
 	host, port, hasPort := strings.Cut(f.Host, ":")
@@ -86,7 +87,7 @@ func fromFields(f boinc.DBConfig) Target {
 		}
 		cfg.Net, cfg.Addr = "tcp", net.JoinHostPort(host, port)
 	}
-	return Target{Engine: MySQL, DSN: cfg.FormatDSN()}
+	return sqldb.Target{Engine: sqldb.MySQL, DSN: cfg.FormatDSN()}
 }
 
 func localSocket() string {

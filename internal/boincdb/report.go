@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/rboinc/rboinc/workflow/wire"
 )
 
 // resultState words a result's server_state and outcome.
@@ -31,10 +29,41 @@ func resultState(serverState, outcome int) string {
 	return "over"
 }
 
+// Counts is what BOINC did with a set of work units: their results by
+// state, and how long the decided ones took (the engine hands it on as
+// wire.BoincCounts).
+type Counts struct {
+	WorkUnits  int // of the set, those BOINC holds
+	Unsent     int
+	InProgress int
+	Success    int // results over with outcome success
+	Error      int // results over with a client error, no reply or a validate error
+	Decided    int // work units with a canonical result or an error mask
+	// Turnaround of the work units with a canonical result: from the work
+	// unit's creation to the canonical result's arrival, in seconds.
+	TurnaroundAvg float64
+	TurnaroundMax int64
+	// Priority range of the work units not assimilated yet.
+	PriorityMin *int
+	PriorityMax *int
+}
+
+// ResultStatus is how one result of a work unit stands (the engine hands
+// it on as wire.BoincResult).
+type ResultStatus struct {
+	Name         string
+	State        string // unsent, in progress, success, error, not needed, couldn't send, over
+	HostID       int64
+	ExitStatus   int // the host's error code
+	SentTime     int64
+	ReceivedTime int64
+	ElapsedTime  float64
+}
+
 // Report reads, in batches, what BOINC did with the work units of these
 // names.
-func (d *DB) Report(ctx context.Context, names []string) (wire.BoincCounts, error) {
-	var r wire.BoincCounts
+func (d *DB) Report(ctx context.Context, names []string) (Counts, error) {
+	var r Counts
 	var turnSum float64
 	var turnN int
 	for len(names) > 0 {
@@ -116,8 +145,8 @@ func (d *DB) Report(ctx context.Context, names []string) (wire.BoincCounts, erro
 }
 
 // Results lists the results of work units by name, in id order.
-func (d *DB) Results(ctx context.Context, wuNames []string) (map[string][]wire.BoincResult, error) {
-	out := map[string][]wire.BoincResult{}
+func (d *DB) Results(ctx context.Context, wuNames []string) (map[string][]ResultStatus, error) {
+	out := map[string][]ResultStatus{}
 	for len(wuNames) > 0 {
 		n := min(len(wuNames), 500)
 		rows, err := d.QueryContext(ctx, `SELECT w.name, r.name, r.server_state, r.outcome, r.hostid, r.exit_status, r.sent_time,
@@ -128,7 +157,7 @@ func (d *DB) Results(ctx context.Context, wuNames []string) (map[string][]wire.B
 		}
 		for rows.Next() {
 			var wu string
-			var ri wire.BoincResult
+			var ri ResultStatus
 			var st, outcome int
 			if err := rows.Scan(&wu, &ri.Name, &st, &outcome, &ri.HostID, &ri.ExitStatus, &ri.SentTime, &ri.ReceivedTime, &ri.ElapsedTime); err != nil {
 				rows.Close()

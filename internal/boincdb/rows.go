@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+
+	"github.com/rboinc/rboinc/internal/sqldb"
 )
 
 // Execer is a *sql.DB or a *sql.Tx.
@@ -171,7 +173,7 @@ func AddApp(ctx context.Context, ex Execer, name string) (int64, error) {
 	if id, ok, err := AppID(ctx, ex, name); ok || err != nil {
 		return id, err
 	}
-	if _, err := ex.ExecContext(ctx, "INSERT INTO app (create_time, name, user_friendly_name) VALUES (?, ?, ?)", now(), name, name); err != nil && !IsDuplicate(err) {
+	if _, err := ex.ExecContext(ctx, "INSERT INTO app (create_time, name, user_friendly_name) VALUES (?, ?, ?)", now(), name, name); err != nil && !sqldb.IsDuplicate(err) {
 		return 0, fmt.Errorf("adding app %s: %w", name, err)
 	}
 	id, _, err := AppID(ctx, ex, name)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/rboinc/rboinc/internal/sqldb"
 )
 
 // column is one column of a BOINC table as db/schema.sql defines it.
@@ -168,7 +170,7 @@ max_jobs_in_progress integer 0`)},
 }
 
 // ddl is the CREATE TABLE statement of t for engine e.
-func (t table) ddl(e Engine) []string {
+func (t table) ddl(e sqldb.Engine) []string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "CREATE TABLE IF NOT EXISTS %s (\n", quoteName(t.name))
 	autoID := t.cols[0].name == "id"
@@ -177,7 +179,7 @@ func (t table) ddl(e Engine) []string {
 			b.WriteString(",\n")
 		}
 		switch {
-		case c.name == "id" && autoID && e == SQLite:
+		case c.name == "id" && autoID && e == sqldb.SQLite:
 			b.WriteString("\tid INTEGER PRIMARY KEY AUTOINCREMENT")
 			continue
 		case c.name == "id" && autoID:
@@ -185,12 +187,12 @@ func (t table) ddl(e Engine) []string {
 			continue
 		}
 		typ := c.typ
-		if e == SQLite {
+		if e == sqldb.SQLite {
 			typ = sqliteType(typ)
 		}
 		fmt.Fprintf(&b, "\t%s %s", c.name, typ)
 		switch {
-		case c.typ == "timestamp" && e == MySQL:
+		case c.typ == "timestamp" && e == sqldb.MySQL:
 			b.WriteString(" default current_timestamp on update current_timestamp")
 		case c.typ == "timestamp":
 			b.WriteString(" NOT NULL DEFAULT CURRENT_TIMESTAMP")
@@ -203,7 +205,7 @@ func (t table) ddl(e Engine) []string {
 		}
 	}
 	var extra []string
-	if e == MySQL {
+	if e == sqldb.MySQL {
 		if autoID {
 			extra = append(extra, "primary key (id)")
 		} else {
@@ -222,11 +224,11 @@ func (t table) ddl(e Engine) []string {
 		b.WriteString(",\n\t" + x)
 	}
 	b.WriteString("\n)")
-	if e == MySQL {
+	if e == sqldb.MySQL {
 		b.WriteString(" engine=InnoDB")
 	}
 	stmts := []string{b.String()}
-	if e == SQLite {
+	if e == sqldb.SQLite {
 		for _, u := range t.unique {
 			stmts = append(stmts, fmt.Sprintf("CREATE UNIQUE INDEX IF NOT EXISTS %s_%s ON %s(%s)", t.name, u, quoteName(t.name), u))
 		}

@@ -3,9 +3,21 @@ package boincdb
 import (
 	"context"
 	"fmt"
-
-	"github.com/rboinc/rboinc/workflow/wire"
 )
+
+// Where a work unit is in BOINC (Place.State).
+const (
+	PlaceUnsent     = "unsent"      // BOINC has sent it to no volunteer yet
+	PlaceInProgress = "in_progress" // a volunteer computes it (since Place.Since)
+	PlaceValidating = "validating"  // results are back; BOINC's validator is at it
+)
+
+// Place is where one work unit is in BOINC, and since when (the sent_time
+// of its result in progress, Unix seconds).
+type Place struct {
+	State string
+	Since int64
+}
 
 // whereBatch is how many work units one query of Where names.
 const whereBatch = 1000
@@ -16,7 +28,7 @@ const whereBatch = 1000
 // (results back, the validator not done). A work unit BOINC has decided,
 // or does not hold, is left out. It reads BOINC's database in batches of
 // work units, never one query per work unit.
-func (d *DB) Where(ctx context.Context, wuNames []string) (map[string]wire.BoincWhere, error) {
+func (d *DB) Where(ctx context.Context, wuNames []string) (map[string]Place, error) {
 	type acc struct {
 		needValidate, canonical, errMask int64
 		unsent, inProgress, pendingValid int
@@ -62,19 +74,19 @@ func (d *DB) Where(ctx context.Context, wuNames []string) (map[string]wire.Boinc
 		}
 		wuNames = wuNames[n:]
 	}
-	out := make(map[string]wire.BoincWhere, len(accs))
+	out := make(map[string]Place, len(accs))
 	for name, a := range accs {
 		switch {
 		case a.inProgress > 0:
-			out[name] = wire.BoincWhere{State: wire.BoincInProgress, Since: a.since}
+			out[name] = Place{State: PlaceInProgress, Since: a.since}
 		case a.canonical != 0 || a.errMask != 0:
 			// Decided: rboinc's assimilation is next, not BOINC.
 		case a.unsent == 0 && (a.needValidate != 0 || a.pendingValid > 0):
-			out[name] = wire.BoincWhere{State: wire.BoincValidating}
+			out[name] = Place{State: PlaceValidating}
 		default:
 			// Results unsent, none made yet, or all failed and the
 			// transitioner's next ones to come.
-			out[name] = wire.BoincWhere{State: wire.BoincUnsent}
+			out[name] = Place{State: PlaceUnsent}
 		}
 	}
 	return out, nil

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"testing"
 	"time"
-
-	"github.com/rboinc/rboinc/workflow/wire"
 )
 
 // Where tells each work unit's place in BOINC from its results: all
@@ -55,10 +53,10 @@ func TestWhere(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := map[string]wire.BoincWhere{
-			"unsent": {State: wire.BoincUnsent}, "nores": {State: wire.BoincUnsent},
-			"run": {State: wire.BoincInProgress, Since: 4000}, "val": {State: wire.BoincValidating},
-			"retry": {State: wire.BoincUnsent},
+		want := map[string]Place{
+			"unsent": {State: PlaceUnsent}, "nores": {State: PlaceUnsent},
+			"run": {State: PlaceInProgress, Since: 4000}, "val": {State: PlaceValidating},
+			"retry": {State: PlaceUnsent},
 		}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("Where = %v, want %v", got, want)

@@ -24,7 +24,7 @@ func TestAbortedChainNotLoggedAsFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	for wu, mask := range map[string]int{ab: 16, bad: 2} {
-		if err := f.e.Advance(f.ctx, boinc.HookCall{Error: true, ErrorMask: mask, WUName: wu, WUID: 3}); err != nil {
+		if err := hookCall(f.ctx, f.e, boinc.HookCall{Error: true, ErrorMask: mask, WUName: wu, WUID: 3}); err != nil {
 			t.Fatal(err)
 		}
 	}

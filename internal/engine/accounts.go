@@ -30,7 +30,7 @@ func (e *Engine) UserByBoincAuthenticator(ctx context.Context, auth string) (sto
 		}
 		return store.User{}, ErrNoBoincAccount
 	}
-	u, err := e.DB.UserByBoincID(ctx, acct.ID)
+	u, err := e.db.UserByBoincID(ctx, acct.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		return store.User{}, fmt.Errorf("BOINC account %d is linked to no rboinc user: an administrator links it with `rboinc-server user link NAME --boinc-user %d`", acct.ID, acct.ID)
 	}
@@ -74,4 +74,11 @@ func (e *Engine) cannotCheckAccount(id int64, err error) error {
 	rid := reqid.New()
 	e.Log.Error("checking a BOINC account", "request_id", rid, "boinc_user", id, "err", err)
 	return fmt.Errorf("cannot check BOINC account %d now: %s", id, reqid.Message(rid))
+}
+
+// AddUser creates a user with the given token hash (server.AddUser makes
+// the token): for a process that holds the engine, as the stand-in's
+// server does.
+func (e *Engine) AddUser(ctx context.Context, name, tokenHash string) (int64, error) {
+	return e.db.AddUser(ctx, name, tokenHash)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rboinc/rboinc/internal/ctxsleep"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -11,10 +12,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rboinc/rboinc/internal/advance"
 	"github.com/rboinc/rboinc/internal/boinc"
 	"github.com/rboinc/rboinc/internal/boincdb"
-	"github.com/rboinc/rboinc/internal/fsync"
-	"github.com/rboinc/rboinc/internal/spool"
 )
 
 // Assimilator is rboinc's own BOINC assimilator: instead of one hook
@@ -132,7 +132,7 @@ func (a *Assimilator) Pass(ctx context.Context) (int, error) {
 	a.E.maybeDuplicateLate(ctx)
 	// Steps that came due meanwhile (retries after their back-off) are
 	// created here too: a project may run no creator daemon.
-	if more, err := a.E.DB.AnyPending(ctx); err == nil && more {
+	if more, err := a.E.db.AnyPending(ctx); err == nil && more {
 		if err := a.E.kickCreator(ctx); err != nil {
 			a.Log.Error("creating due steps failed; they stay pending and are retried", "err", err)
 		}
@@ -140,67 +140,69 @@ func (a *Assimilator) Pass(ctx context.Context) (int, error) {
 	return total, ctx.Err()
 }
 
-// assimilate handles one batch: records, one durability point, the next
-// steps' creation, then the marks.
+// assimilate hands one batch of ready work units to advance.Run (their
+// records, one durability point, the next steps' creation), then marks
+// those it handled assimilated.
 func (a *Assimilator) assimilate(ctx context.Context, wus []boincdb.ReadyWU) (int, error) {
-	var done []int64
-	var taken []string
-	var failure error
 	t0 := time.Now()
 	pre := a.pretake(ctx, wus)
 	defer pre.finish()
-	// One transaction of rboinc's own for the whole batch: a commit per
-	// work unit would cost more than the rest of its work.
-	berr := a.E.DB.Batch(ctx, func(ctx context.Context) error {
-		for _, w := range wus {
-			if d, ok := a.deferred[w.ID]; ok && time.Now().Before(d.next) {
-				continue
-			}
-			err := a.one(ctx, w, pre.outputs(w.ID), &taken)
-			var later *deferError
-			switch {
-			case errors.As(err, &later):
-				a.deferWU(w, later.reason)
-				continue
-			case err != nil:
-				failure = fmt.Errorf("assimilating work unit %s: %w", w.Name, err)
-				return nil // commit what was recorded before it
-			}
-			if _, ok := a.deferred[w.ID]; ok {
-				a.Log.Info("work unit assimilated after all", "wu", w.Name)
-				delete(a.deferred, w.ID)
-			}
-			done = append(done, w.ID)
+	b := advance.Batch{Door: advance.AssimilatorDoor}
+	ids := make([]int64, 0, len(wus))
+	for _, w := range wus {
+		ids = append(ids, w.ID)
+		b.Items = append(b.Items, &advance.Item{Prepare: func(ctx context.Context, it *advance.Item) error {
+			return a.prepare(ctx, w, pre, it)
+		}})
+	}
+	failure := advance.Run(ctx, a.E.Chains(), b)
+	var done []int64
+	for i, it := range b.Items {
+		if it.Fate != advance.Recorded && it.Fate != advance.SetAside {
+			continue
 		}
-		return nil
-	})
-	if berr != nil {
-		return 0, errors.Join(failure, berr)
+		if _, ok := a.deferred[ids[i]]; ok {
+			a.Log.Info("work unit assimilated after all", "wu", it.Call.WUName)
+			delete(a.deferred, ids[i])
+		}
+		done = append(done, ids[i])
 	}
 	if len(done) == 0 {
 		return 0, failure
 	}
-	tRecorded := time.Now()
-	// Nothing is marked before what was recorded can survive a power cut:
-	// BOINC deletes the outputs once the work units are marked.
-	if err := syncTaken(taken); err != nil {
-		return 0, errors.Join(failure, fmt.Errorf("making the taken outputs durable: %w", err))
-	}
-	if err := a.E.DB.Sync(); err != nil {
-		return 0, errors.Join(failure, fmt.Errorf("making rboinc's records durable: %w", err))
-	}
-	tSynced := time.Now()
-	if err := a.E.kickCreator(ctx); err != nil {
-		// The steps are recorded as pending: the creator, or the next
-		// pass, creates them.
-		a.Log.Error("creating the next steps failed; they stay pending and are retried", "err", err)
-	}
+	tDurable := time.Now()
+	// BOINC deletes the outputs once the work units are marked: Run made
+	// what was recorded durable first.
 	if err := a.BDB.MarkAssimilated(context.WithoutCancel(ctx), done); err != nil {
 		return 0, errors.Join(failure, err)
 	}
-	a.Log.Debug("batch assimilated", "work_units", len(done), "outputs", len(taken), "record_ms", ms(tRecorded.Sub(t0)),
-		"sync_ms", ms(tSynced.Sub(tRecorded)), "create_and_mark_ms", ms(time.Since(tSynced)))
+	a.Log.Debug("batch assimilated", "work_units", len(done), "record_sync_and_create_ms", ms(tDurable.Sub(t0)),
+		"mark_ms", ms(time.Since(tDurable)))
 	return len(done), failure
+}
+
+// prepare makes the item of one ready work unit as the hook would be
+// called for it, just before its record: a work unit whose retry is not
+// due, or whose outputs are not there yet, is left for a later pass.
+func (a *Assimilator) prepare(ctx context.Context, w boincdb.ReadyWU, pre *pretakes, it *advance.Item) error {
+	if d, ok := a.deferred[w.ID]; ok && time.Now().Before(d.next) {
+		return advance.ErrLater
+	}
+	wo := pre.outputs(w.ID)
+	call, err := a.call(ctx, w, wo)
+	var later *deferError
+	if errors.As(err, &later) {
+		a.deferWU(w, later.reason)
+		return advance.ErrLater
+	}
+	if err != nil {
+		return err
+	}
+	it.Call = call
+	if wo != nil {
+		it.Pretaken = wo
+	}
+	return nil
 }
 
 // deferError is a work unit that cannot be assimilated now but may be
@@ -222,16 +224,16 @@ func (a *Assimilator) deferWU(w boincdb.ReadyWU, reason string) {
 	a.deferred[w.ID] = d
 }
 
-// one advances the chain of one work unit as the hook would; wo, when
-// not nil, is its outputs read and taken ahead.
-func (a *Assimilator) one(ctx context.Context, w boincdb.ReadyWU, wo *wuOutputs, taken *[]string) error {
+// call is the hook call for one ready work unit; wo, when not nil, is its
+// outputs read and taken ahead. A *deferError leaves it for later.
+func (a *Assimilator) call(ctx context.Context, w boincdb.ReadyWU, wo *wuOutputs) (boinc.HookCall, error) {
 	e := a.E
 	call := boinc.HookCall{WUName: w.Name, WUID: w.ID, Batch: w.Batch}
 	if w.ErrorMask != 0 {
 		call.Error, call.ErrorMask = true, w.ErrorMask
 	} else {
 		if w.Canonical == nil {
-			return &deferError{fmt.Sprintf("no canonical result (canonical_resultid %d) although BOINC made the work unit ready for assimilation", w.CanonicalResultID)}
+			return call, &deferError{fmt.Sprintf("no canonical result (canonical_resultid %d) although BOINC made the work unit ready for assimilation", w.CanonicalResultID)}
 		}
 		var outs []boincdb.OutputFile
 		var err error
@@ -241,7 +243,7 @@ func (a *Assimilator) one(ctx context.Context, w boincdb.ReadyWU, wo *wuOutputs,
 			outs, err = boincdb.OutputFiles(w.Canonical.XMLDocIn)
 		}
 		if err != nil {
-			return &deferError{fmt.Sprintf("canonical result %s: %v", w.Canonical.Name, err)}
+			return call, &deferError{fmt.Sprintf("canonical result %s: %v", w.Canonical.Name, err)}
 		}
 		var missing []string
 		for _, o := range outs {
@@ -260,21 +262,10 @@ func (a *Assimilator) one(ctx context.Context, w boincdb.ReadyWU, wo *wuOutputs,
 			}
 		}
 		if len(missing) > 0 && a.waitsForOutputs(ctx, w.Name) {
-			return &deferError{fmt.Sprintf("output files of canonical result %s missing: %s", w.Canonical.Name, strings.Join(missing, ", "))}
+			return call, &deferError{fmt.Sprintf("output files of canonical result %s missing: %s", w.Canonical.Name, strings.Join(missing, ", "))}
 		}
 	}
-	err := e.recordInto(ctx, call, false, taken, wo)
-	var up *unplacedError
-	if errors.As(err, &up) {
-		// As the hook: the outputs go aside for the administrator, and
-		// BOINC may forget the work unit.
-		entry, werr := spool.WriteUnplaced(e.Root, call, up.Error())
-		if werr != nil {
-			return werr
-		}
-		return e.noteUnplaced(ctx, up, entry)
-	}
-	return err
+	return call, nil
 }
 
 // waitsForOutputs tells whether a work unit's missing outputs are worth
@@ -283,27 +274,8 @@ func (a *Assimilator) one(ctx context.Context, w boincdb.ReadyWU, wo *wuOutputs,
 // outputs in rboinc's hands; a work unit that is no step is the hook
 // logic's to report.
 func (a *Assimilator) waitsForOutputs(ctx context.Context, wu string) bool {
-	_, s, err := a.E.DB.StepByWU(ctx, wu)
+	_, s, err := a.E.db.StepByWU(ctx, wu)
 	return err == nil && s.State != "done" && s.State != "failed"
-}
-
-// syncTaken waits for the data of the taken files (their writes were
-// started as they were taken), then commits their names with one barrier
-// per directory.
-func syncTaken(paths []string) error {
-	if err := fsync.WaitData(paths); err != nil {
-		return err
-	}
-	dirs := map[string]bool{}
-	for _, p := range paths {
-		dirs[filepath.Dir(p)] = true
-	}
-	for d := range dirs {
-		if err := fsync.Barrier(d); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // AssimilatorOptions are the daemon's, as BOINC's assimilators take them.
@@ -346,7 +318,7 @@ func (e *Engine) RunAssimilator(ctx context.Context, o AssimilatorOptions) error
 				if o.OnePass {
 					return err
 				}
-				if !sleep(ctx, streak.fail(e.Log, "cannot use BOINC's database; work units stay ready and are assimilated once it answers", err, time.Second)) {
+				if !ctxsleep.Sleep(ctx, streak.fail(e.Log, "cannot use BOINC's database; work units stay ready and are assimilated once it answers", err, time.Second)) {
 					return nil
 				}
 				continue
@@ -364,7 +336,7 @@ func (e *Engine) RunAssimilator(ctx context.Context, o AssimilatorOptions) error
 			if o.OnePass {
 				return err
 			}
-			if !sleep(ctx, streak.fail(e.Log, "assimilation pass failed; unmarked work units are done again", err, time.Second)) {
+			if !ctxsleep.Sleep(ctx, streak.fail(e.Log, "assimilation pass failed; unmarked work units are done again", err, time.Second)) {
 				return nil
 			}
 			continue
@@ -376,23 +348,11 @@ func (e *Engine) RunAssimilator(ctx context.Context, o AssimilatorOptions) error
 		if o.OnePass {
 			return nil
 		}
-		if n == 0 && !sleep(ctx, o.Sleep) {
+		if n == 0 && !ctxsleep.Sleep(ctx, o.Sleep) {
 			return nil
 		}
 	}
 	return nil
-}
-
-// sleep waits d or until ctx ends; it reports whether ctx is still live.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 // AssimilatorLockName is the native assimilator's lock file in the server

@@ -15,11 +15,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rboinc/rboinc/internal/boincdb"
 	"github.com/rboinc/rboinc/internal/boinctest"
 	"github.com/rboinc/rboinc/internal/engine"
 	"github.com/rboinc/rboinc/internal/mariadbtest"
 	"github.com/rboinc/rboinc/internal/setup"
+	"github.com/rboinc/rboinc/internal/sqldb"
 	"github.com/rboinc/rboinc/internal/store"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
@@ -71,7 +71,7 @@ func nativeRoot(t testing.TB, engineName string) *engine.Engine {
 	ctx := context.Background()
 	root := t.TempDir()
 	o := setup.Options{Root: root, Exe: serverExe, URLBase: "http://127.0.0.1:1", Assimilator: setup.AssimNative, StateDB: testStateDB(t)}
-	if engineName == string(boincdb.MySQL) {
+	if engineName == string(sqldb.MySQL) {
 		o.BoincDB = "mysql://" + mariadbtest.NewDB(t)
 	}
 	if _, err := setup.Init(ctx, o); err != nil {
@@ -86,13 +86,13 @@ func nativeRoot(t testing.TB, engineName string) *engine.Engine {
 }
 
 func forEngines(t *testing.T, f func(t *testing.T, e *engine.Engine, u store.User)) {
-	for _, name := range []string{string(boincdb.SQLite), string(boincdb.MySQL)} {
+	for _, name := range []string{string(sqldb.SQLite), string(sqldb.MySQL)} {
 		t.Run(name, func(t *testing.T) {
 			// Each engine has a root and a database of its own, and
 			// the tests mostly wait on daemons: both at once.
 			t.Parallel()
 			e := nativeRoot(t, name)
-			id, err := e.DB.AddUser(context.Background(), "alice", "hash-alice")
+			id, err := e.State().AddUser(context.Background(), "alice", "hash-alice")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -215,7 +215,7 @@ func TestNativeAssimilatorTakesRecordedOutputsOnce(t *testing.T) {
 		for _, p := range taken {
 			os.Remove(p) // retrieved and acknowledged
 		}
-		if _, err := e.DB.SQL().ExecContext(ctx, `UPDATE results SET acked = 1`); err != nil {
+		if _, err := e.State().SQL().ExecContext(ctx, `UPDATE results SET acked = 1`); err != nil {
 			t.Fatal(err)
 		}
 		a := newAssimilator(t, e)
@@ -397,7 +397,7 @@ func TestAssimilatorWaitsForTheDatabase(t *testing.T) {
 		{"credentials", ""}, // filled below: a real server, a wrong password
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			e := nativeRoot(t, string(boincdb.SQLite))
+			e := nativeRoot(t, string(sqldb.SQLite))
 			url := c.url
 			if url == "" {
 				dsn := mariadbtest.NewDB(t)

@@ -31,7 +31,7 @@ func (e *Engine) catchup(ctx context.Context, jobs []stepJob) (map[int]int, erro
 	for _, j := range jobs {
 		chains = append(chains, j.chain)
 	}
-	leads, err := e.DB.GroupLeads(ctx, chains)
+	leads, err := e.db.GroupLeads(ctx, chains)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func (e *Engine) DuplicateLateAfter(ctx context.Context, after time.Duration) (i
 			after = time.Duration(e.Cfg.LateAfterHours * float64(time.Hour))
 		}
 	}
-	wus, err := e.DB.LateSteps(ctx, time.Now().Add(-after).Unix(), 500)
+	wus, err := e.db.LateSteps(ctx, time.Now().Add(-after).Unix(), 500)
 	if err != nil || len(wus) == 0 {
 		return 0, err
 	}
@@ -89,7 +89,7 @@ func (e *Engine) DuplicateLateAfter(ctx context.Context, after time.Duration) (i
 				e.Log.Info("late step given one more replica", "wu", wu)
 			}
 		}
-		if err := e.DB.MarkLate(ctx, wu); err != nil {
+		if err := e.db.MarkLate(ctx, wu); err != nil {
 			return n, err
 		}
 	}

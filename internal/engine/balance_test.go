@@ -15,22 +15,22 @@ func TestCatchupPriority(t *testing.T) {
 	resp2 := f.submit("g", "b", 6)
 	wu := resp.Chains[0].FirstWU
 	for step := 0; step < 4; step++ {
-		if err := f.e.Advance(f.ctx, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
+		if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
 			t.Fatal(err)
 		}
-		c, _, _ := f.e.DB.StepByWU(f.ctx, wu)
-		s, err := f.e.DB.StepOf(f.ctx, c, step+1)
+		c, _, _ := f.e.State().StepByWU(f.ctx, wu)
+		s, err := f.e.State().StepOf(f.ctx, c, step+1)
 		if err != nil {
 			t.Fatal(err)
 		}
 		wu = s.WU
 	}
 	b0 := resp2.Chains[0].FirstWU
-	if err := f.e.Advance(f.ctx, boinc.HookCall{WUName: b0, Files: f.outputs(b0)}); err != nil {
+	if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: b0, Files: f.outputs(b0)}); err != nil {
 		t.Fatal(err)
 	}
-	c, _, _ := f.e.DB.StepByWU(f.ctx, b0)
-	s, _ := f.e.DB.StepOf(f.ctx, c, 1)
+	c, _, _ := f.e.State().StepByWU(f.ctx, b0)
+	s, _ := f.e.State().StepOf(f.ctx, c, 1)
 	bdb, err := f.e.OpenBoincDB(f.ctx)
 	if err != nil {
 		t.Fatal(err)

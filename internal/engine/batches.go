@@ -74,7 +74,7 @@ func (e *Engine) beginBatch(ctx context.Context, u store.User, req wire.SubmitRe
 	for i, c := range req.Chains {
 		jobs[i] = store.BatchJob{Name: c.Job, Chain: c.Name}
 	}
-	id, err := e.DB.CreateBatch(ctx, store.Batch{UserID: u.ID, Name: req.Batch.Name, Group: req.Group, Queue: queue, Lease: req.Batch.Lease}, jobs)
+	id, err := e.db.CreateBatch(ctx, store.Batch{UserID: u.ID, Name: req.Batch.Name, Group: req.Group, Queue: queue, Lease: req.Batch.Lease}, jobs)
 	if errors.Is(err, store.ErrExists) {
 		return 0, errf(KindNameTaken, "%s", strings.TrimSuffix(err.Error(), ": "+store.ErrExists.Error()))
 	}
@@ -101,7 +101,7 @@ func batchOf(b store.Batch) wire.Batch {
 // Batches lists the user's batches, without their jobs.
 func (e *Engine) Batches(ctx context.Context, u store.User) (wire.BatchesResponse, error) {
 	r := wire.BatchesResponse{ServerTime: serverTime(), Batches: []wire.Batch{}}
-	bs, err := e.DB.Batches(ctx, u.ID)
+	bs, err := e.q.Batches(ctx, u.ID)
 	if err != nil {
 		return r, err
 	}
@@ -116,7 +116,7 @@ func (e *Engine) userBatch(ctx context.Context, u store.User, name string) (stor
 	if err := checkBatchName("batch", name); err != nil {
 		return store.Batch{}, err
 	}
-	b, err := e.DB.BatchByName(ctx, u.ID, name)
+	b, err := e.q.BatchByName(ctx, u.ID, name)
 	if errors.Is(err, store.ErrNotFound) {
 		return b, errf(KindNotFound, "no batch named %s", name)
 	}
@@ -139,7 +139,7 @@ func (e *Engine) QueryBatches(ctx context.Context, u store.User, q wire.BatchQue
 		if err != nil {
 			return r, err
 		}
-		jobs, err := e.DB.BatchJobs(ctx, b, since)
+		jobs, err := e.q.BatchJobs(ctx, b, since)
 		if err != nil {
 			return r, err
 		}
@@ -158,7 +158,7 @@ func (e *Engine) userJob(ctx context.Context, u store.User, job string) (store.B
 	if err := checkBatchName("job", job); err != nil {
 		return store.Batch{}, "", err
 	}
-	b, chain, err := e.DB.JobBatch(ctx, u.ID, job)
+	b, chain, err := e.q.JobBatch(ctx, u.ID, job)
 	if errors.Is(err, store.ErrNotFound) {
 		return b, "", errf(KindNotFound, "no job named %s", job)
 	}
@@ -175,7 +175,7 @@ func (e *Engine) JobOutput(ctx context.Context, u store.User, job string) (wire.
 		return out, err
 	}
 	out.Batch = b.Name
-	cs, err := e.DB.Chains(ctx, u.ID, b.Group, chain)
+	cs, err := e.q.Chains(ctx, u.ID, b.Group, chain)
 	if err != nil {
 		return out, err
 	}
@@ -200,7 +200,7 @@ func (e *Engine) JobOutput(ctx context.Context, u store.User, job string) (wire.
 	}
 	// The current step's work unit; the last one's when the chain is over.
 	wu := c.WU(min(c.StepsDone, c.NSteps-1))
-	if cur, err := e.DB.CurrentSteps(ctx, u.ID, b.Group, chain); err == nil && cur[c.ID].WU != "" {
+	if cur, err := e.q.CurrentSteps(ctx, u.ID, b.Group, chain); err == nil && cur[c.ID].WU != "" {
 		wu = cur[c.ID].WU
 	}
 	if bdb, err := e.boincDB(ctx); err == nil {
@@ -233,7 +233,7 @@ func (e *Engine) AbortJobs(ctx context.Context, u store.User, ref wire.JobsRef) 
 	var n int
 	var wus []string
 	for _, t := range ts {
-		chains, w, err := e.DB.Abort(ctx, u.ID, t.group, t.chain, "aborted by the batch's submitter")
+		chains, w, err := e.db.Abort(ctx, u.ID, t.group, t.chain, "aborted by the batch's submitter")
 		if err != nil {
 			return wire.CountResponse{}, err
 		}
@@ -260,7 +260,7 @@ func (e *Engine) retire(ctx context.Context, u store.User, b store.Batch) (wire.
 	if err != nil && KindOf(err) != KindNotFound {
 		return r, err
 	}
-	if err := e.DB.DropBatch(ctx, b.ID); err != nil {
+	if err := e.db.DropBatch(ctx, b.ID); err != nil {
 		return r, err
 	}
 	return wire.CountResponse{Count: r.Count, Message: fmt.Sprintf("retired batch %s: %s", b.Name, r.Message)}, nil
@@ -276,7 +276,7 @@ func (e *Engine) SetLease(ctx context.Context, u store.User, ref wire.BatchRef) 
 	if err != nil {
 		return wire.CountResponse{}, err
 	}
-	if err := e.DB.SetLease(ctx, b.ID, ref.Lease); err != nil {
+	if err := e.db.SetLease(ctx, b.ID, ref.Lease); err != nil {
 		return wire.CountResponse{}, err
 	}
 	return wire.CountResponse{Count: 1, Message: fmt.Sprintf("batch %s: lease set to %d", b.Name, ref.Lease)}, nil
@@ -287,11 +287,11 @@ func (e *Engine) SetLease(ctx context.Context, u store.User, ref wire.BatchRef) 
 // it too (ExpireLeasesSoon), so that CGI deployments without a daemon
 // loop expire leases as well.
 func (e *Engine) ExpireLeases(ctx context.Context) (int, error) {
-	bs, err := e.DB.ExpiredBatches(ctx, time.Now().Unix())
+	bs, err := e.db.ExpiredBatches(ctx, time.Now().Unix())
 	if err != nil || len(bs) == 0 {
 		return 0, err
 	}
-	users, err := e.DB.Users(ctx)
+	users, err := e.db.Users(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -305,7 +305,7 @@ func (e *Engine) ExpireLeases(ctx context.Context) (int, error) {
 		if !ok {
 			continue
 		}
-		_, wus, err := e.DB.Abort(ctx, u.ID, b.Group, "", "the batch's lease ended")
+		_, wus, err := e.db.Abort(ctx, u.ID, b.Group, "", "the batch's lease ended")
 		if err != nil {
 			return n, fmt.Errorf("aborting batch %s of %s, whose lease ended: %w", b.Name, u.Name, err)
 		}

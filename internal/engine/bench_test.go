@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"github.com/rboinc/rboinc/internal/advance"
 	"io"
 	"log/slog"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/rboinc/rboinc/internal/boinctest"
 	"github.com/rboinc/rboinc/internal/engine"
 	"github.com/rboinc/rboinc/internal/mariadbtest"
+	"github.com/rboinc/rboinc/internal/md5sum"
 	"github.com/rboinc/rboinc/internal/setup"
 	"github.com/rboinc/rboinc/internal/spool"
 	"github.com/rboinc/rboinc/internal/store"
@@ -60,7 +62,7 @@ func newBenchEnvOn(tb testing.TB, stateDB string) *benchEnv {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { e.Close() })
-	id, err := e.DB.AddUser(ctx, "bench", "hash-bench")
+	id, err := e.State().AddUser(ctx, "bench", "hash-bench")
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -81,7 +83,7 @@ func (b *benchEnv) request(group string, n, steps int) wire.SubmitRequest {
 		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 			b.tb.Fatal(err)
 		}
-		sum, size, err := boinc.FileMD5(p)
+		sum, size, err := md5sum.File(p)
 		if err != nil {
 			b.tb.Fatal(err)
 		}
@@ -147,12 +149,12 @@ func BenchmarkSubmit(b *testing.B) {
 	perSecond(b, n*b.N, total, "chains/s")
 }
 
-// BenchmarkAdvance: the hook in-process with no creator running, per chain:
-// take the outputs out of the upload hierarchy (hard link, hash, sync),
-// record them, and create the next step itself with a create_work run of
-// its own, as a synchronous hook. With a creator running, the runs are
-// shared: bench/run.sh measures that (target: >= 200 chains/s, see
-// BENCHMARKS.md).
+// BenchmarkAdvance: a lone hook call in-process with no creator running,
+// per chain: spool the outputs (hard link, sync; spool.Accept), then the
+// creator's pass this process does itself (hash, record, create the next
+// step with a create_work run of its own). With a creator running, the
+// runs are shared: bench/run.sh measures that (target: >= 200 chains/s,
+// see BENCHMARKS.md).
 func BenchmarkAdvance(b *testing.B) {
 	env := newBenchEnv(b)
 	resp := env.submit(env.request("g", b.N, 3))
@@ -163,7 +165,7 @@ func BenchmarkAdvance(b *testing.B) {
 	b.ResetTimer()
 	t0 := time.Now()
 	for i := 0; i < b.N; i++ {
-		if err := env.e.Advance(env.ctx, calls[i]); err != nil {
+		if err := hookCall(env.ctx, env.e, calls[i]); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -188,7 +190,7 @@ func BenchmarkCreatorPass(b *testing.B) {
 		}
 		b.StartTimer()
 		t0 := time.Now()
-		if got, err := env.e.IntakeSpool(env.ctx); err != nil || got != n {
+		if got, err := advance.IntakeSpool(env.ctx, env.e.Chains()); err != nil || got != n {
 			b.Fatalf("took %d calls in, %v", got, err)
 		}
 		if got, err := env.e.CreatePending(env.ctx); err != nil || got != n {
@@ -211,7 +213,7 @@ func BenchmarkAdvanceLastStep(b *testing.B) {
 	b.ResetTimer()
 	t0 := time.Now()
 	for i := 0; i < b.N; i++ {
-		if err := env.e.Advance(env.ctx, calls[i]); err != nil {
+		if err := hookCall(env.ctx, env.e, calls[i]); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -255,7 +257,7 @@ func BenchmarkResults(b *testing.B) {
 	env := newBenchEnv(b)
 	resp := env.submit(env.request("g", chains, 1))
 	for _, c := range resp.Chains {
-		ch, s, err := env.e.DB.StepByWU(env.ctx, c.FirstWU)
+		ch, s, err := env.e.State().StepByWU(env.ctx, c.FirstWU)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -264,7 +266,7 @@ func BenchmarkResults(b *testing.B) {
 			rs = append(rs, store.Result{ChainID: ch.ID, Step: s.Step, Index: k, File: fmt.Sprintf("%s_%d", c.FirstWU, k),
 				MD5: "0123456789abcdef0123456789abcdef", Size: 100000})
 		}
-		if _, _, _, err := env.e.DB.CompleteStep(env.ctx, ch, s.Step, rs, nil); err != nil {
+		if _, _, _, err := env.e.State().CompleteStep(env.ctx, ch, s.Step, rs, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -385,7 +387,7 @@ func BenchmarkRetryStorm(b *testing.B) {
 			attempts = 2
 		}
 		var queued int
-		if err := env.e.DB.SQL().QueryRow(`SELECT count(*) FROM steps s JOIN chains c ON c.id = s.chain_id
+		if err := env.e.State().SQL().QueryRow(`SELECT count(*) FROM steps s JOIN chains c ON c.id = s.chain_id
 			WHERE c.grp = ? AND s.state = 'queued' AND s.attempts = ?`, group, attempts).Scan(&queued); err != nil || queued != n {
 			b.Fatalf("%d of %d next work units made (attempt %d): %v", queued, n, attempts, err)
 		}
@@ -446,7 +448,7 @@ func BenchmarkStateEngines(b *testing.B) {
 				b.StartTimer()
 				t0 := time.Now()
 				for _, call := range calls {
-					if err := env.e.Advance(env.ctx, call); err != nil {
+					if err := hookCall(env.ctx, env.e, call); err != nil {
 						b.Fatal(err)
 					}
 				}

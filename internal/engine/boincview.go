@@ -40,7 +40,7 @@ func (e *Engine) GridStatus(ctx context.Context, u store.User, group string) (wi
 	if err := checkRef(group, "", false); err != nil {
 		return r, err
 	}
-	chains, err := e.DB.Chains(ctx, u.ID, group, "")
+	chains, err := e.q.Chains(ctx, u.ID, group, "")
 	if err != nil {
 		return r, err
 	}
@@ -58,7 +58,7 @@ func (e *Engine) GridStatus(ctx context.Context, u store.User, group string) (wi
 	}
 	if bdb, err := e.boincDB(ctx); err != nil {
 		r.BoincError = e.withoutBoincCounts(fmt.Errorf("BOINC's database is not available: %w", err))
-	} else if wus, err := e.DB.StepWUs(ctx, u.ID, group, time.Now().Add(-gridWindow).Unix()); err != nil {
+	} else if wus, err := e.q.StepWUs(ctx, u.ID, group, time.Now().Add(-gridWindow).Unix()); err != nil {
 		return r, err
 	} else {
 		for name, names := range wus {
@@ -71,7 +71,7 @@ func (e *Engine) GridStatus(ctx context.Context, u store.User, group string) (wi
 				r.BoincError = e.withoutBoincCounts(fmt.Errorf("reading BOINC's database: %w", err))
 				break
 			}
-			g.Boinc = &counts
+			g.Boinc = wireCounts(counts)
 		}
 	}
 	for _, g := range byGroup {
@@ -122,7 +122,7 @@ func (e *Engine) addWhere(ctx context.Context, st *wire.StatusResponse) {
 			continue
 		}
 		if w, ok := where[c.WU]; ok {
-			c.BoincState, c.BoincSince = w.State, w.Since
+			c.BoincState, c.BoincSince = wirePlace[w.State], w.Since
 		}
 	}
 }
@@ -166,7 +166,7 @@ func (e *Engine) StatusBoinc(ctx context.Context, u store.User, group, name stri
 		st.BoincError = e.withoutBoinc(fmt.Errorf("BOINC's database is not available: %w", err))
 		return st, nil
 	}
-	chains, err := e.DB.Chains(ctx, u.ID, group, name)
+	chains, err := e.q.Chains(ctx, u.ID, group, name)
 	if err != nil {
 		return st, err
 	}
@@ -187,10 +187,7 @@ func (e *Engine) StatusBoinc(ctx context.Context, u store.User, group, name stri
 	for i := range st.Chains {
 		c := &st.Chains[i]
 		if wu, ok := current[c.Group+"/"+c.Name]; ok {
-			c.Boinc = &wire.ChainBoinc{WU: wu, Results: results[wu]}
-			if c.Boinc.Results == nil {
-				c.Boinc.Results = []wire.BoincResult{}
-			}
+			c.Boinc = &wire.ChainBoinc{WU: wu, Results: wireResults(results[wu])}
 		}
 	}
 	return st, nil

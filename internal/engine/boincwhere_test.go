@@ -22,7 +22,7 @@ func TestStatusWhereWithoutBoinc(t *testing.T) {
 	e := nativeRoot(t, "sqlite")
 	var logs bytes.Buffer
 	e.Log = slog.New(slog.NewTextHandler(&logs, nil))
-	id, err := e.DB.AddUser(ctx, "alice", "hash-alice")
+	id, err := e.State().AddUser(ctx, "alice", "hash-alice")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestStatusWhereWithoutBoinc(t *testing.T) {
 	if st.BoincError != "" {
 		t.Errorf("BoincError = %q with BOINC's database readable", st.BoincError)
 	}
-	bid, err := e.DB.AddUser(ctx, "bob", "hash-bob")
+	bid, err := e.State().AddUser(ctx, "bob", "hash-bob")
 	if err != nil {
 		t.Fatal(err)
 	}

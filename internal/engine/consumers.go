@@ -36,7 +36,7 @@ func otherConsumer(err error) error {
 // ownGroup refuses a group whose live chains' results go to another
 // consumer than c; a group without chains passes.
 func (e *Engine) ownGroup(ctx context.Context, u store.User, c, group string) error {
-	got, err := e.DB.GroupConsumer(ctx, u.ID, group)
+	got, err := e.db.GroupConsumer(ctx, u.ID, group)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}

@@ -27,7 +27,7 @@ func (f *fixture) submitFor(consumer, group, name, batch string) (string, error)
 		return "", err
 	}
 	wu := resp.Chains[0].FirstWU
-	if err := f.e.Advance(f.ctx, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
+	if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
 		f.t.Fatal(err)
 	}
 	return wu, nil

@@ -33,14 +33,14 @@ func (e *Engine) Status(ctx context.Context, u store.User, group, name string) (
 	if err := checkRef(group, name, name != ""); err != nil {
 		return r, err
 	}
-	chains, err := e.DB.Chains(ctx, u.ID, group, name)
+	chains, err := e.q.Chains(ctx, u.ID, group, name)
 	if err != nil {
 		return r, err
 	}
 	if len(chains) == 0 && group != "" {
 		return r, notFound(group, name)
 	}
-	cur, err := e.DB.CurrentSteps(ctx, u.ID, group, name)
+	cur, err := e.q.CurrentSteps(ctx, u.ID, group, name)
 	if err != nil {
 		return r, err
 	}
@@ -62,7 +62,7 @@ func (e *Engine) Status(ctx context.Context, u store.User, group, name string) (
 		r.Chains = append(r.Chains, cs)
 	}
 	if name == "" {
-		bs, err := e.DB.Batches(ctx, u.ID)
+		bs, err := e.q.Batches(ctx, u.ID)
 		if err != nil {
 			return r, err
 		}
@@ -89,19 +89,19 @@ func (e *Engine) Stop(ctx context.Context, u store.User, ref wire.ChainRef) (wir
 	if err := checkRef(ref.Group, ref.Name, true); err != nil {
 		return wire.CountResponse{}, err
 	}
-	chains, err := e.DB.Chains(ctx, u.ID, ref.Group, ref.Name)
+	chains, err := e.db.Chains(ctx, u.ID, ref.Group, ref.Name)
 	if err != nil {
 		return wire.CountResponse{}, err
 	}
 	if len(chains) == 0 {
 		return wire.CountResponse{}, notFound(ref.Group, ref.Name)
 	}
-	n, err := e.DB.Stop(ctx, u.ID, ref.Group, ref.Name, byUser("stopped", u))
+	n, err := e.db.Stop(ctx, u.ID, ref.Group, ref.Name, byUser("stopped", u))
 	if err != nil {
 		return wire.CountResponse{}, err
 	}
 	if ref.Cancel {
-		wus, err := e.DB.InFlight(ctx, u.ID, ref.Group, ref.Name)
+		wus, err := e.db.InFlight(ctx, u.ID, ref.Group, ref.Name)
 		if err != nil {
 			return wire.CountResponse{}, err
 		}
@@ -119,11 +119,11 @@ func (e *Engine) Purge(ctx context.Context, u store.User, ref wire.ChainRef) (wi
 		return wire.CountResponse{}, err
 	}
 	// What is in flight is cancelled first: nobody will retrieve it.
-	inflight, err := e.DB.InFlight(ctx, u.ID, ref.Group, ref.Name)
+	inflight, err := e.db.InFlight(ctx, u.ID, ref.Group, ref.Name)
 	if err != nil {
 		return wire.CountResponse{}, err
 	}
-	chains, files, err := e.DB.Purge(ctx, u.ID, ref.Group, ref.Name)
+	chains, files, err := e.db.Purge(ctx, u.ID, ref.Group, ref.Name)
 	if err != nil {
 		return wire.CountResponse{}, err
 	}

@@ -10,12 +10,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rboinc/rboinc/internal/advance"
 	"github.com/rboinc/rboinc/internal/boinc"
 	"github.com/rboinc/rboinc/internal/spool"
 	"github.com/rboinc/rboinc/internal/store"
 )
 
-// The hook spools its call (spool.go); the creator records the spooled calls
+// The hook spools its call (hook.go, package spool); the creator records the spooled calls
 // (each chain's next step as pending) and makes the work units of all
 // pending steps with one create_work run: BOINC runs the
 // hook once per work unit, and a create_work process per call would bound
@@ -90,12 +91,11 @@ var idleDBLook = time.Second // a variable for the tests
 // creatorPass takes the spooled hook calls in and creates the pending
 // steps; it returns how many of both it handled.
 func (e *Engine) creatorPass(ctx context.Context) (int, error) {
-	n, err := e.IntakeSpool(ctx)
-	if err != nil {
-		return n, err
-	}
+	// An entry that cannot be read now holds back no other chain: the
+	// pending steps are created all the same.
+	n, ierr := advance.IntakeSpool(ctx, e.Chains())
 	m, err := e.CreatePending(ctx)
-	return n + m, err
+	return n + m, errors.Join(ierr, err)
 }
 
 // workWaiting tells whether a hook call or a pending step waits.
@@ -103,7 +103,7 @@ func (e *Engine) workWaiting(ctx context.Context) (bool, error) {
 	if more, err := e.spoolWaiting(); more || err != nil {
 		return more, err
 	}
-	return e.DB.AnyPending(ctx)
+	return e.db.AnyPending(ctx)
 }
 
 // RunCreator holds the creator lock until ctx ends and creates pending
@@ -129,12 +129,6 @@ func (e *Engine) RunCreator(ctx context.Context, poll time.Duration, stop func()
 		}
 	}
 	defer f.Close()
-	// The holder of the creator lock also sends the notifications.
-	nctx, stopNotifier := context.WithCancel(ctx)
-	var notifier sync.WaitGroup
-	notifier.Go(func() { e.RunNotifier(nctx, notifyPoll) })
-	defer notifier.Wait()
-	defer stopNotifier()
 	e.Log.Debug("creating the work units of pending steps", "poll", poll)
 	var lastDB, lastSweep, lastInputCheck time.Time
 	var inputCheck inputCheckState
@@ -153,7 +147,7 @@ func (e *Engine) RunCreator(ctx context.Context, poll time.Duration, stop func()
 			} else if n > 0 {
 				e.Log.Warn("removed hook spool entries that hooks began and never finished (BOINC calls the hook again for those work units)", "entries", n)
 			}
-			if n, err := e.DB.ReviveCreating(ctx, time.Now().Add(-unfinishedAge)); err != nil {
+			if n, err := e.db.ReviveCreating(ctx, time.Now().Add(-unfinishedAge)); err != nil {
 				e.Log.Error("looking for steps left half-created", "err", err)
 			} else if n > 0 {
 				e.Log.Warn("steps left half-created by a stopped submission or hook; creating them now", "steps", n)
@@ -174,14 +168,16 @@ func (e *Engine) RunCreator(ctx context.Context, poll time.Duration, stop func()
 		asked := spool.ClearAsk(e.Root) // this pass serves whoever waits now
 		// While idle, a look is one read of the spool directory: the
 		// database is asked for pending steps only when calls came in,
-		// somebody asked (a process without the lock that recorded some:
-		// the native assimilator, a synchronous hook), this process left
+		// somebody asked (a hook with a lone call, or a process without
+		// the lock that recorded some: the native assimilator), this process left
 		// some, or once every idleDBLook.
-		n, err := e.IntakeSpool(ctx)
-		if err == nil && (n > 0 || asked || e.pendingHint.Swap(false) || time.Since(lastDB) >= idleDBLook) {
-			var m int
-			m, err = e.CreatePending(ctx)
+		n, err := advance.IntakeSpool(ctx, e.Chains())
+		// An entry that cannot be read now (reported, looked at again next
+		// pass) holds back no other chain's next step.
+		if err != nil || n > 0 || asked || e.pendingHint.Swap(false) || time.Since(lastDB) >= idleDBLook {
+			m, cerr := e.CreatePending(ctx)
 			n += m
+			err = errors.Join(err, cerr)
 			lastDB = time.Now()
 		}
 		if err != nil {
@@ -240,7 +236,7 @@ func busyWait(poll time.Duration) time.Duration { return 5 * poll }
 func (e *Engine) CreatePending(ctx context.Context) (int, error) {
 	total := 0
 	for {
-		ps, err := e.DB.PendingSteps(ctx, creatorBatch)
+		ps, err := e.db.PendingSteps(ctx, creatorBatch)
 		if err != nil {
 			return total, err
 		}
@@ -276,7 +272,7 @@ func (e *Engine) createBatch(ctx context.Context, paramsJSON string, jobs []step
 	var params boinc.WorkParams
 	if err := json.Unmarshal([]byte(paramsJSON), &params); err != nil {
 		for _, j := range jobs {
-			if err := e.DB.FailChain(ctx, j.chain.ID, j.step.Step, fmt.Sprintf("bad stored parameters: %v", err)); err != nil {
+			if err := e.db.FailChain(ctx, j.chain.ID, j.step.Step, fmt.Sprintf("bad stored parameters: %v", err)); err != nil {
 				return err
 			}
 		}
@@ -312,7 +308,7 @@ func (e *Engine) createBatch(ctx context.Context, paramsJSON string, jobs []step
 			continue
 		}
 		e.Log.Error("creating the next step failed", "wu", j.step.WU, "err", err)
-		if ferr := e.DB.FailChain(ctx, j.chain.ID, j.step.Step, fmt.Sprintf("creating work unit %s: %v", j.step.WU, err)); ferr != nil {
+		if ferr := e.db.FailChain(ctx, j.chain.ID, j.step.Step, fmt.Sprintf("creating work unit %s: %v", j.step.WU, err)); ferr != nil {
 			return ferr
 		}
 	}
@@ -328,8 +324,14 @@ func (e *Engine) alreadyCreated(ctx context.Context, wu string, err error) (bool
 		return false, nil
 	}
 	e.Log.Warn("work unit exists in BOINC already (created before the creator stopped); recorded as created", "wu", wu)
-	return true, e.DB.QueuePending(ctx, wu)
+	return true, e.db.QueuePending(ctx, wu)
 }
 
 // pendingState is the state the hook records a next step in.
 const pendingState = store.StatePending
+
+// spoolWaiting tells whether some hook call waits in the spool.
+func (e *Engine) spoolWaiting() (bool, error) {
+	names, err := spool.Entries(e.Root)
+	return len(names) > 0, err
+}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rboinc/rboinc/internal/advance"
 	"github.com/rboinc/rboinc/internal/boinc"
 	"github.com/rboinc/rboinc/internal/engine"
 	"github.com/rboinc/rboinc/internal/spool"
@@ -29,6 +30,16 @@ func (f *fixture) holdCreator() (release func()) {
 		f.t.Fatal(err)
 	}
 	return func() { lf.Close() }
+}
+
+// intake is what the creator holding the lock does first at its pass: it
+// takes the spooled hook calls in (advance.IntakeSpool), leaving their next
+// steps pending for the rest of the pass, CreatePending.
+func (f *fixture) intake(want int) {
+	f.t.Helper()
+	if n, err := advance.IntakeSpool(f.ctx, f.e.Chains()); err != nil || n != want {
+		f.t.Fatalf("took %d spooled calls in, %v; want %d", n, err, want)
+	}
 }
 
 // submitMany submits n one-content chains in one request.
@@ -52,29 +63,31 @@ func (f *fixture) submitMany(group string, n, steps int) []string {
 
 func (f *fixture) stepState(wu0 string, step int) string {
 	f.t.Helper()
-	c, _, err := f.e.DB.StepByWU(f.ctx, wu0)
+	c, _, err := f.e.State().StepByWU(f.ctx, wu0)
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	s, err := f.e.DB.StepOf(f.ctx, c, step)
+	s, err := f.e.State().StepOf(f.ctx, c, step)
 	if err != nil {
 		return "none"
 	}
 	return s.State
 }
 
-// While a creator holds the lock, hook calls return with their next steps
-// pending; the creator then makes all of them with one create_work run.
+// While a creator holds the lock, hook calls return with their calls
+// spooled; the creator takes them in, then makes all the next steps with
+// one create_work run.
 func TestPendingStepsCreatedInOneRun(t *testing.T) {
 	f := newFixture(t)
 	wus := f.submitMany("g", 20, 3)
 	runs := f.countCreateWork()
 	release := f.holdCreator()
 	for _, wu := range wus {
-		if err := f.e.Advance(f.ctx, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
+		if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	f.intake(len(wus))
 	if runs() != 0 || f.stepState(wus[0], 1) != store.StatePending {
 		t.Fatalf("with a creator holding the lock the hook ran create_work %d times; step 1 is %s", runs(), f.stepState(wus[0], 1))
 	}
@@ -87,7 +100,7 @@ func TestPendingStepsCreatedInOneRun(t *testing.T) {
 		t.Fatalf("%d create_work runs for 20 next steps", runs())
 	}
 	for _, wu := range wus {
-		c, _, _ := f.e.DB.StepByWU(f.ctx, wu)
+		c, _, _ := f.e.State().StepByWU(f.ctx, wu)
 		if st := f.stepState(wu, 1); st != "queued" || f.boincWUs(c.WU(1)) != 1 {
 			t.Fatalf("%s: step 1 %s, %d work units", wu, st, f.boincWUs(c.WU(1)))
 		}
@@ -101,7 +114,7 @@ func TestPendingStepsCreatedInOneRun(t *testing.T) {
 func TestHookWithoutCreatorCreatesAtOnce(t *testing.T) {
 	f := newFixture(t)
 	wu := f.submitMany("g", 1, 2)[0]
-	if err := f.e.Advance(f.ctx, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
+	if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
 		t.Fatal(err)
 	}
 	if st := f.stepState(wu, 1); st != "queued" {
@@ -117,10 +130,11 @@ func TestStoppedWhilePendingCreatesNothing(t *testing.T) {
 	runs := f.countCreateWork()
 	release := f.holdCreator()
 	for _, wu := range wus {
-		if err := f.e.Advance(f.ctx, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
+		if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	f.intake(len(wus))
 	if _, err := f.e.Stop(f.ctx, f.u, wire.ChainRef{Group: "g", Name: "c0"}); err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +148,7 @@ func TestStoppedWhilePendingCreatesNothing(t *testing.T) {
 	if st := f.stepState(wus[1], 1); st != "queued" {
 		t.Fatalf("running chain's step 1 is %s", st)
 	}
-	if more, err := f.e.DB.AnyPending(f.ctx); more || err != nil {
+	if more, err := f.e.State().AnyPending(f.ctx); more || err != nil {
 		t.Fatalf("still pending: %v %v", more, err)
 	}
 }
@@ -149,10 +163,11 @@ func TestBadPendingStepFailsOnlyItsChain(t *testing.T) {
 		if i == 1 { // a coordinates output no other chain has
 			os.WriteFile(paths[0], []byte("only chain 1\n"), 0o644)
 		}
-		if err := f.e.Advance(f.ctx, boinc.HookCall{WUName: wu, Files: paths}); err != nil {
+		if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu, Files: paths}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	f.intake(len(wus))
 	// The content chain 1's next step needs vanishes from the pool.
 	sum := md5s("only chain 1\n")
 	if err := os.Remove(f.e.Pool.Path(sum)); err != nil {
@@ -190,7 +205,7 @@ func TestRunCreatorCreatesWhatHooksRecord(t *testing.T) {
 	defer func() { cancel(); <-done }()
 	f.waitCreatorLocked()
 	for _, wu := range wus {
-		if err := f.e.Advance(f.ctx, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
+		if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -258,7 +273,7 @@ func testCreatorTakesOthersSteps(t *testing.T, asked bool) {
 	}
 	defer other.Close()
 	for _, wu := range wus {
-		if err := other.Advance(f.ctx, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
+		if err := hookCall(f.ctx, other, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -284,17 +299,18 @@ func TestCreatedBeforeAStopIsNotCreatedTwice(t *testing.T) {
 	wus := f.submitMany("g", 2, 3)
 	release := f.holdCreator()
 	for _, wu := range wus {
-		if err := f.e.Advance(f.ctx, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
+		if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	f.intake(len(wus))
 	release()
 	if _, err := f.e.CreatePending(f.ctx); err != nil {
 		t.Fatal(err)
 	}
 	before := f.allWUs()
 	// The stop: the work units exist, the steps still say pending.
-	if _, err := f.e.DB.SQL().ExecContext(f.ctx, `UPDATE steps SET state = 'pending' WHERE step = 1`); err != nil {
+	if _, err := f.e.State().SQL().ExecContext(f.ctx, `UPDATE steps SET state = 'pending' WHERE step = 1`); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := f.e.CreatePending(f.ctx); err != nil || n != 2 {
@@ -328,7 +344,7 @@ func TestCreatorTakesOverHalfCreatedSteps(t *testing.T) {
 	wus := f.submitMany("g", 2, 2)
 	before := f.allWUs()
 	// The stop: chain 0's work unit exists, chain 1's never came.
-	db := f.e.DB.SQL()
+	db := f.e.State().SQL()
 	if _, err := db.ExecContext(f.ctx, `UPDATE steps SET state = 'creating', created = 0 WHERE step = 0`); err != nil {
 		t.Fatal(err)
 	}

@@ -66,7 +66,7 @@ func (e *Engine) addFile(ctx context.Context, path string) (string, int64, error
 	if err != nil {
 		return "", 0, err
 	}
-	return sum, n, e.DB.PoolAdd(ctx, sum, n)
+	return sum, n, e.db.PoolAdd(ctx, sum, n)
 }
 
 // encode runs the configured encoder on a pooled content and pools the

@@ -4,7 +4,7 @@ import (
 	"os"
 	"sync"
 
-	"github.com/rboinc/rboinc/internal/boinc"
+	"github.com/rboinc/rboinc/internal/md5sum"
 	"github.com/rboinc/rboinc/internal/pool"
 )
 
@@ -50,7 +50,7 @@ func (c *digestCache) sum(path string, fi os.FileInfo) (string, error) {
 	if ok && known && got.Stamp == stamp {
 		return got.sum, nil
 	}
-	sum, _, err := boinc.FileMD5(path)
+	sum, _, err := md5sum.File(path)
 	if err != nil {
 		return "", err
 	}

@@ -32,11 +32,11 @@ func TestDownloadErrorRemakesCapped(t *testing.T) {
 	}
 	f.world(true, true)
 	c := f.waitChain("g", "c1", wire.StateFailed, 2*time.Minute)
-	chain, _, err := f.e.DB.StepByWU(f.ctx, c.WU)
+	chain, _, err := f.e.State().StepByWU(f.ctx, c.WU)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, attempts, err := f.e.DB.ChainSteps(f.ctx, chain.ID)
+	_, attempts, err := f.e.State().ChainSteps(f.ctx, chain.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

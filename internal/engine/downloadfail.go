@@ -40,7 +40,7 @@ func (e *Engine) downloadFailed(ctx context.Context, c store.Chain, s store.Step
 	if !all {
 		return false, nil
 	}
-	prior, err := e.DB.DownloadRemakes(ctx, c.ID, s.Step)
+	prior, err := e.db.DownloadRemakes(ctx, c.ID, s.Step)
 	if err != nil {
 		return false, err
 	}
@@ -63,10 +63,10 @@ func (e *Engine) downloadFailed(ctx context.Context, c store.Chain, s store.Step
 			store.ReasonInputDownload, call.WUName, strings.Join(what, ", "))
 		e.Log.Error("chain failed: an input is gone from download/ and from the pool", "chain", c.Name, "group", c.Group,
 			"step", s.Step, "wu", call.WUName, "reason", reason)
-		if err := e.DB.AddCount(ctx, store.CountInputsUnrestorable, len(bad)); err != nil {
+		if err := e.db.AddCount(ctx, store.CountInputsUnrestorable, len(bad)); err != nil {
 			e.Log.Warn("counting unrestorable inputs", "err", err)
 		}
-		return true, e.DB.FailChain(ctx, c.ID, s.Step, reason)
+		return true, e.db.FailChain(ctx, c.ID, s.Step, reason)
 	}
 	again := "is made again"
 	if c.State != "running" {
@@ -74,7 +74,7 @@ func (e *Engine) downloadFailed(ctx context.Context, c store.Chain, s store.Step
 	}
 	why := fmt.Sprintf("%s: work unit %s: %d of its results could not download its inputs; they are linked again from the pool and step %d %s (not counted as an attempt)",
 		store.ReasonInputDownload, call.WUName, n, s.Step, again)
-	newWU, ok, err := e.remake(ctx, c, s, call.WUName, why, 0, e.DB.RemakeStep)
+	newWU, ok, err := e.remake(ctx, c, s, call.WUName, why, 0, e.db.RemakeStep)
 	if err == nil && ok {
 		e.Log.Warn("a step's inputs could not be downloaded; linked again and made again", "chain", c.Name, "group", c.Group,
 			"step", s.Step, "wu", call.WUName, "new_wu", newWU)

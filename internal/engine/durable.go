@@ -43,7 +43,7 @@ func (e *Engine) durableForBOINC(fresh []string, staged string) error {
 	var dbTook, barrierTook atomic.Int64
 	dbDone := make(chan error, 1)
 	go func() {
-		err := e.DB.Sync()
+		err := e.db.Sync()
 		dbTook.Store(int64(time.Since(t0)))
 		dbDone <- err
 	}()

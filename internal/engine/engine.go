@@ -17,6 +17,7 @@ import (
 	"github.com/rboinc/rboinc/internal/boincdb"
 	"github.com/rboinc/rboinc/internal/dialguard"
 	"github.com/rboinc/rboinc/internal/pool"
+	"github.com/rboinc/rboinc/internal/query"
 	"github.com/rboinc/rboinc/internal/store"
 	"github.com/rboinc/rboinc/internal/templates"
 )
@@ -190,10 +191,14 @@ type Engine struct {
 	Root   string
 	Cfg    Config
 	Proj   *boinc.Project
-	DB     *store.DB
 	Pool   *pool.Pool
 	Queues *templates.Registry
 	Log    *slog.Logger
+
+	// db is the state database: nobody outside the engine holds it. q is
+	// its read side, which pages, metrics and status read (Query).
+	db *store.DB
+	q  *query.Reader
 
 	defaultsMu sync.Mutex
 	defaults   map[string]defaultEntry
@@ -255,12 +260,16 @@ func Open(ctx context.Context, root string, log *slog.Logger) (*Engine, error) {
 		log = slog.Default()
 	}
 	return &Engine{
-		Root: root, Cfg: cfg, Proj: proj, DB: db, Log: log,
+		Root: root, Cfg: cfg, Proj: proj, db: db, q: query.New(db), Log: log,
 		Pool:     &pool.Pool{Dir: filepath.Join(root, "pool")},
 		Queues:   templates.NewRegistry(filepath.Join(proj.Dir, "templates")),
 		defaults: map[string]defaultEntry{},
 	}, nil
 }
+
+// Query returns the read side of the engine's state: what pages, metrics
+// and status read.
+func (e *Engine) Query() *query.Reader { return e.q }
 
 // Close releases the databases.
 func (e *Engine) Close() error {
@@ -270,7 +279,7 @@ func (e *Engine) Close() error {
 		e.bdb = nil
 	}
 	e.bdbMu.Unlock()
-	return e.DB.Close()
+	return e.db.Close()
 }
 
 // Paths inside the server root.

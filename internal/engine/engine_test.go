@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,30 +15,28 @@ import (
 	"github.com/rboinc/rboinc/internal/boinc"
 	"github.com/rboinc/rboinc/internal/engine"
 	"github.com/rboinc/rboinc/internal/mariadbtest"
+	"github.com/rboinc/rboinc/internal/md5sum"
 	"github.com/rboinc/rboinc/internal/pool"
 	"github.com/rboinc/rboinc/internal/setup"
+	"github.com/rboinc/rboinc/internal/spool"
 	"github.com/rboinc/rboinc/internal/store"
+	"github.com/rboinc/rboinc/internal/testbin"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 
 var serverExe string
 
-// TestMain builds the real rboinc-server binary: the stand-in's
-// bin/create_work runs it as a separate process, exactly as BOINC would.
+// TestMain takes the real rboinc-server binary from the run's shared
+// build: the stand-in's bin/create_work runs it as a separate process,
+// exactly as BOINC would.
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "rboinc-engine-test")
+	dir, err := testbin.Build(testbin.Server)
 	if err != nil {
-		panic(err)
-	}
-	serverExe = filepath.Join(dir, "rboinc-server")
-	cmd := exec.Command("go", "build", "-o", serverExe, "../../cmd/rboinc-server")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building rboinc-server:", err)
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	serverExe = filepath.Join(dir, "rboinc-server")
 	code := m.Run()
-	os.RemoveAll(dir)
 	mariadbtest.StopShared()
 	os.Exit(code)
 }
@@ -76,7 +73,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close() })
-	id, err := e.DB.AddUser(ctx, "alice", "hash-alice")
+	id, err := e.State().AddUser(ctx, "alice", "hash-alice")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +92,7 @@ func (f *fixture) upload(contents ...string) (string, []wire.FileRef) {
 	for _, c := range contents {
 		tmp := filepath.Join(f.t.TempDir(), "x")
 		os.WriteFile(tmp, []byte(c), 0o644)
-		sum, n, _ := boinc.FileMD5(tmp)
+		sum, n, _ := md5sum.File(tmp)
 		os.WriteFile(filepath.Join(f.e.DAVRoot(f.u), up.ID, sum), []byte(c), 0o644)
 		refs = append(refs, wire.FileRef{MD5: sum, Size: n})
 	}
@@ -127,6 +124,17 @@ func (f *fixture) boincWUs(name string) int {
 		f.t.Fatal(err)
 	}
 	return n
+}
+
+// hookCall is a hook call as production makes it: spooled with its
+// outputs (spool.Accept, the front half of rboinc-hook), then taken in by
+// the creator's pass, which records it and creates the next step. While
+// another creator holds the lock the call stays spooled for that one.
+func hookCall(ctx context.Context, e *engine.Engine, call boinc.HookCall) error {
+	if _, err := spool.Accept(e.Root, call); err != nil {
+		return err
+	}
+	return e.CreatorPass(ctx)
 }
 
 // outputs fakes what BOINC leaves in the upload hierarchy for a WU.
@@ -172,15 +180,15 @@ func TestHookTwiceCreatesOneStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 2; i++ {
-		if err := f.e.Advance(f.ctx, call); err != nil {
+		if err := hookCall(f.ctx, f.e, call); err != nil {
 			t.Fatalf("call %d: %v", i, err)
 		}
 	}
-	c, _, err := f.e.DB.StepByWU(f.ctx, wu0)
+	c, _, err := f.e.State().StepByWU(f.ctx, wu0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s1, err := f.e.DB.StepOf(f.ctx, c, 1)
+	s1, err := f.e.State().StepOf(f.ctx, c, 1)
 	if err != nil || s1.State != "queued" {
 		t.Fatalf("step 1: %+v %v", s1, err)
 	}
@@ -188,7 +196,7 @@ func TestHookTwiceCreatesOneStep(t *testing.T) {
 		t.Fatalf("%d work units named %s", n, s1.WU)
 	}
 	// Output 0 (coordinates) feeds input position 1, output 1 position 2.
-	s0, _ := f.e.DB.StepOf(f.ctx, c, 0)
+	s0, _ := f.e.State().StepOf(f.ctx, c, 0)
 	if s1.Inputs[0] != s0.Inputs[0] || s1.Inputs[1] != md5s("4 5 6\n") || s1.Inputs[2] != md5s("0.1 0.1 0.1\n") || s1.Inputs[3] != s0.Inputs[3] {
 		t.Fatalf("chained inputs wrong:\nstep0 %v\nstep1 %v", s0.Inputs, s1.Inputs)
 	}
@@ -212,11 +220,11 @@ func TestStoppedChainCreatesNothing(t *testing.T) {
 	if _, err := f.e.Stop(f.ctx, f.u, wire.ChainRef{Group: "g"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.e.Advance(f.ctx, boinc.HookCall{WUName: wu0, Files: f.outputs(wu0)}); err != nil {
+	if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu0, Files: f.outputs(wu0)}); err != nil {
 		t.Fatal(err)
 	}
-	c, _, _ := f.e.DB.StepByWU(f.ctx, wu0)
-	if s, err := f.e.DB.StepOf(f.ctx, c, 1); err != nil || s.State != "held" || f.boincWUs(s.WU) != 0 {
+	c, _, _ := f.e.State().StepByWU(f.ctx, wu0)
+	if s, err := f.e.State().StepOf(f.ctx, c, 1); err != nil || s.State != "held" || f.boincWUs(s.WU) != 0 {
 		t.Fatalf("a stopped chain's next step: %+v, %v; want it held, not in BOINC", s, err)
 	}
 	st, _ := f.e.Status(f.ctx, f.u, "g", "c1")
@@ -232,11 +240,11 @@ func TestFailedWorkUnitIsRetriedThenFailsChain(t *testing.T) {
 	f.e.Cfg.RetryBackoff = 0.001
 	f.e.Cfg.MaxStepAttempts = 2
 	wu0 := f.submit("g", "c1", 2).Chains[0].FirstWU
-	if err := f.e.Advance(f.ctx, boinc.HookCall{Error: true, ErrorMask: 8, WUName: wu0, WUID: 3}); err != nil {
+	if err := hookCall(f.ctx, f.e, boinc.HookCall{Error: true, ErrorMask: 8, WUName: wu0, WUID: 3}); err != nil {
 		t.Fatal(err)
 	}
 	// A second call for the same work unit changes nothing.
-	if err := f.e.Advance(f.ctx, boinc.HookCall{Error: true, ErrorMask: 8, WUName: wu0, WUID: 3}); err != nil {
+	if err := hookCall(f.ctx, f.e, boinc.HookCall{Error: true, ErrorMask: 8, WUName: wu0, WUID: 3}); err != nil {
 		t.Fatal(err)
 	}
 	st, _ := f.e.Status(f.ctx, f.u, "g", "c1")
@@ -247,11 +255,11 @@ func TestFailedWorkUnitIsRetriedThenFailsChain(t *testing.T) {
 	if _, err := f.e.CreatePending(f.ctx); err != nil {
 		t.Fatal(err)
 	}
-	s, err := f.e.DB.StepOf(f.ctx, store.Chain{ID: st2id(t, f, wu0)}, 0)
+	s, err := f.e.State().StepOf(f.ctx, store.Chain{ID: st2id(t, f, wu0)}, 0)
 	if err != nil || s.WU == wu0 || f.boincWUs(s.WU) != 1 || s.State != "queued" {
 		t.Fatalf("the retry: %+v, %v (in BOINC: %d)", s, err, f.boincWUs(s.WU))
 	}
-	if err := f.e.Advance(f.ctx, boinc.HookCall{Error: true, ErrorMask: 2, WUName: s.WU, WUID: 4}); err != nil {
+	if err := hookCall(f.ctx, f.e, boinc.HookCall{Error: true, ErrorMask: 2, WUName: s.WU, WUID: 4}); err != nil {
 		t.Fatal(err)
 	}
 	st, _ = f.e.Status(f.ctx, f.u, "g", "c1")
@@ -264,7 +272,7 @@ func TestFailedWorkUnitIsRetriedThenFailsChain(t *testing.T) {
 // st2id is the chain id of a work unit's chain, also of an earlier attempt.
 func st2id(t *testing.T, f *fixture, wu string) int64 {
 	var id int64
-	if err := f.e.DB.SQL().QueryRow(`SELECT chain_id FROM step_attempts WHERE wu_name = ? UNION SELECT chain_id FROM steps WHERE wu_name = ?`, wu, wu).Scan(&id); err != nil {
+	if err := f.e.State().SQL().QueryRow(`SELECT chain_id FROM step_attempts WHERE wu_name = ? UNION SELECT chain_id FROM steps WHERE wu_name = ?`, wu, wu).Scan(&id); err != nil {
 		t.Fatal(err)
 	}
 	return id
@@ -273,7 +281,7 @@ func st2id(t *testing.T, f *fixture, wu string) int64 {
 func TestLastStepEndsChainAndAckRemoves(t *testing.T) {
 	f := newFixture(t)
 	wu0 := f.submit("g", "c1", 1).Chains[0].FirstWU
-	if err := f.e.Advance(f.ctx, boinc.HookCall{WUName: wu0, Files: f.outputs(wu0)}); err != nil {
+	if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu0, Files: f.outputs(wu0)}); err != nil {
 		t.Fatal(err)
 	}
 	st, _ := f.e.Status(f.ctx, f.u, "g", "c1")
@@ -299,7 +307,7 @@ func md5s(s string) string {
 	p := filepath.Join(os.TempDir(), "md5s-"+fmt.Sprint(os.Getpid()))
 	os.WriteFile(p, []byte(s), 0o644)
 	defer os.Remove(p)
-	sum, _, _ := boinc.FileMD5(p)
+	sum, _, _ := md5sum.File(p)
 	return sum
 }
 
@@ -360,7 +368,7 @@ func TestCreateWorkFailureLeavesNothing(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "app not found") {
 		t.Fatalf("got %v", err)
 	}
-	if chains, _ := f.e.DB.Chains(f.ctx, f.u.ID, "g", ""); len(chains) != 0 {
+	if chains, _ := f.e.State().Chains(f.ctx, f.u.ID, "g", ""); len(chains) != 0 {
 		t.Fatalf("a failed submission left chains: %+v", chains)
 	}
 }
@@ -397,7 +405,7 @@ func TestConcurrentSameNameOneWins(t *testing.T) {
 			ok++
 		}
 	}
-	if cs, _ := f.e.DB.Chains(f.ctx, f.u.ID, "g", "same"); ok != 1 || len(cs) != 1 || f.boincWUs(cs[0].WU(0)) != 1 {
+	if cs, _ := f.e.State().Chains(f.ctx, f.u.ID, "g", "same"); ok != 1 || len(cs) != 1 || f.boincWUs(cs[0].WU(0)) != 1 {
 		t.Fatalf("%d submissions of one chain made it (%d chains), want 1", ok, len(cs))
 	}
 	// Different chains under one name: exactly one wins.
@@ -438,7 +446,7 @@ func TestEncoder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, s, _ := f.e.DB.StepByWU(f.ctx, resp.Chains[0].FirstWU)
+	_, s, _ := f.e.State().StepByWU(f.ctx, resp.Chains[0].FirstWU)
 	if s.Inputs[2] != md5s("encoded -1\n0 0 0\n") {
 		t.Fatalf("input 2 is %s, not the encoded content", s.Inputs[2])
 	}
@@ -454,7 +462,7 @@ func TestEncoder(t *testing.T) {
 func TestCollectKeepsWhatIsUsed(t *testing.T) {
 	f := newFixture(t)
 	wu0 := f.submit("g", "c1", 1).Chains[0].FirstWU
-	_, s0, _ := f.e.DB.StepByWU(f.ctx, wu0)
+	_, s0, _ := f.e.State().StepByWU(f.ctx, wu0)
 	coor := s0.Inputs[1]
 	link := f.e.Proj.DownloadPath(pool.PhysicalName(coor))
 	if n, err := f.e.Collect(f.ctx, 0); err != nil || n != 0 {
@@ -463,7 +471,7 @@ func TestCollectKeepsWhatIsUsed(t *testing.T) {
 	if _, err := os.Stat(link); err != nil {
 		t.Fatal("download link of a running step removed")
 	}
-	if err := f.e.Advance(f.ctx, boinc.HookCall{WUName: wu0, Files: f.outputs(wu0)}); err != nil {
+	if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu0, Files: f.outputs(wu0)}); err != nil {
 		t.Fatal(err)
 	}
 	// Done but not purged: the chain's inputs stay pooled; links may go.
@@ -491,7 +499,7 @@ func TestCollectKeepsWhatIsUsed(t *testing.T) {
 func TestCollectSweepsCrashTemporaries(t *testing.T) {
 	f := newFixture(t)
 	wu0 := f.submit("g", "c1", 1).Chains[0].FirstWU
-	_, s0, _ := f.e.DB.StepByWU(f.ctx, wu0)
+	_, s0, _ := f.e.State().StepByWU(f.ctx, wu0)
 	link := f.e.Proj.DownloadPath(pool.PhysicalName(s0.Inputs[1]))
 	results := filepath.Join(f.e.Root, "results", "ALICE_g")
 	os.MkdirAll(results, 0o755)

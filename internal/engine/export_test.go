@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"time"
+
+	"github.com/rboinc/rboinc/internal/store"
 )
 
 // SetInlineStagedHook makes f run as each inline content is staged, until
@@ -32,3 +34,7 @@ func SetIdleDBLook(d time.Duration) (restore func()) {
 type InputChecks struct{ st inputCheckState }
 
 func (c *InputChecks) Run(ctx context.Context, e *Engine) { e.runInputCheck(ctx, &c.st) }
+
+// State is the engine's state database, for tests that set up or look at
+// what no engine method shows.
+func (e *Engine) State() *store.DB { return e.db }

@@ -33,7 +33,7 @@ func (e *Engine) dropFresh(ctx context.Context, sums []string) {
 		return
 	}
 	n := 0
-	err := e.DB.ForgetUnused(ctx, sums, func(unused []string) {
+	err := e.db.ForgetUnused(ctx, sums, func(unused []string) {
 		for _, m := range unused {
 			e.Pool.Unstage(e.Proj, m, false)
 			if err := e.Pool.Remove(m); err != nil {

@@ -29,7 +29,7 @@ func (e *Engine) checkQuota(ctx context.Context, u store.User, req wire.SubmitRe
 	if l.MaxRunningChains == 0 && l.MaxPoolBytes == 0 {
 		return nil
 	}
-	bound, err := e.DB.BoundsOf(ctx, u.ID)
+	bound, err := e.db.BoundsOf(ctx, u.ID)
 	if err != nil {
 		return err
 	}
@@ -49,7 +49,7 @@ func (e *Engine) checkQuota(ctx context.Context, u store.User, req wire.SubmitRe
 	if chainsOK && bytesOK {
 		return nil
 	}
-	use, err := e.DB.UsageOf(ctx, u.ID)
+	use, err := e.db.UsageOf(ctx, u.ID)
 	if err != nil {
 		return err
 	}
@@ -59,7 +59,7 @@ func (e *Engine) checkQuota(ctx context.Context, u store.User, req wire.SubmitRe
 	if l.MaxPoolBytes == 0 {
 		return nil
 	}
-	ref, err := e.DB.Referenced(ctx, u.ID, sums)
+	ref, err := e.db.Referenced(ctx, u.ID, sums)
 	if err != nil {
 		return err
 	}
@@ -94,13 +94,13 @@ func (e *Engine) requestSizes(ctx context.Context, u store.User, req wire.Submit
 		sums = append(sums, m)
 	}
 	sort.Strings(sums)
-	sizes, err := e.DB.PoolSizes(ctx, sums)
+	sizes, err := e.db.PoolSizes(ctx, sums)
 	if err != nil {
 		return nil, nil, err
 	}
 	// Another user's content counts as a new one: its size in the pool
 	// would tell (in "this submission adds N bytes") that it exists.
-	owned, err := e.DB.PoolOwned(ctx, u.ID, sums)
+	owned, err := e.db.PoolOwned(ctx, u.ID, sums)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -363,9 +363,9 @@ func (in *intake) finish(ctx context.Context) error {
 			// The chains were not recorded (which would have made them
 			// the user's): they are the user's all the same, who sent them.
 			ctx := context.WithoutCancel(ctx)
-			aerr := in.e.DB.PoolAddOwned(ctx, in.user, added)
+			aerr := in.e.db.PoolAddOwned(ctx, in.user, added)
 			if aerr == nil {
-				aerr = in.e.DB.PoolOwn(ctx, in.user, slices.Collect(maps.Keys(in.proven)))
+				aerr = in.e.db.PoolOwn(ctx, in.user, slices.Collect(maps.Keys(in.proven)))
 			}
 			if aerr != nil && err == nil {
 				err = aerr

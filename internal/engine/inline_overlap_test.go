@@ -59,7 +59,7 @@ func TestInlineContentDamagedWhileRecording(t *testing.T) {
 	if engine.KindOf(err) != engine.KindBadRequest || !strings.Contains(err.Error(), "the bytes sent have MD5") {
 		t.Fatalf("got %v", err)
 	}
-	if cs, _ := f.e.DB.Chains(f.ctx, f.u.ID, "g", ""); len(cs) != 0 {
+	if cs, _ := f.e.State().Chains(f.ctx, f.u.ID, "g", ""); len(cs) != 0 {
 		t.Fatalf("%d chains left", len(cs))
 	}
 	if n := f.allWUs(); n != before {
@@ -75,7 +75,7 @@ func TestInlineContentDamagedWhileRecording(t *testing.T) {
 			good = append(good, r.MD5)
 		}
 	}
-	if missing, err := f.e.DB.PoolMissing(f.ctx, f.u.ID, good); err != nil || len(missing) != 0 {
+	if missing, err := f.e.State().PoolMissing(f.ctx, f.u.ID, good); err != nil || len(missing) != 0 {
 		t.Fatalf("%d of %d contents written are not in the pool's index: %v", len(missing), len(good), err)
 	}
 }
@@ -118,11 +118,11 @@ func TestInlineContentsRemovedWhenRecordingFails(t *testing.T) {
 		}
 		sums = append(sums, r.MD5)
 	}
-	if missing, err := f.e.DB.PoolMissing(f.ctx, f.u.ID, sums); err != nil || len(missing) != len(sums) {
+	if missing, err := f.e.State().PoolMissing(f.ctx, f.u.ID, sums); err != nil || len(missing) != len(sums) {
 		t.Fatalf("%d of %d contents of the failed request still indexed: %v", len(sums)-len(missing), len(sums), err)
 	}
 	// The chain that held the name still has its inputs.
-	_, s0, err := f.e.DB.StepByWU(f.ctx, takenWU)
+	_, s0, err := f.e.State().StepByWU(f.ctx, takenWU)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rboinc/rboinc/internal/boinc"
 	"github.com/rboinc/rboinc/internal/engine"
+	"github.com/rboinc/rboinc/internal/md5sum"
 	"github.com/rboinc/rboinc/internal/pool"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
@@ -59,7 +60,7 @@ func TestSubmitInline(t *testing.T) {
 	}
 	for i, c := range contents {
 		r := ref(c)
-		if sum, n, err := boinc.FileMD5(f.e.Pool.Path(r.MD5)); err != nil || sum != r.MD5 || n != r.Size {
+		if sum, n, err := md5sum.File(f.e.Pool.Path(r.MD5)); err != nil || sum != r.MD5 || n != r.Size {
 			t.Fatalf("content %d in the pool: %s %d %v", i, sum, n, err)
 		}
 		staged := f.e.Proj.DownloadPath(pool.PhysicalName(r.MD5))
@@ -67,7 +68,7 @@ func TestSubmitInline(t *testing.T) {
 			t.Fatalf("content %d staged with sidecar %s %d %v", i, sum, n, ok)
 		}
 	}
-	if missing, _ := f.e.DB.PoolMissing(f.ctx, f.u.ID, []string{req.Inline[0].MD5, req.Inline[150].MD5}); len(missing) != 0 {
+	if missing, _ := f.e.State().PoolMissing(f.ctx, f.u.ID, []string{req.Inline[0].MD5, req.Inline[150].MD5}); len(missing) != 0 {
 		t.Fatalf("contents not recorded in the pool index: %v", missing)
 	}
 }
@@ -113,13 +114,13 @@ func TestSubmitInlineRefusesBadContents(t *testing.T) {
 		if err == nil || engine.KindOf(err) != tc.kind || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v (kind %v), want %q", tc.name, err, engine.KindOf(err), tc.want)
 		}
-		if cs, _ := f.e.DB.Chains(f.ctx, f.u.ID, "g", ""); len(cs) != 0 {
+		if cs, _ := f.e.State().Chains(f.ctx, f.u.ID, "g", ""); len(cs) != 0 {
 			t.Fatalf("%s: a refused submission left %d chains", tc.name, len(cs))
 		}
 	}
 	// The damaged content never entered the pool under its name.
 	if f.e.Pool.Has(req.Inline[3].MD5) {
-		if sum, _, _ := boinc.FileMD5(f.e.Pool.Path(req.Inline[3].MD5)); sum != req.Inline[3].MD5 {
+		if sum, _, _ := md5sum.File(f.e.Pool.Path(req.Inline[3].MD5)); sum != req.Inline[3].MD5 {
 			t.Fatal("the pool holds a content under another content's name")
 		}
 	}
@@ -154,7 +155,7 @@ func TestFailedRecordingCreatesNoWorkUnit(t *testing.T) {
 	if n := f.allWUs(); n != before {
 		t.Fatalf("%d work units after the failed submission, %d before", n, before)
 	}
-	if cs, _ := f.e.DB.Chains(f.ctx, f.u.ID, "g", ""); len(cs) != 1 {
+	if cs, _ := f.e.State().Chains(f.ctx, f.u.ID, "g", ""); len(cs) != 1 {
 		t.Fatalf("%d chains in the group, want the first one only", len(cs))
 	}
 	req.Chains[len(req.Chains)-1].Name = "last"

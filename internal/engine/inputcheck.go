@@ -68,7 +68,7 @@ type InputCheck struct {
 func (e *Engine) CheckInputs(ctx context.Context, repair bool) (InputCheck, error) {
 	var r InputCheck
 	// A stopped chain's work unit in BOINC still runs to its end.
-	wus, err := e.DB.InBoinc(ctx)
+	wus, err := e.db.InBoinc(ctx)
 	if err != nil {
 		return r, err
 	}
@@ -121,7 +121,7 @@ func (e *Engine) CheckInputs(ctx context.Context, repair bool) (InputCheck, erro
 		}
 	}
 	if repair {
-		if err := e.DB.AddCount(ctx, store.CountInputsRelinked, len(r.Relinked)); err != nil {
+		if err := e.db.AddCount(ctx, store.CountInputsRelinked, len(r.Relinked)); err != nil {
 			e.Log.Warn("counting relinked inputs", "err", err)
 		}
 	}
@@ -225,7 +225,7 @@ func (e *Engine) restoreInputs(ctx context.Context, bdb *boincdb.DB, wu string) 
 			}
 			e.digests.forget(e.Proj.DownloadPath(f.Name))
 			e.Log.Warn("input of a work unit whose download failed linked again from the pool", "wu", wu, "file", f.Name, "problem", problem)
-			if err := e.DB.AddCount(ctx, store.CountInputsRelinked, 1); err != nil {
+			if err := e.db.AddCount(ctx, store.CountInputsRelinked, 1); err != nil {
 				e.Log.Warn("counting relinked inputs", "err", err)
 			}
 		}
@@ -272,7 +272,7 @@ func (e *Engine) runInputCheck(ctx context.Context, st *inputCheckState) {
 			"wu", p.WU, "file", p.File, "problem", p.Problem)
 	}
 	st.unrestorable = now
-	if err := e.DB.AddCount(ctx, store.CountInputsUnrestorable, fresh); err != nil {
+	if err := e.db.AddCount(ctx, store.CountInputsUnrestorable, fresh); err != nil {
 		e.Log.Warn("counting unrestorable inputs", "err", err)
 	}
 	e.Log.Debug("inputs of waiting work units checked", "work_units", r.WorkUnits, "files", r.Files,

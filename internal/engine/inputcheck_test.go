@@ -100,7 +100,7 @@ func (f *fixture) waitChain(g, name, want string, within time.Duration) wire.Cha
 // position 0 (coor_file).
 func (f *fixture) firstInput(wu string) (string, string) {
 	f.t.Helper()
-	_, s, err := f.e.DB.StepByWU(f.ctx, wu)
+	_, s, err := f.e.State().StepByWU(f.ctx, wu)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestMissingInputLinkedAgain(t *testing.T) {
 	waitFor(t, 10*time.Second, "the relinked input has no sidecar or was not counted", func() bool {
 		got, n, ok := boinc.ReadSidecar(dl)
 		var err error
-		counts, err = f.e.DB.Counts(f.ctx)
+		counts, err = f.e.State().Counts(f.ctx)
 		return ok && got == sum && n > 0 && err == nil && counts[store.CountInputsRelinked] >= 1
 	})
 	f.world(false, true)
@@ -222,7 +222,7 @@ func TestInputCheckFindsDamage(t *testing.T) {
 	// per check, and the other chain's damaged input still repaired.
 	sum2 := md5s("7 8 9\n")
 	dl2 := f.e.Proj.DownloadPath(pool.PhysicalName(sum2))
-	if _, s2, _ := f.e.DB.StepByWU(f.ctx, wu2); !slices.Contains(s2.Inputs, sum2) {
+	if _, s2, _ := f.e.State().StepByWU(f.ctx, wu2); !slices.Contains(s2.Inputs, sum2) {
 		t.Fatalf("%s does not read %s: %v", wu2, sum2, s2.Inputs)
 	}
 	os.Remove(dl2)
@@ -239,7 +239,7 @@ func TestInputCheckFindsDamage(t *testing.T) {
 	var checks engine.InputChecks
 	checks.Run(f.ctx, f.e)
 	checks.Run(f.ctx, f.e)
-	counts, _ := f.e.DB.Counts(f.ctx)
+	counts, _ := f.e.State().Counts(f.ctx)
 	if counts[store.CountInputsUnrestorable] != 1 || counts[store.CountInputsRelinked] != 2 {
 		t.Fatalf("counters: %v", counts)
 	}
@@ -293,11 +293,11 @@ func TestDownloadErrorRemakesStep(t *testing.T) {
 	if len(rs) != 1 || rs[0][0] != 3 || rs[0][1] != 1 || rs[0][2] != -186 || !strings.Contains(rs[0][3].(string), "WU download error") || !strings.Contains(rs[0][3].(string), "-224 (permanent HTTP error)") {
 		t.Fatalf("the failed download's result: %v", rs)
 	}
-	chain, _, err := f.e.DB.StepByWU(f.ctx, c.WU)
+	chain, _, err := f.e.State().StepByWU(f.ctx, c.WU)
 	if err != nil {
 		t.Fatal(err)
 	}
-	steps, attempts, err := f.e.DB.ChainSteps(f.ctx, chain.ID)
+	steps, attempts, err := f.e.State().ChainSteps(f.ctx, chain.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +332,7 @@ func TestDownloadErrorContentGone(t *testing.T) {
 func TestLegacyJFWorkUnit(t *testing.T) {
 	f := newFixtureWith(t, map[string]any{"input_check_seconds": 0.5})
 	wu := f.submit("g", "c1", 2).Chains[0].FirstWU
-	_, s0, err := f.e.DB.StepByWU(f.ctx, wu)
+	_, s0, err := f.e.State().StepByWU(f.ctx, wu)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 // latency histograms. A failure to record is logged, never the caller's:
 // the hook and the creator must not fail for a metric.
 func (e *Engine) observe(ctx context.Context, kind string, t0 time.Time) {
-	if err := e.DB.ObserveLatency(context.WithoutCancel(ctx), kind, time.Since(t0)); err != nil {
+	if err := e.db.ObserveLatency(context.WithoutCancel(ctx), kind, time.Since(t0)); err != nil {
 		e.Log.Warn("recording a latency for the metrics", "kind", kind, "err", err)
 	}
 }

@@ -19,7 +19,7 @@ import (
 func TestLegacyLinkClaimedByBOINC(t *testing.T) {
 	f := newFixture(t)
 	wu := f.submit("g", "c1", 2).Chains[0].FirstWU
-	_, s0, err := f.e.DB.StepByWU(f.ctx, wu)
+	_, s0, err := f.e.State().StepByWU(f.ctx, wu)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,7 +58,7 @@ func (e *Engine) selected(ctx context.Context, u store.User, ref wire.ChainRef) 
 	if err := checkRef(ref.Group, ref.Name, true); err != nil {
 		return err
 	}
-	chains, err := e.DB.Chains(ctx, u.ID, ref.Group, ref.Name)
+	chains, err := e.db.Chains(ctx, u.ID, ref.Group, ref.Name)
 	if err != nil {
 		return err
 	}
@@ -74,7 +74,7 @@ func (e *Engine) Abort(ctx context.Context, u store.User, ref wire.ChainRef) (wi
 	if err := e.selected(ctx, u, ref); err != nil {
 		return wire.CountResponse{}, err
 	}
-	chains, wus, err := e.DB.Abort(ctx, u.ID, ref.Group, ref.Name, byUser("aborted", u))
+	chains, wus, err := e.db.Abort(ctx, u.ID, ref.Group, ref.Name, byUser("aborted", u))
 	if err != nil {
 		return wire.CountResponse{}, err
 	}
@@ -117,7 +117,7 @@ func (e *Engine) Resume(ctx context.Context, u store.User, req wire.ResumeReques
 			return wire.CountResponse{}, err
 		}
 	}
-	done, refused, err := e.DB.Resume(ctx, u.ID, ref.Group, ref.Name, newWUNamer, in)
+	done, refused, err := e.db.Resume(ctx, u.ID, ref.Group, ref.Name, newWUNamer, in)
 	if err != nil {
 		return wire.CountResponse{}, err
 	}
@@ -143,7 +143,7 @@ func (e *Engine) Extend(ctx context.Context, u store.User, req wire.ExtendReques
 	if err := e.selected(ctx, u, req.ChainRef); err != nil {
 		return wire.CountResponse{}, err
 	}
-	done, refused, err := e.DB.Extend(ctx, u.ID, req.Group, req.Name, req.Steps, newWUNamer)
+	done, refused, err := e.db.Extend(ctx, u.ID, req.Group, req.Name, req.Steps, newWUNamer)
 	if err != nil {
 		return wire.CountResponse{}, err
 	}

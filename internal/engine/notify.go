@@ -31,7 +31,6 @@ import (
 // at most notifyPerUser at once, taken from the users in turn: one user's
 // dead or slow targets hold up only themselves, never another user's.
 const (
-	notifyPoll     = time.Second
 	notifyBatch    = 1000             // events fanned out per transaction
 	notifyParallel = 64               // deliveries in flight at once
 	notifyPerUser  = 4                // of one user
@@ -86,22 +85,25 @@ func (e *Engine) RunNotifier(ctx context.Context, poll time.Duration) {
 }
 
 // NotifyPass fans out the events that came and makes the deliveries that
-// are due, once, waiting for them; busy says more may be waiting already.
+// are due, once, waiting for them; busy says more may be waiting already:
+// the fan-out was full, or a delivery was made and its target's next event
+// (a target gets one at a time) may be due now.
 func (e *Engine) NotifyPass(ctx context.Context) (busy bool, err error) {
 	s := newSender(e)
 	busy, err = s.pass(ctx)
 	s.wg.Wait()
-	return busy, err
+	return busy || s.started > 0, err
 }
 
 // sender runs deliveries, counting those in flight, in all and per user.
 type sender struct {
-	e      *Engine
-	mu     sync.Mutex
-	flying int
-	byUser map[int64]int
-	wg     sync.WaitGroup
-	ended  chan struct{} // a value when a delivery ends
+	e       *Engine
+	mu      sync.Mutex
+	flying  int
+	byUser  map[int64]int
+	wg      sync.WaitGroup
+	ended   chan struct{} // a value when a delivery ends
+	started int           // deliveries started, in all
 }
 
 func newSender(e *Engine) *sender {
@@ -111,7 +113,7 @@ func newSender(e *Engine) *sender {
 // pass fans out new events and starts the deliveries due that fit in the
 // free slots, without waiting for them.
 func (s *sender) pass(ctx context.Context) (busy bool, err error) {
-	n, err := s.e.DB.FanOut(ctx, notifyBatch)
+	n, err := s.e.db.FanOut(ctx, notifyBatch)
 	if err != nil {
 		return false, fmt.Errorf("queueing events for notification: %w", err)
 	}
@@ -122,7 +124,7 @@ func (s *sender) pass(ctx context.Context) (busy bool, err error) {
 	if free <= 0 {
 		return n == notifyBatch, nil
 	}
-	ds, err := s.e.DB.ClaimDeliveries(ctx, store.Claim{At: time.Now().Unix(), Lease: notifyLease, Limit: free,
+	ds, err := s.e.db.ClaimDeliveries(ctx, store.Claim{At: time.Now().Unix(), Lease: notifyLease, Limit: free,
 		PerUser: notifyPerUser, Busy: inFlight})
 	if err != nil {
 		return false, fmt.Errorf("taking due notifications: %w", err)
@@ -131,12 +133,16 @@ func (s *sender) pass(ctx context.Context) (busy bool, err error) {
 		uid := d.Target.UserID
 		s.mu.Lock()
 		s.flying++
+		s.started++
 		s.byUser[uid]++
 		s.mu.Unlock()
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			s.e.deliver(ctx, d)
+			// A call in flight finishes (within notifyTimeout) when the
+			// notifier is stopped: cut short, the receiver may have the
+			// event already and would get it again from the next notifier.
+			s.e.deliver(context.WithoutCancel(ctx), d)
 			s.mu.Lock()
 			s.flying--
 			if s.byUser[uid]--; s.byUser[uid] == 0 {
@@ -163,11 +169,11 @@ func (e *Engine) deliver(ctx context.Context, d store.Delivery) {
 		err = postWebhook(ctx, client, d)
 	case store.NotifyEmail:
 		var ok bool
-		ok, err = e.DB.EmailConfirmed(ctx, d.Target.UserID, d.Target.Address)
+		ok, err = e.db.EmailConfirmed(ctx, d.Target.UserID, d.Target.Address)
 		if err == nil && !ok {
 			// Registered before addresses were confirmed: never sent.
 			log.Error("notification dropped: its e-mail address was never confirmed by its user nor registered by the administrator")
-			if derr := e.DB.Delivered(bg, d.ID); derr != nil {
+			if derr := e.db.Delivered(bg, d.ID); derr != nil {
 				log.Error("dropping a notification", "err", derr)
 			}
 			return
@@ -179,14 +185,14 @@ func (e *Engine) deliver(ctx context.Context, d store.Delivery) {
 		err = fmt.Errorf("unknown notification kind %q", d.Target.Kind)
 	}
 	if err == nil {
-		if derr := e.DB.Delivered(bg, d.ID); derr != nil {
+		if derr := e.db.Delivered(bg, d.ID); derr != nil {
 			log.Error("recording a sent notification (it may be sent again)", "err", derr)
 		}
 		return
 	}
 	if time.Since(time.Unix(d.Created, 0)) > NotifyGiveUp {
 		log.Error("notification dropped: its target failed for too long", "err", err, "failing_for", NotifyGiveUp)
-		if derr := e.DB.Delivered(bg, d.ID); derr != nil {
+		if derr := e.db.Delivered(bg, d.ID); derr != nil {
 			log.Error("dropping a notification", "err", derr)
 		}
 		return
@@ -198,7 +204,7 @@ func (e *Engine) deliver(ctx context.Context, d store.Delivery) {
 		level = slog.LevelError // for the administrator: it will not heal by itself
 	}
 	log.Log(bg, level, "notification not delivered; will try again", "err", err, "retry_in", wait)
-	if derr := e.DB.DeliveryFailed(bg, d.ID, time.Now().Add(wait).Unix(), err.Error()); derr != nil {
+	if derr := e.db.DeliveryFailed(bg, d.ID, time.Now().Add(wait).Unix(), err.Error()); derr != nil {
 		log.Error("recording a failed notification", "err", derr)
 	}
 }

@@ -70,12 +70,12 @@ func drain(t *testing.T, e *engine.Engine, passes int) {
 		if _, err := e.NotifyPass(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		if n, _, err := e.DB.OutboxWaiting(context.Background()); err != nil || n == 0 {
+		if n, _, err := e.State().OutboxWaiting(context.Background()); err != nil || n == 0 {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	n, _, _ := e.DB.OutboxWaiting(context.Background())
+	n, _, _ := e.State().OutboxWaiting(context.Background())
 	t.Fatalf("%d notifications still waiting after %d passes", n, passes)
 }
 
@@ -83,7 +83,7 @@ func drain(t *testing.T, e *engine.Engine, passes int) {
 func runChains(f *fixture, group string, names ...string) {
 	for _, n := range names {
 		wu := f.submit(group, n, 2).Chains[0].FirstWU
-		if err := f.e.Advance(f.ctx, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
+		if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
 			f.t.Fatal(err)
 		}
 	}
@@ -99,7 +99,7 @@ func runChains(f *fixture, group string, names ...string) {
 		if wu == "" {
 			f.t.Fatalf("chain %s has no current work unit: %+v", n, st.Chains[0])
 		}
-		if err := f.e.Advance(f.ctx, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
+		if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
 			f.t.Fatal(err)
 		}
 	}
@@ -113,14 +113,14 @@ func TestWebhookGetsEveryEventOnceAcrossRestartAndOutage(t *testing.T) {
 	defer engine.SetNotifyRetry(0)()
 	f := newFixture(t)
 	allowLoopback(f.e)
-	secret, err := f.e.DB.NotifySecret(f.ctx, f.u.ID)
+	secret, err := f.e.State().NotifySecret(f.ctx, f.u.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rc := &receiver{t: t, secret: secret}
 	srv := httptest.NewServer(rc)
 	defer srv.Close()
-	if err := f.e.DB.AddNotifyTarget(f.ctx, store.NotifyTarget{UserID: f.u.ID, Kind: store.NotifyWebhook, Address: srv.URL + "/hook", Events: []string{"all"}}); err != nil {
+	if err := f.e.State().AddNotifyTarget(f.ctx, store.NotifyTarget{UserID: f.u.ID, Kind: store.NotifyWebhook, Address: srv.URL + "/hook", Events: []string{"all"}}); err != nil {
 		t.Fatal(err)
 	}
 	// Half the chains run while the receiver is down: those deliveries
@@ -135,7 +135,7 @@ func TestWebhookGetsEveryEventOnceAcrossRestartAndOutage(t *testing.T) {
 	if len(rc.ids()) != 0 {
 		t.Fatalf("a down receiver counted deliveries: %v", rc.ids())
 	}
-	waiting, _, _ := f.e.DB.OutboxWaiting(f.ctx)
+	waiting, _, _ := f.e.State().OutboxWaiting(f.ctx)
 	if waiting == 0 {
 		t.Fatal("nothing waits in the outbox while the receiver is down")
 	}
@@ -152,7 +152,7 @@ func TestWebhookGetsEveryEventOnceAcrossRestartAndOutage(t *testing.T) {
 	runChains(f, "g", "b1")
 	drain(t, e2, 50)
 
-	events, err := e2.DB.Events(f.ctx, f.u.ID, 0, 1000)
+	events, err := e2.State().Events(f.ctx, f.u.ID, 0, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,14 +182,14 @@ func TestDeadWebhookDelaysNothingElse(t *testing.T) {
 	defer engine.SetNotifyRetry(time.Hour)()
 	f := newFixture(t)
 	allowLoopback(f.e)
-	secret, _ := f.e.DB.NotifySecret(f.ctx, f.u.ID)
+	secret, _ := f.e.State().NotifySecret(f.ctx, f.u.ID)
 	rc := &receiver{t: t, secret: secret}
 	srv := httptest.NewServer(rc)
 	defer srv.Close()
 	dead := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "boom", 500) }))
 	defer dead.Close()
 	for _, a := range []string{dead.URL, srv.URL} {
-		if err := f.e.DB.AddNotifyTarget(f.ctx, store.NotifyTarget{UserID: f.u.ID, Kind: store.NotifyWebhook, Address: a, Events: store.DefaultNotifyEvents}); err != nil {
+		if err := f.e.State().AddNotifyTarget(f.ctx, store.NotifyTarget{UserID: f.u.ID, Kind: store.NotifyWebhook, Address: a, Events: store.DefaultNotifyEvents}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -204,7 +204,7 @@ func TestDeadWebhookDelaysNothingElse(t *testing.T) {
 	if got := rc.ids(); len(got) != 4 {
 		t.Fatalf("the live webhook got %v, want 4 events", got)
 	}
-	if n, _, _ := f.e.DB.OutboxWaiting(f.ctx); n != 4 {
+	if n, _, _ := f.e.State().OutboxWaiting(f.ctx); n != 4 {
 		t.Fatalf("%d deliveries wait, want the dead target's 4", n)
 	}
 }
@@ -213,7 +213,7 @@ func TestEmailNotificationsThroughSMTP(t *testing.T) {
 	f := newFixture(t)
 	smtp := smtptest.Start(t)
 	f.e.Cfg.SMTP = mail.Settings{Host: smtp.Host, Port: smtp.Port, From: "rboinc@example.org", TLS: "none"}
-	if err := f.e.DB.RegisterEmail(f.ctx, f.u.ID, "alice@example.org", store.EmailByAdmin); err != nil {
+	if err := f.e.State().RegisterEmail(f.ctx, f.u.ID, "alice@example.org", store.EmailByAdmin); err != nil {
 		t.Fatal(err)
 	}
 	// Registered by the submission itself, for its group.
@@ -225,11 +225,14 @@ func TestEmailNotificationsThroughSMTP(t *testing.T) {
 	}
 	st, _ := f.e.Status(f.ctx, f.u, "m", "x1")
 	wu := st.Chains[0].WU
-	// The creator daemon sends them: run it as the server does.
+	// The creator and the notifier daemon, as the server runs them.
 	ctx, cancel := context.WithCancel(f.ctx)
+	notified := make(chan struct{})
+	go func() { f.e.RunNotifier(ctx, 50*time.Millisecond); close(notified) }()
+	defer func() { cancel(); <-notified }()
 	done := make(chan error, 1)
 	go func() { done <- f.e.RunCreator(ctx, 50*time.Millisecond, nil) }()
-	if err := f.e.Advance(f.ctx, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
+	if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
 		t.Fatal(err)
 	}
 	msgs := smtp.Wait(2, 20*time.Second)
@@ -278,10 +281,10 @@ func TestSubmissionNotifyTargetsAreChecked(t *testing.T) {
 			t.Errorf("-notify %q: %v, want a refused target with %q", target, err, want)
 		}
 	}
-	if cs, _ := f.e.DB.Chains(f.ctx, f.u.ID, "h", ""); len(cs) != 0 {
+	if cs, _ := f.e.State().Chains(f.ctx, f.u.ID, "h", ""); len(cs) != 0 {
 		t.Fatalf("refused submissions left chains: %+v", cs)
 	}
-	if ts, _ := f.e.DB.NotifyTargets(f.ctx, f.u.ID); len(ts) != 0 {
+	if ts, _ := f.e.State().NotifyTargets(f.ctx, f.u.ID); len(ts) != 0 {
 		t.Fatalf("refused submissions left targets: %+v", ts)
 	}
 	// The administrator's notify_allow lets them through.

@@ -43,7 +43,7 @@ func (e *Engine) ConfirmEmail(ctx context.Context, u store.User, req wire.EmailC
 		return wire.EmailConfirmation{}, errf(KindBadTarget, "%v", err)
 	}
 	out := wire.EmailConfirmation{Address: addr}
-	ok, err := e.DB.EmailConfirmed(ctx, u.ID, addr)
+	ok, err := e.db.EmailConfirmed(ctx, u.ID, addr)
 	if err != nil {
 		return out, err
 	}
@@ -55,7 +55,7 @@ func (e *Engine) ConfirmEmail(ctx context.Context, u store.User, req wire.EmailC
 		return out, e.mailEmailCode(ctx, u, addr, &out)
 	}
 	code := strings.ReplaceAll(strings.TrimSpace(req.Code), " ", "")
-	err = e.DB.ConfirmEmail(ctx, u.ID, addr, func(h string) bool { return codeMatches(h, code) }, emailCodeAttempts)
+	err = e.db.ConfirmEmail(ctx, u.ID, addr, func(h string) bool { return codeMatches(h, code) }, emailCodeAttempts)
 	if errors.Is(err, store.ErrEmailCode) {
 		return out, errf(KindBadRequest, "%v", err)
 	}
@@ -72,7 +72,7 @@ func (e *Engine) mailEmailCode(ctx context.Context, u store.User, addr string, o
 		return errf(KindBadRequest, `this server sends no e-mail (rboinc.json has no "smtp" server): ask the administrator to register %s for you`, addr)
 	}
 	code, hash := newEmailCode()
-	err := e.DB.NewEmailCode(ctx, u.ID, addr, hash, time.Now().Add(emailCodeTTL).Unix(), emailCodeRate)
+	err := e.db.NewEmailCode(ctx, u.ID, addr, hash, time.Now().Add(emailCodeTTL).Unix(), emailCodeRate)
 	if errors.Is(err, store.ErrEmailCodeLimit) {
 		return errf(KindQuota, "%v", err)
 	}

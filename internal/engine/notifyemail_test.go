@@ -56,7 +56,7 @@ func TestEmailConfirmedByCode(t *testing.T) {
 	}
 	code := mailedCode(t, smtp, 1, "alice@example.org")
 	var stored string
-	f.e.DB.SQL().QueryRow(`SELECT code_hash FROM notify_email_codes WHERE address = ?`, "alice@example.org").Scan(&stored)
+	f.e.State().SQL().QueryRow(`SELECT code_hash FROM notify_email_codes WHERE address = ?`, "alice@example.org").Scan(&stored)
 	if stored == "" || strings.Contains(stored, code) {
 		t.Fatalf("the code is stored as %q", stored)
 	}
@@ -98,7 +98,7 @@ func TestEmailConfirmedByCode(t *testing.T) {
 		t.Fatal(err)
 	}
 	code3 := mailedCode(t, smtp, 3, "old@example.org")
-	f.e.DB.SQL().Exec(`UPDATE notify_email_codes SET expires = ? WHERE address = ?`, time.Now().Add(-time.Minute).Unix(), "old@example.org")
+	f.e.State().SQL().Exec(`UPDATE notify_email_codes SET expires = ? WHERE address = ?`, time.Now().Add(-time.Minute).Unix(), "old@example.org")
 	if _, err := ask("old@example.org", code3); err == nil || !strings.Contains(err.Error(), "expired") {
 		t.Fatalf("an expired code: %v", err)
 	}
@@ -119,11 +119,11 @@ func TestEmailCodesPerAddressBounded(t *testing.T) {
 	rate := store.CodeRate{PerUserHour: 100, PerAddressDay: 2}
 	exp := time.Now().Add(time.Hour).Unix()
 	for i := range 2 {
-		if err := f.e.DB.NewEmailCode(f.ctx, f.u.ID+int64(i), "victim@example.org", "x:y", exp, rate); err != nil {
+		if err := f.e.State().NewEmailCode(f.ctx, f.u.ID+int64(i), "victim@example.org", "x:y", exp, rate); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := f.e.DB.NewEmailCode(f.ctx, f.u.ID+5, "victim@example.org", "x:y", exp, rate); err == nil || !strings.Contains(err.Error(), "a day for one address") {
+	if err := f.e.State().NewEmailCode(f.ctx, f.u.ID+5, "victim@example.org", "x:y", exp, rate); err == nil || !strings.Contains(err.Error(), "a day for one address") {
 		t.Fatalf("a third code for one address: %v", err)
 	}
 }
@@ -135,7 +135,7 @@ func TestEmailToUnconfirmedAddressNeverSent(t *testing.T) {
 	f := newFixture(t)
 	smtp := smtptest.Start(t)
 	f.e.Cfg.SMTP = mail.Settings{Host: smtp.Host, Port: smtp.Port, From: "rboinc@example.org", TLS: "none"}
-	if _, err := f.e.DB.SQL().Exec(`INSERT INTO notify_targets(user_id, grp, kind, address, event_types, created) VALUES (?, 'g', 'email', 'victim@example.org', 'all', 0)`, f.u.ID); err != nil {
+	if _, err := f.e.State().SQL().Exec(`INSERT INTO notify_targets(user_id, grp, kind, address, event_types, created) VALUES (?, 'g', 'email', 'victim@example.org', 'all', 0)`, f.u.ID); err != nil {
 		t.Fatal(err)
 	}
 	addEvent(t, f.e, f.u.ID, store.EvChainDone, "g", "c")

@@ -54,20 +54,20 @@ func TestDeadTargetsOfOneUserDelayNoOtherUser(t *testing.T) {
 	allowLoopback(f.e)
 	dead := hangingListener(t)
 	for i := range engine.DefaultMaxNotifyTargets {
-		if err := f.e.DB.AddNotifyTarget(f.ctx, store.NotifyTarget{UserID: f.u.ID, Kind: store.NotifyWebhook,
+		if err := f.e.State().AddNotifyTarget(f.ctx, store.NotifyTarget{UserID: f.u.ID, Kind: store.NotifyWebhook,
 			Address: fmt.Sprintf("%s/hook%d", dead, i), Events: []string{"all"}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	bobID, err := f.e.DB.AddUser(f.ctx, "bob", "hash-bob")
+	bobID, err := f.e.State().AddUser(f.ctx, "bob", "hash-bob")
 	if err != nil {
 		t.Fatal(err)
 	}
-	secret, _ := f.e.DB.NotifySecret(f.ctx, bobID)
+	secret, _ := f.e.State().NotifySecret(f.ctx, bobID)
 	rc := &receiver{t: t, secret: secret}
 	live := httptest.NewServer(rc)
 	defer live.Close()
-	if err := f.e.DB.AddNotifyTarget(f.ctx, store.NotifyTarget{UserID: bobID, Kind: store.NotifyWebhook, Address: live.URL, Events: []string{"all"}}); err != nil {
+	if err := f.e.State().AddNotifyTarget(f.ctx, store.NotifyTarget{UserID: bobID, Kind: store.NotifyWebhook, Address: live.URL, Events: []string{"all"}}); err != nil {
 		t.Fatal(err)
 	}
 	// Alice's events come first, so hers are the oldest deliveries.
@@ -112,7 +112,7 @@ func TestTargetsPerUserCapped(t *testing.T) {
 		t.Fatalf("a fourth target: %v, want a quota error naming max_notify_targets", err)
 	}
 	f.submitNotify(t, "k", []string{"https://hooks.example.org/y"}, engine.KindQuota)
-	if got, _ := f.e.DB.NotifyTargets(f.ctx, f.u.ID); len(got) != 3 {
+	if got, _ := f.e.State().NotifyTargets(f.ctx, f.u.ID); len(got) != 3 {
 		t.Fatalf("%d targets, want 3", len(got))
 	}
 }

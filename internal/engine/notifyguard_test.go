@@ -20,7 +20,7 @@ import (
 // addEvent records one event of the user, as a chain transition would.
 func addEvent(t *testing.T, e *engine.Engine, userID int64, typ, group, name string) {
 	t.Helper()
-	if _, err := e.DB.SQL().ExecContext(context.Background(), `INSERT INTO events(time, user_id, type, grp, name, step, reason) VALUES (?,?,?,?,?,?,'')`,
+	if _, err := e.State().SQL().ExecContext(context.Background(), `INSERT INTO events(time, user_id, type, grp, name, step, reason) VALUES (?,?,?,?,?,?,'')`,
 		time.Now().Unix(), userID, typ, group, name, -1); err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func addEvent(t *testing.T, e *engine.Engine, userID int64, typ, group, name str
 // lastErrors are the outbox's recorded failures, by target address.
 func lastErrors(t *testing.T, e *engine.Engine) map[string]string {
 	t.Helper()
-	rows, err := e.DB.SQL().QueryContext(context.Background(), `SELECT t.address, o.last_error FROM notify_outbox o JOIN notify_targets t ON t.id = o.target_id`)
+	rows, err := e.State().SQL().QueryContext(context.Background(), `SELECT t.address, o.last_error FROM notify_outbox o JOIN notify_targets t ON t.id = o.target_id`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestWebhookRefusedAtConnectTime(t *testing.T) {
 		targets[v6.URL+"/h"] = "::1 is a loopback address"
 	}
 	for a := range targets {
-		if err := f.e.DB.AddNotifyTarget(f.ctx, store.NotifyTarget{UserID: f.u.ID, Kind: store.NotifyWebhook, Address: a, Events: []string{"all"}}); err != nil {
+		if err := f.e.State().AddNotifyTarget(f.ctx, store.NotifyTarget{UserID: f.u.ID, Kind: store.NotifyWebhook, Address: a, Events: []string{"all"}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -125,7 +125,7 @@ func TestWebhookRedirectNotFollowed(t *testing.T) {
 		redir := httptest.NewServer(http.RedirectHandler(inner.URL+"/admin", code))
 		defer redir.Close()
 		addr := redir.URL + "/h" + string(rune('a'+i))
-		if err := f.e.DB.AddNotifyTarget(f.ctx, store.NotifyTarget{UserID: f.u.ID, Kind: store.NotifyWebhook, Address: addr, Events: []string{"all"}}); err != nil {
+		if err := f.e.State().AddNotifyTarget(f.ctx, store.NotifyTarget{UserID: f.u.ID, Kind: store.NotifyWebhook, Address: addr, Events: []string{"all"}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -45,7 +45,7 @@ func (v *verifier) counts() (calls, accepted int) {
 func storedSecret(t *testing.T, e *engine.Engine, userID int64) string {
 	t.Helper()
 	var s string
-	if err := e.DB.SQL().QueryRow(`SELECT notify_secret FROM users WHERE id = ?`, userID).Scan(&s); err != nil {
+	if err := e.State().SQL().QueryRow(`SELECT notify_secret FROM users WHERE id = ?`, userID).Scan(&s); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -109,10 +109,10 @@ func TestNothingSentWithEmptySecret(t *testing.T) {
 	v := &verifier{}
 	srv := httptest.NewServer(v)
 	defer srv.Close()
-	if err := f.e.DB.AddNotifyTarget(f.ctx, store.NotifyTarget{UserID: f.u.ID, Kind: store.NotifyWebhook, Address: srv.URL, Events: []string{"all"}}); err != nil {
+	if err := f.e.State().AddNotifyTarget(f.ctx, store.NotifyTarget{UserID: f.u.ID, Kind: store.NotifyWebhook, Address: srv.URL, Events: []string{"all"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.e.DB.SQL().Exec(`UPDATE users SET notify_secret = '' WHERE id = ?`, f.u.ID); err != nil {
+	if _, err := f.e.State().SQL().Exec(`UPDATE users SET notify_secret = '' WHERE id = ?`, f.u.ID); err != nil {
 		t.Fatal(err)
 	}
 	addEvent(t, f.e, f.u.ID, store.EvChainDone, "g", "c")

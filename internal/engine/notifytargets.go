@@ -56,7 +56,7 @@ func (e *Engine) CheckNotifyTarget(ctx context.Context, userID int64, kind, addr
 			return errf(KindBadTarget, "%v", err)
 		}
 	case store.NotifyEmail:
-		ok, err := e.DB.EmailConfirmed(ctx, userID, address)
+		ok, err := e.db.EmailConfirmed(ctx, userID, address)
 		if err != nil {
 			return err
 		}
@@ -116,7 +116,7 @@ func (e *Engine) addSubmissionTargets(ctx context.Context, userID int64, group s
 // AddNotifyTargets registers targets (checked already) under the user's
 // bound, max_notify_targets.
 func (e *Engine) AddNotifyTargets(ctx context.Context, ts []store.NotifyTarget) error {
-	err := e.DB.AddNotifyTargets(ctx, ts, e.Cfg.MaxNotifyTargets)
+	err := e.db.AddNotifyTargets(ctx, ts, e.Cfg.MaxNotifyTargets)
 	switch {
 	case errors.Is(err, store.ErrTooManyTargets):
 		return errf(KindQuota, "%v (rboinc.json's max_notify_targets): remove some first (rboinc-server user notify --remove)", err)

@@ -67,7 +67,7 @@ func (a *Assimilator) pretake(ctx context.Context, wus []boincdb.ReadyWU) *preta
 	if len(todo) == 0 {
 		return p
 	}
-	states, err := a.E.DB.StepStates(ctx, names)
+	states, err := a.E.db.StepStates(ctx, names)
 	if err != nil {
 		a.Log.Debug("outputs are taken one work unit at a time", "err", err)
 		states = nil
@@ -157,6 +157,23 @@ func (wo *wuOutputs) take(src, dst string) *pretaken {
 		return t
 	}
 	return nil
+}
+
+// Took is advance.Pretaken's: the take of src into dst made ahead, marked
+// used by the record that asks.
+func (wo *wuOutputs) Took(src, dst string) (sum string, size int64, missing, ok bool) {
+	t := wo.take(src, dst)
+	if t == nil {
+		return "", 0, false, false
+	}
+	switch {
+	case t.err == nil:
+		t.used = true
+		return t.sum, t.size, false, true
+	case errors.Is(t.err, fs.ErrNotExist):
+		return "", 0, true, true
+	}
+	return "", 0, false, false
 }
 
 // missing tells whether the upload path src was found missing by its

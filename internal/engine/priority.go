@@ -21,7 +21,7 @@ func (e *Engine) SetPriority(ctx context.Context, u store.User, req wire.Priorit
 	if err := e.checkPolicy(wire.Options{}, req.Priority); err != nil {
 		return wire.CountResponse{}, err
 	}
-	n, held, err := e.DB.SetPriority(ctx, u.ID, req.Group, req.Name, req.Priority)
+	n, held, err := e.db.SetPriority(ctx, u.ID, req.Group, req.Name, req.Priority)
 	if err != nil {
 		return wire.CountResponse{}, err
 	}

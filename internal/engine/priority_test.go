@@ -45,11 +45,11 @@ func TestSetPriority(t *testing.T) {
 	if p := prio(other); p != 1 {
 		t.Fatalf("the chain not named changed to priority %d", p)
 	}
-	if err := f.e.Advance(f.ctx, boinc.HookCall{WUName: wu0, Files: f.outputs(wu0)}); err != nil {
+	if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu0, Files: f.outputs(wu0)}); err != nil {
 		t.Fatal(err)
 	}
-	c, _, _ := f.e.DB.StepByWU(f.ctx, wu0)
-	s1, err := f.e.DB.StepOf(f.ctx, c, 1)
+	c, _, _ := f.e.State().StepByWU(f.ctx, wu0)
+	s1, err := f.e.State().StepOf(f.ctx, c, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestSetPriority(t *testing.T) {
 	}
 
 	// Someone else's chains, or none: not found, nothing changed.
-	bobID, err := f.e.DB.AddUser(f.ctx, "bob", "hash-bob")
+	bobID, err := f.e.State().AddUser(f.ctx, "bob", "hash-bob")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ func (e *Engine) Progress(ctx context.Context, u store.User, group string) (wire
 			return r, err
 		}
 	}
-	f, err := stats.Load(ctx, e.DB, u.ID, group, time.Now())
+	f, err := stats.Load(ctx, e.q, u.ID, group, time.Now())
 	if err != nil {
 		return r, err
 	}

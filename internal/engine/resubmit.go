@@ -40,7 +40,7 @@ func (e *Engine) splitResubmitted(ctx context.Context, u store.User, group strin
 	for i, c := range chains {
 		names[i] = c.Name
 	}
-	live, err := e.DB.LiveByName(ctx, u, group, names)
+	live, err := e.db.LiveByName(ctx, u, group, names)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -37,12 +37,12 @@ func (e *Engine) resultsOf(ctx context.Context, u store.User, consumer, group, n
 	if err := checkRef(group, name, true); err != nil {
 		return r, err
 	}
-	pend, err := e.DB.PendingResultsOf(ctx, u.ID, consumer, group, name)
+	pend, err := e.db.PendingResultsOf(ctx, u.ID, consumer, group, name)
 	if err != nil {
 		return r, err
 	}
 	if len(pend) == 0 {
-		chains, err := e.DB.Chains(ctx, u.ID, group, name)
+		chains, err := e.db.Chains(ctx, u.ID, group, name)
 		if err != nil {
 			return r, err
 		}
@@ -94,7 +94,7 @@ func (e *Engine) OpenResultFor(ctx context.Context, u store.User, consumer, grou
 	if _, _, err := naming.ParseResultFile(file); err != nil || strings.ContainsAny(file, "/\\") {
 		return nil, store.PendingResult{}, errf(KindBadRequest, "%q is not a result file name", file)
 	}
-	p, err := e.DB.PendingResult(ctx, u.ID, consumer, group, file)
+	p, err := e.db.PendingResult(ctx, u.ID, consumer, group, file)
 	if errors.Is(err, store.ErrNotFound) {
 		if err := e.ownGroup(ctx, u, consumer, group); err != nil {
 			return nil, p, err
@@ -129,7 +129,7 @@ func (e *Engine) Ack(ctx context.Context, u store.User, req wire.AckRequest) (wi
 			return wire.CountResponse{}, errf(KindBadRequest, "%q is not a result file name", f)
 		}
 	}
-	gone, err := e.DB.Ack(ctx, u.ID, req.Consumer, req.Group, req.Files)
+	gone, err := e.db.Ack(ctx, u.ID, req.Consumer, req.Group, req.Files)
 	if err != nil {
 		return wire.CountResponse{}, err
 	}

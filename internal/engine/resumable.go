@@ -38,7 +38,7 @@ func (e *Engine) UploadPartOf(ctx context.Context, u store.User, id, sum string)
 	if !pool.ValidMD5(sum) {
 		return p, errf(KindBadRequest, "%q is not an MD5 checksum (32 lowercase hex digits)", sum)
 	}
-	owner, err := e.DB.UploadOwner(ctx, id)
+	owner, err := e.db.UploadOwner(ctx, id)
 	if err != nil || owner != u.ID {
 		return p, errf(KindNotFound, "upload %s does not exist", id)
 	}

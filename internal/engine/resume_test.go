@@ -15,11 +15,11 @@ import (
 // and the creator make what is due; it returns the work unit that failed.
 func (f *fixture) failCurrent(chainID int64, mask int) string {
 	f.t.Helper()
-	s, err := f.e.DB.StepOf(f.ctx, store.Chain{ID: chainID}, 0)
+	s, err := f.e.State().StepOf(f.ctx, store.Chain{ID: chainID}, 0)
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	if err := f.e.Advance(f.ctx, boinc.HookCall{Error: true, ErrorMask: mask, WUName: s.WU, WUID: 3}); err != nil {
+	if err := hookCall(f.ctx, f.e, boinc.HookCall{Error: true, ErrorMask: mask, WUName: s.WU, WUID: 3}); err != nil {
 		f.t.Fatal(err)
 	}
 	time.Sleep(10 * time.Millisecond) // the retry's back-off
@@ -53,7 +53,7 @@ func TestResumedAttemptsInOrderWithTheirReasons(t *testing.T) {
 		t.Fatal(err)
 	}
 	second := f.failCurrent(id, 8) // run 2, attempt 1
-	_, atts, err := f.e.DB.ChainSteps(f.ctx, id)
+	_, atts, err := f.e.State().ChainSteps(f.ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestResumeWithNewInputs(t *testing.T) {
 	if _, err := f.e.CreatePending(f.ctx); err != nil {
 		t.Fatal(err)
 	}
-	s0, err := f.e.DB.StepOf(f.ctx, store.Chain{ID: id}, 0)
+	s0, err := f.e.State().StepOf(f.ctx, store.Chain{ID: id}, 0)
 	if err != nil || s0.State != "queued" || f.boincWUs(s0.WU) != 1 {
 		t.Fatalf("the resumed step: %+v, %v", s0, err)
 	}
@@ -137,10 +137,10 @@ func TestResumeWithNewInputs(t *testing.T) {
 		t.Fatalf("the resumed step reads %v; want coordinates and velocities as before and the new conf %s", s0.Inputs, fixed[0].MD5)
 	}
 	// The next step: outputs where outputs feed, the new conf still.
-	if err := f.e.Advance(f.ctx, boinc.HookCall{WUName: s0.WU, Files: f.outputs(s0.WU)}); err != nil {
+	if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: s0.WU, Files: f.outputs(s0.WU)}); err != nil {
 		t.Fatal(err)
 	}
-	s1, err := f.e.DB.StepOf(f.ctx, store.Chain{ID: id}, 1)
+	s1, err := f.e.State().StepOf(f.ctx, store.Chain{ID: id}, 1)
 	if err != nil || s1.Inputs[1] != md5s("4 5 6\n") || s1.Inputs[3] != fixed[0].MD5 {
 		t.Fatalf("step 1 reads %v (%v); want the outputs and the new conf", s1.Inputs, err)
 	}

@@ -22,7 +22,7 @@ func (e *Engine) resumeInputs(ctx context.Context, u store.User, req wire.Resume
 	if len(req.Files) == 0 {
 		return nil, errf(KindBadRequest, "an upload collection without files to resume with")
 	}
-	chains, err := e.DB.Chains(ctx, u.ID, req.Group, req.Name)
+	chains, err := e.db.Chains(ctx, u.ID, req.Group, req.Name)
 	if err != nil {
 		return nil, err
 	}

@@ -84,7 +84,7 @@ func (e *Engine) stepFailed(ctx context.Context, c store.Chain, s store.Step, ca
 	if c.State == "running" && s.Attempts < max {
 		wait := e.retryWait(s.Attempts)
 		why := fmt.Sprintf("step %d attempt %d of %d failed: %s; retrying", s.Step, s.Attempts, max, reason)
-		newWU, ok, err := e.remake(ctx, c, s, call.WUName, why, wait, e.DB.RetryStep)
+		newWU, ok, err := e.remake(ctx, c, s, call.WUName, why, wait, e.db.RetryStep)
 		if err == nil && ok {
 			e.Log.Warn("step failed; made again", "chain", c.Name, "group", c.Group, "step", s.Step, "attempt", s.Attempts+1,
 				"of", max, "new_wu", newWU, "in", wait, "reason", reason)
@@ -101,7 +101,7 @@ func (e *Engine) stepFailed(ctx context.Context, c store.Chain, s store.Step, ca
 	} else {
 		e.Log.Warn("chain failed", "chain", c.Name, "group", c.Group, "reason", reason)
 	}
-	return e.DB.FailChain(ctx, c.ID, s.Step, reason)
+	return e.db.FailChain(ctx, c.ID, s.Step, reason)
 }
 
 // remake makes a step whose work unit oldWU BOINC gave up on wait for a

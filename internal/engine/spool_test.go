@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"github.com/rboinc/rboinc/internal/advance"
 	"os"
 	"path/filepath"
 	"testing"
@@ -56,13 +57,13 @@ func TestHookSpoolsWhileCreatorRuns(t *testing.T) {
 		os.Remove(p)
 	}
 	release()
-	if err := f.e.Advance(f.ctx, boinc.HookCall{}); err != nil { // an empty call: only the creator's pass
+	if err := f.e.CreatorPass(f.ctx); err != nil {
 		t.Fatal(err)
 	}
 	if st0, st1 := f.stepState(wu, 0), f.stepState(wu, 1); st0 != "done" || st1 != "queued" {
 		t.Fatalf("after the creator's pass: step 0 %s, step 1 %s", st0, st1)
 	}
-	c, _, _ := f.e.DB.StepByWU(f.ctx, wu)
+	c, _, _ := f.e.State().StepByWU(f.ctx, wu)
 	if n := f.boincWUs(c.WU(1)); n != 1 {
 		t.Fatalf("%d work units for step 1", n)
 	}
@@ -107,7 +108,7 @@ func TestSpoolBadEntrySetAside(t *testing.T) {
 		t.Fatal(err)
 	}
 	release()
-	n, err := f.e.IntakeSpool(f.ctx)
+	n, err := advance.IntakeSpool(f.ctx, f.e.Chains())
 	if err != nil || n != 1 {
 		t.Fatalf("IntakeSpool = %d, %v", n, err)
 	}

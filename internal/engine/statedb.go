@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/rboinc/rboinc/internal/boinc"
-	"github.com/rboinc/rboinc/internal/boincdb"
+	"github.com/rboinc/rboinc/internal/atomicfile"
 	"github.com/rboinc/rboinc/internal/secretfile"
+	"github.com/rboinc/rboinc/internal/sqldb"
 	"github.com/rboinc/rboinc/internal/store"
 )
 
@@ -34,11 +34,11 @@ func CheckStateDB(s string) error {
 	if s == "" {
 		return nil
 	}
-	t, err := boincdb.ParseURL(s)
+	t, err := sqldb.ParseURL(s)
 	if err != nil {
 		return err
 	}
-	if t.Engine != boincdb.MySQL {
+	if t.Engine != sqldb.MySQL {
 		return fmt.Errorf("state_db %q: only mysql://USER:PASS@tcp(HOST:PORT)/DB or mysql://USER:PASS@unix(SOCKET)/DB; leave it out for the SQLite file %s in the root", t, StateFile)
 	}
 	return nil
@@ -94,7 +94,7 @@ func SetStateDB(root, location string) error {
 	if err != nil {
 		return err
 	}
-	if err := boinc.WriteFileAtomic(path, append(out, '\n'), secretfile.ModeFrom(fi.Mode())); err != nil {
+	if err := atomicfile.Write(path, append(out, '\n'), secretfile.ModeFrom(fi.Mode())); err != nil {
 		return fmt.Errorf("switching %s to the new state database: %w", path, err)
 	}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok && os.Geteuid() == 0 {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rboinc/rboinc/internal/atomicfile"
 	"github.com/rboinc/rboinc/internal/boinc"
 	"github.com/rboinc/rboinc/internal/naming"
 	"github.com/rboinc/rboinc/internal/pool"
@@ -191,7 +192,7 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 	}
 	if req.Options.DryRun {
 		for _, c := range chains {
-			existing, err := e.DB.Chains(ctx, u.ID, req.Group, c.Name)
+			existing, err := e.db.Chains(ctx, u.ID, req.Group, c.Name)
 			if err != nil {
 				return resp, err
 			}
@@ -211,7 +212,7 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 		}
 		defer func() {
 			if err != nil {
-				if derr := e.DB.DropBatch(context.WithoutCancel(ctx), id); derr != nil {
+				if derr := e.db.DropBatch(context.WithoutCancel(ctx), id); derr != nil {
 					e.Log.Error("forgetting the batch of a failed submission", "batch", req.Batch.Name, "err", derr)
 				}
 			}
@@ -340,7 +341,7 @@ func (e *Engine) takeUploads(ctx context.Context, u store.User, req wire.SubmitR
 		if !validUploadID(req.Upload) {
 			return errf(KindBadRequest, "upload %q is not a valid upload id", req.Upload)
 		}
-		owner, err := e.DB.UploadOwner(ctx, req.Upload)
+		owner, err := e.db.UploadOwner(ctx, req.Upload)
 		if err != nil || owner != u.ID {
 			return errf(KindNotFound, "upload %s does not exist", req.Upload)
 		}
@@ -352,7 +353,7 @@ func (e *Engine) takeUploads(ctx context.Context, u store.User, req wire.SubmitR
 			return err
 		}
 	}
-	owned, err := e.DB.PoolOwned(ctx, u.ID, slices.Collect(maps.Keys(need)))
+	owned, err := e.db.PoolOwned(ctx, u.ID, slices.Collect(maps.Keys(need)))
 	if err != nil {
 		return err
 	}
@@ -361,7 +362,7 @@ func (e *Engine) takeUploads(ctx context.Context, u store.User, req wire.SubmitR
 	// fails: what is in the pool directory must be in its index.
 	var added []store.PoolEntry
 	defer func() {
-		if aerr := e.DB.PoolAddOwned(ctx, u.ID, added); aerr != nil && err == nil {
+		if aerr := e.db.PoolAddOwned(ctx, u.ID, added); aerr != nil && err == nil {
 			err = aerr
 		}
 	}()
@@ -399,7 +400,7 @@ func (e *Engine) takeUploads(ctx context.Context, u store.User, req wire.SubmitR
 
 func (e *Engine) dropUpload(ctx context.Context, u store.User, id string) {
 	os.RemoveAll(filepath.Join(e.davDir(u.Name), id))
-	if err := e.DB.DeleteUpload(ctx, id); err != nil {
+	if err := e.db.DeleteUpload(ctx, id); err != nil {
 		e.Log.Warn("forgetting upload", "id", id, "err", err)
 	}
 }
@@ -485,7 +486,7 @@ func (r *resolver) resolveInputs(ctx context.Context, cs wire.ChainSpec) ([]stri
 					// server default is an empty file.
 					if r.empty == "" {
 						if r.empty, _, err = e.Pool.WriteContent(strings.NewReader("")); err == nil {
-							err = e.DB.PoolAdd(ctx, r.empty, 0)
+							err = e.db.PoolAdd(ctx, r.empty, 0)
 						}
 						if err != nil {
 							return nil, err
@@ -560,7 +561,7 @@ func (e *Engine) writeImmutable(data []byte, suffix string) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 		return "", err
 	}
-	return rel, boinc.WriteFileAtomic(abs, data, 0o444)
+	return rel, atomicfile.Write(abs, data, 0o444)
 }
 
 // stepJob is a step to hand to create_work.
@@ -627,5 +628,5 @@ func (e *Engine) createSteps(ctx context.Context, params boinc.WorkParams, steps
 	for i, s := range steps {
 		wus[i] = s.step.WU
 	}
-	return e.DB.SetStepState(ctx, wus, "queued")
+	return e.db.SetStepState(ctx, wus, "queued")
 }

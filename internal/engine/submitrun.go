@@ -48,28 +48,18 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 		}
 	}
 	st := newStager(e, chains, in)
-	feed := make(chan feedJob, len(chains)) // never blocks the transaction
-	var feedErr atomic.Pointer[error]
-	fed := make(chan error, 1)
-	go func() {
-		err := feedCreateWork(run, st, feed)
-		if err != nil {
-			feedErr.Store(&err)
-		}
-		fed <- err
-	}()
+	feed := startFeed(run, st, len(chains))
 	var pooled func() []store.PoolEntry
 	if in != nil {
 		pooled = in.pooled
 	}
-	created, err := e.DB.CreateChainsPooling(ctx, u, chains, store.Quota{MaxRunning: e.Cfg.MaxRunningChains, MaxPoolBytes: e.Cfg.MaxPoolBytes}, func(i int, c store.Chain) error {
+	created, err := e.db.CreateChainsPooling(ctx, u, chains, store.Quota{MaxRunning: e.Cfg.MaxRunningChains, MaxPoolBytes: e.Cfg.MaxPoolBytes}, func(i int, c store.Chain) error {
 		if i == 0 {
 			st.start(ctx)
 		}
-		if p := feedErr.Load(); p != nil {
-			return *p
+		if err := feed.send(feedJob{job: boinc.Job{WUName: c.WU(0), WUTemplate: c.WUTmpl, ResultTemplate: c.ResTmpl, Priority: c.Priority, CommandLine: c.Args}, inputs: chains[i].Inputs}); err != nil {
+			return err
 		}
-		feed <- feedJob{job: boinc.Job{WUName: c.WU(0), WUTemplate: c.WUTmpl, ResultTemplate: c.ResTmpl, Priority: c.Priority, CommandLine: c.Args}, inputs: chains[i].Inputs}
 		if i == len(chains)-1 {
 			return st.wait() // everything staged before the commit
 		}
@@ -79,11 +69,11 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 		in.markRecorded()
 	}
 	tRecorded := time.Now()
-	close(feed)
+	feed.close()
 	st.stop()
 	var tFed, tDurable, tFinished time.Time
 	if err != nil {
-		<-fed
+		feed.wait()
 		run.Abort()
 		return nil, err
 	}
@@ -92,7 +82,7 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 	// only when its input ends, after both.
 	durable := make(chan error, 1)
 	go func() { durable <- e.durableForBOINC(st.sums, st.anyStaged()) }()
-	ferr := <-fed
+	ferr := feed.wait()
 	tFed = time.Now()
 	if derr := <-durable; ferr == nil {
 		ferr = derr
@@ -111,7 +101,7 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 		for i, c := range created {
 			ids[i] = c.ID
 		}
-		if derr := e.DB.DeleteChains(bg, ids); derr != nil {
+		if derr := e.db.DeleteChains(bg, ids); derr != nil {
 			e.Log.Error("removing chains after a failed create_work", "err", derr)
 		}
 		return nil, ferr
@@ -120,7 +110,7 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 	for i, c := range created {
 		wus[i] = c.WU(0)
 	}
-	if err := e.DB.SetStepState(bg, wus, "queued"); err != nil {
+	if err := e.db.SetStepState(bg, wus, "queued"); err != nil {
 		return nil, fmt.Errorf("the work units exist but recording them as queued failed: %w", err)
 	}
 	e.observe(ctx, store.LatencyCreateWork, t0)
@@ -135,6 +125,54 @@ type feedJob struct {
 	job    boinc.Job
 	inputs []string // content per input position; "" for a constant file
 }
+
+// createWorkFeed is create_work fed by a goroutine while the recording
+// transaction runs. recordAndCreate keeps its rules by using only these
+// methods:
+//   - send never blocks (the feed holds every chain's job): the
+//     transaction, which holds the state database's write lock, never
+//     waits for create_work;
+//   - send returns the feeder's failure, if any, so that the recording
+//     stops at the next chain and rolls back;
+//   - close ends the feed once the recording is over, and wait waits for
+//     the feeder; create_work inserts its jobs only when its input ends
+//     (run.Finish), so a recording that failed aborts it and nothing is
+//     created.
+type createWorkFeed struct {
+	jobs   chan feedJob
+	failed atomic.Pointer[error] // the feeder's error, once it failed
+	done   chan error            // the feeder's end
+}
+
+// startFeed starts feeding run the jobs of n chains, each once st has
+// staged its inputs.
+func startFeed(run *boinc.CreateWorkRun, st *stager, n int) *createWorkFeed {
+	f := &createWorkFeed{jobs: make(chan feedJob, n), done: make(chan error, 1)}
+	go func() {
+		err := feedCreateWork(run, st, f.jobs)
+		if err != nil {
+			f.failed.Store(&err)
+		}
+		f.done <- err
+	}()
+	return f
+}
+
+// send queues a recorded chain's job; it returns the feeder's error when
+// feeding failed already.
+func (f *createWorkFeed) send(fj feedJob) error {
+	if p := f.failed.Load(); p != nil {
+		return *p
+	}
+	f.jobs <- fj
+	return nil
+}
+
+// close says no job follows.
+func (f *createWorkFeed) close() { close(f.jobs) }
+
+// wait waits for the feeder to hand over every job, or fail; once only.
+func (f *createWorkFeed) wait() error { return <-f.done }
 
 // feedCreateWork hands each job to create_work once its inputs are staged,
 // sending what is buffered whenever it has caught up with the recording.

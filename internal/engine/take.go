@@ -18,7 +18,7 @@ func (e *Engine) TakeFile(ctx context.Context, u store.User, path string) (wire.
 	if err != nil {
 		return wire.FileRef{}, errf(KindBadRequest, "%v", err)
 	}
-	if err := e.DB.PoolAddOwned(ctx, u.ID, []store.PoolEntry{{MD5: sum, Size: n}}); err != nil {
+	if err := e.db.PoolAddOwned(ctx, u.ID, []store.PoolEntry{{MD5: sum, Size: n}}); err != nil {
 		return wire.FileRef{}, err
 	}
 	return wire.FileRef{MD5: sum, Size: n}, nil

@@ -94,7 +94,7 @@ func TestTwoHosts(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(rootA, engine.StateFile)); err == nil {
 		t.Fatalf("a root whose state is in MariaDB has %s", engine.StateFile)
 	}
-	id, err := eA.DB.AddUser(ctx, "alice", "hash-alice")
+	id, err := eA.State().AddUser(ctx, "alice", "hash-alice")
 	if err != nil {
 		t.Fatal(err)
 	}

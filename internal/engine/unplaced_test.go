@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"github.com/rboinc/rboinc/internal/advance"
 	"github.com/rboinc/rboinc/internal/engine"
 	"os"
 	"path/filepath"
@@ -16,7 +17,8 @@ import (
 // TestUnplaceableHookCallKeepsOutputs: a hook call for a work unit named
 // like rboinc's that matches no step of a chain (here: a step the chain
 // does not have) is not acknowledged as done while its outputs would go:
-// they are kept, through the synchronous hook and through the spool, and
+// they are kept, through a hook call (spooled, then the creator's pass) and
+// through a spool entry the creator's intake finds, and
 // the chain the name points to says so in its reason. A foreign work unit
 // is still ignored.
 func TestUnplaceableHookCallKeepsOutputs(t *testing.T) {
@@ -29,9 +31,9 @@ func TestUnplaceableHookCallKeepsOutputs(t *testing.T) {
 	w.Step, w.NSteps = 5, 9 // no such step
 	stray := w.String()
 
-	// The synchronous path.
+	// A hook call: spool.Accept, then the creator's pass.
 	outs := f.outputs(stray)
-	if err := f.e.Advance(f.ctx, boinc.HookCall{WUName: stray, WUID: 77, Files: outs}); err != nil {
+	if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: stray, WUID: 77, Files: outs}); err != nil {
 		t.Fatal(err)
 	}
 	// BOINC's file deleter takes its copies.
@@ -59,13 +61,13 @@ func TestUnplaceableHookCallKeepsOutputs(t *testing.T) {
 		t.Fatalf("the chain does not show the problem: %+v", c)
 	}
 
-	// Through the spool, as rboinc-hook hands calls to the creator.
+	// An entry already in the spool, taken in by the creator's intake.
 	w.Step = 6
 	stray2 := w.String()
 	if _, err := spool.Write(f.root, boinc.HookCall{WUName: stray2, Files: f.outputs(stray2)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.e.IntakeSpool(f.ctx); err != nil {
+	if _, err := advance.IntakeSpool(f.ctx, f.e.Chains()); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(unplacedEntries(t, f.root)); n != 2 {
@@ -76,7 +78,7 @@ func TestUnplaceableHookCallKeepsOutputs(t *testing.T) {
 	}
 
 	// Not rboinc's shape: ignored, nothing kept.
-	if err := f.e.Advance(f.ctx, boinc.HookCall{WUName: "someone_elses_wu", Files: f.outputs("someone_elses_wu")}); err != nil {
+	if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: "someone_elses_wu", Files: f.outputs("someone_elses_wu")}); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(unplacedEntries(t, f.root)); n != 2 {
@@ -139,7 +141,7 @@ func TestUnreadableHookCallKeepsOutputs(t *testing.T) {
 	if err := os.Rename(entries[0], back); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.e.IntakeSpool(f.ctx); err != nil {
+	if _, err := advance.IntakeSpool(f.ctx, f.e.Chains()); err != nil {
 		t.Fatalf("the creator stopped on it: %v", err)
 	}
 	if n := len(unplacedEntries(t, f.root)); n != 1 {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rboinc/rboinc/internal/advance"
 	"github.com/rboinc/rboinc/internal/boinc"
 	"github.com/rboinc/rboinc/internal/naming"
 	"github.com/rboinc/rboinc/internal/spool"
@@ -25,10 +26,10 @@ func KeepUnreadable(ctx context.Context, root string, args []string, perr error,
 	if !ok {
 		return false, nil
 	}
-	if root, err = CheckRoot(root); err != nil {
+	if root, err = spool.CheckRoot(root); err != nil {
 		return true, err
 	}
-	up := &unplacedError{wu: w, why: "but rboinc cannot read the hook's call (" + perr.Error() + ")"}
+	up := &advance.Unplaced{WU: w, Why: "but rboinc cannot read the hook's call (" + perr.Error() + ")"}
 	entry, err := spool.WriteUnplaced(root, call, up.Error()+"\nhook arguments: "+strings.Join(args, " "))
 	if err != nil {
 		return true, err
@@ -80,14 +81,14 @@ func unreadableCall(args []string) (boinc.HookCall, naming.WU, bool) {
 // outputs are not named as that work unit's (a call kept by
 // KeepUnreadable and handed back by the administrator, the cause not
 // fixed): taking them in would be wrong, dropping them would lose them.
-func foreignOutputs(call boinc.HookCall) *unplacedError {
+func foreignOutputs(call boinc.HookCall) *advance.Unplaced {
 	w, err := naming.ParseWU(call.WUName)
 	if err != nil {
 		return nil
 	}
 	for _, p := range call.Files {
 		if o, err := naming.ParseOutput(filepath.Base(p)); err != nil || o.WU != call.WUName {
-			return &unplacedError{wu: w, why: "but its output " + filepath.Base(p) + " is not named as that work unit's outputs are"}
+			return &advance.Unplaced{WU: w, Why: "but its output " + filepath.Base(p) + " is not named as that work unit's outputs are"}
 		}
 	}
 	return nil

@@ -25,7 +25,7 @@ func (e *Engine) Missing(ctx context.Context, u store.User, md5s []string) (wire
 			return r, errf(KindBadRequest, "%q is not an MD5 checksum (32 lowercase hex digits)", m)
 		}
 	}
-	missing, err := e.DB.PoolMissing(ctx, u.ID, md5s)
+	missing, err := e.db.PoolMissing(ctx, u.ID, md5s)
 	if err != nil {
 		return r, err
 	}
@@ -45,7 +45,7 @@ func (e *Engine) Missing(ctx context.Context, u store.User, md5s []string) (wire
 // fewer than max_open_uploads open.
 func (e *Engine) NewUpload(ctx context.Context, u store.User) (wire.UploadResponse, error) {
 	id := newUploadID()
-	open, err := e.DB.AddUpload(ctx, id, u.ID, e.Cfg.MaxOpenUploads)
+	open, err := e.db.AddUpload(ctx, id, u.ID, e.Cfg.MaxOpenUploads)
 	if errors.Is(err, store.ErrLimit) {
 		return wire.UploadResponse{}, errf(KindQuota, "you have %d upload collections open, the most this server allows (max_open_uploads): submit with them, or discard them, before opening more (unused ones are removed after %v untouched)", open, UploadLifetime)
 	}
@@ -53,7 +53,7 @@ func (e *Engine) NewUpload(ctx context.Context, u store.User) (wire.UploadRespon
 		return wire.UploadResponse{}, err
 	}
 	if err := os.MkdirAll(filepath.Join(e.davDir(u.Name), id), 0o755); err != nil {
-		e.DB.DeleteUpload(ctx, id)
+		e.db.DeleteUpload(ctx, id)
 		return wire.UploadResponse{}, err
 	}
 	return wire.UploadResponse{ID: id, DAVPath: wire.DAVPrefix + u.Name + "/" + id + "/"}, nil
@@ -66,7 +66,7 @@ func (e *Engine) DiscardUpload(ctx context.Context, u store.User, id string) (wi
 	if !validUploadID(id) {
 		return wire.CountResponse{}, errf(KindBadRequest, "%q is not a valid upload id", id)
 	}
-	owner, err := e.DB.UploadOwner(ctx, id)
+	owner, err := e.db.UploadOwner(ctx, id)
 	if err != nil || owner != u.ID {
 		return wire.CountResponse{}, errf(KindNotFound, "upload %s does not exist", id)
 	}
@@ -81,7 +81,7 @@ func (e *Engine) DAVRoot(u store.User) string { return e.davDir(u.Name) }
 // grace) and download links no unfinished step reads.
 func (e *Engine) Collect(ctx context.Context, grace time.Duration) (int, error) {
 	n := 0
-	err := e.DB.Collect(ctx, time.Now().Add(-grace).Unix(), func(gone, links []string) error {
+	err := e.db.Collect(ctx, time.Now().Add(-grace).Unix(), func(gone, links []string) error {
 		claimed := e.legacyLinksClaimed(ctx, links)
 		for _, m := range links {
 			e.Pool.Unstage(e.Proj, m, claimed[m])
@@ -110,7 +110,7 @@ func (e *Engine) forgetEvents(ctx context.Context) {
 	if days <= 0 {
 		days = 30
 	}
-	if n, err := e.DB.ForgetEvents(ctx, time.Now().AddDate(0, 0, -days).Unix()); err != nil {
+	if n, err := e.db.ForgetEvents(ctx, time.Now().AddDate(0, 0, -days).Unix()); err != nil {
 		e.Log.Warn("removing old events", "err", err)
 	} else if n > 0 {
 		e.Log.Info("old events removed", "count", n, "older_than_days", days)
@@ -150,7 +150,7 @@ const UploadLifetime = 24 * time.Hour
 // expireUploads removes the upload collections created before cutoff and
 // untouched since: a client uploading for longer keeps its collection.
 func (e *Engine) expireUploads(ctx context.Context, cutoff time.Time) {
-	old, err := e.DB.OldUploads(ctx, cutoff.Unix())
+	old, err := e.db.OldUploads(ctx, cutoff.Unix())
 	if err != nil {
 		e.Log.Warn("looking for upload collections left behind", "err", err)
 		return
@@ -161,7 +161,7 @@ func (e *Engine) expireUploads(ctx context.Context, cutoff time.Time) {
 		if touchedSince(dir, cutoff) {
 			continue
 		}
-		if err := e.DB.DeleteUpload(ctx, u.ID); err != nil {
+		if err := e.db.DeleteUpload(ctx, u.ID); err != nil {
 			e.Log.Warn("forgetting an upload collection left behind", "upload", u.ID, "err", err)
 			continue
 		}

@@ -64,7 +64,7 @@ func newProject(tb testing.TB) *project {
 	}
 	tb.Cleanup(func() { e.Close() })
 	p := &project{tb: tb, e: e, token: server.NewToken()}
-	if _, err := e.DB.AddUser(ctx, "alice", server.HashToken(p.token)); err != nil {
+	if _, err := e.AddUser(ctx, "alice", server.HashToken(p.token)); err != nil {
 		tb.Fatal(err)
 	}
 	h := server.New(e, slog.New(slog.NewTextHandler(io.Discard, nil))).Handler()

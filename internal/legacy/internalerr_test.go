@@ -9,7 +9,7 @@ import (
 // original clients as a request id, not as the database's error.
 func TestInternalErrorHidden(t *testing.T) {
 	w := newWorld(t)
-	if _, err := w.e.DB.SQL().Exec("ALTER TABLE chains RENAME TO chains_gone"); err != nil {
+	if _, err := w.db.SQL().Exec("ALTER TABLE chains RENAME TO chains_gone"); err != nil {
 		t.Fatal(err)
 	}
 	ans := w.post("toni", "boinc_retrieve_server.pl", "action=status&group=G1")

@@ -24,31 +24,27 @@ import (
 	"github.com/rboinc/rboinc/internal/naming"
 	"github.com/rboinc/rboinc/internal/server"
 	"github.com/rboinc/rboinc/internal/setup"
+	"github.com/rboinc/rboinc/internal/spool"
 	"github.com/rboinc/rboinc/internal/store"
+	"github.com/rboinc/rboinc/internal/testbin"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden from the answers")
 
 var serverExe string
 
-// TestMain builds the real rboinc-server binary: the stand-in's
-// bin/create_work runs it as a separate process, exactly as BOINC would.
+// TestMain takes the real rboinc-server binary from the run's shared
+// build: the stand-in's bin/create_work runs it as a separate process,
+// exactly as BOINC would.
 func TestMain(m *testing.M) {
 	flag.Parse()
-	dir, err := os.MkdirTemp("", "rboinc-legacy-test")
+	dir, err := testbin.Build(testbin.Server)
 	if err != nil {
-		panic(err)
-	}
-	serverExe = filepath.Join(dir, "rboinc-server")
-	cmd := exec.Command("go", "build", "-o", serverExe, "../../cmd/rboinc-server")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building rboinc-server:", err)
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	serverExe = filepath.Join(dir, "rboinc-server")
+	os.Exit(m.Run())
 }
 
 // world is a server on the embedded BOINC stand-in with the original's
@@ -57,6 +53,7 @@ type world struct {
 	t      *testing.T
 	ctx    context.Context
 	e      *engine.Engine
+	db     *store.DB // the state, opened beside the engine as rboinc-server's commands do
 	srv    *httptest.Server
 	tokens map[string]string
 }
@@ -73,6 +70,11 @@ func newWorld(t *testing.T) *world {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close() })
+	db, err := engine.OpenState(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
 	for _, f := range []string{"rboinc_metabeta_wu", "rboinc_metabeta_result"} {
 		copyFile(t, filepath.Join("testdata", "templates", f), filepath.Join(e.Proj.Dir, "templates", f))
 	}
@@ -84,9 +86,9 @@ func newWorld(t *testing.T) *world {
 	enc := filepath.Join(root, "encode")
 	write(t, enc, "#!/bin/sh\ncat \"$1\" > \"$2\"\n", 0o755)
 	e.Cfg.Encoder = enc
-	w := &world{t: t, ctx: ctx, e: e, tokens: map[string]string{}}
+	w := &world{t: t, ctx: ctx, e: e, db: db, tokens: map[string]string{}}
 	for _, name := range []string{"toni", "bob"} {
-		tok, err := server.AddUser(ctx, e.DB, name)
+		tok, err := server.AddUser(ctx, db, name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -261,7 +263,7 @@ func description(t *testing.T, file string, set map[string]string) string {
 }
 
 // advance plays BOINC for one work unit: the 8 outputs of metabeta land
-// in the upload hierarchy and the assimilator hook runs. It returns the
+// in the upload hierarchy and the hook runs. It returns the
 // next step's work-unit name.
 func (w *world) advance(wu string) string {
 	w.t.Helper()
@@ -271,7 +273,11 @@ func (w *world) advance(wu string) string {
 		write(w.t, p, fmt.Sprintf("output %s index %d\n", wu, k), 0o644)
 		files = append(files, p)
 	}
-	if err := w.e.Advance(w.ctx, boinc.HookCall{WUName: wu, Files: files}); err != nil {
+	// As production: spooled (the hook's front half), then the creator's pass.
+	if _, err := spool.Accept(w.e.Root, boinc.HookCall{WUName: wu, Files: files}); err != nil {
+		w.t.Fatal(err)
+	}
+	if err := w.e.CreatorPass(w.ctx); err != nil {
 		w.t.Fatal(err)
 	}
 	p, err := naming.ParseWU(wu)
@@ -640,7 +646,7 @@ func TestPerlLibraries(t *testing.T) {
 
 func mustUser(t *testing.T, w *world, name string) store.User {
 	t.Helper()
-	u, err := w.e.DB.UserByToken(w.ctx, server.HashToken(w.tokens[name]))
+	u, err := w.db.UserByToken(w.ctx, server.HashToken(w.tokens[name]))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/rboinc/rboinc/internal/query"
 	"github.com/rboinc/rboinc/internal/store"
 )
 
@@ -25,8 +26,8 @@ type Metrics struct {
 	log      *slog.Logger
 }
 
-// New makes the metrics of a state database.
-func New(db *store.DB, log *slog.Logger) *Metrics {
+// New makes the metrics of a state database, read through db.
+func New(db *query.Reader, log *slog.Logger) *Metrics {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -117,7 +118,7 @@ func (a slogAdapter) Println(v ...any) { a.log.Error("metrics", "err", v) }
 
 // storeCollector reads the database at each scrape.
 type storeCollector struct {
-	db  *store.DB
+	db  *query.Reader
 	log *slog.Logger
 }
 

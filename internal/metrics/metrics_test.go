@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"github.com/rboinc/rboinc/internal/query"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -26,7 +27,7 @@ func TestInputCounters(t *testing.T) {
 	}
 	db.AddCount(ctx, store.CountInputsRelinked, 2)
 	db.AddCount(ctx, store.CountInputsUnrestorable, 1)
-	m := New(db, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	m := New(query.New(db), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	mfs, err := m.reg.Gather()
 	if err != nil {
 		t.Fatal(err)

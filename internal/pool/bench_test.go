@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rboinc/rboinc/internal/boinc"
+	"github.com/rboinc/rboinc/internal/md5sum"
 )
 
 // The pool's data paths; bench/run.sh measures them end to end next to
@@ -40,7 +41,7 @@ func BenchmarkFileMD5(b *testing.B) {
 	b.SetBytes(int64(benchBig()))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, _, err := boinc.FileMD5(p); err != nil {
+		if _, _, err := md5sum.File(p); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -72,7 +73,7 @@ func BenchmarkIngest(b *testing.B) {
 		up := filepath.Join(dir, "up")
 		content := []byte(fmt.Sprintf("content %d\n", i))
 		os.WriteFile(up, content, 0o644)
-		sum, _, _ := boinc.FileMD5(up)
+		sum, _, _ := md5sum.File(up)
 		b.StartTimer()
 		if _, err := p.Ingest(up, sum); err != nil {
 			b.Fatal(err)

@@ -15,7 +15,9 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/rboinc/rboinc/internal/atomicfile"
 	"github.com/rboinc/rboinc/internal/boinc"
+	"github.com/rboinc/rboinc/internal/md5sum"
 )
 
 var md5RE = regexp.MustCompile(`^[0-9a-f]{32}$`)
@@ -88,7 +90,7 @@ func (p *Pool) ingest(src, want string) (string, int64, error) {
 		if trusted && lerr == nil && os.SameFile(fi, moved) && moved.Size() == fi.Size() {
 			got, n = want, moved.Size()
 		} else {
-			got, n, err = boinc.FileMD5(tmp)
+			got, n, err = md5sum.File(tmp)
 		}
 	case errors.Is(err, syscall.EXDEV):
 		got, n, err = CopyAtomic(src, tmp, 0o444)
@@ -281,5 +283,5 @@ func linkOrCopy(src, dst string) error {
 // CopyAtomic streams src to dst through a temporary file in dst's directory,
 // hashing on the way, and renames it into place. It returns MD5 and size.
 func CopyAtomic(src, dst string, perm os.FileMode) (string, int64, error) {
-	return boinc.CopyFileAtomic(src, dst, perm)
+	return atomicfile.Copy(src, dst, perm)
 }

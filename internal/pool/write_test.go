@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rboinc/rboinc/internal/boinc"
+	"github.com/rboinc/rboinc/internal/md5sum"
 )
 
 const helloMD5 = "5d41402abc4b2a76b9719d911017c592"
@@ -134,7 +135,7 @@ func TestStageRepairs(t *testing.T) {
 	if _, err := p.Stage(proj, helloMD5, 5); err != nil {
 		t.Fatal(err)
 	}
-	if sum, _, _ := boinc.FileMD5(dst); sum != helloMD5 {
+	if sum, _, _ := md5sum.File(dst); sum != helloMD5 {
 		t.Fatal("damaged staged file kept")
 	}
 	// A content gone from the pool is named.

@@ -11,8 +11,10 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/rboinc/rboinc/internal/query"
 	"github.com/rboinc/rboinc/internal/stats"
 	"github.com/rboinc/rboinc/internal/store"
+	"github.com/rboinc/rboinc/internal/words"
 )
 
 // LateShown is how many late steps a report lists.
@@ -45,7 +47,7 @@ type Disk struct {
 }
 
 // Build reads a report: of user u, or with u nil of every user.
-func Build(ctx context.Context, db *store.DB, u *store.User, now time.Time) (Report, error) {
+func Build(ctx context.Context, db *query.Reader, u *store.User, now time.Time) (Report, error) {
 	r := Report{Generated: now}
 	var uid int64
 	if u != nil {
@@ -135,7 +137,7 @@ var funcs = map[string]any{
 	"when":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
 	"unix":  func(s int64) string { return time.Unix(s, 0).UTC().Format("2006-01-02 15:04 UTC") },
 	"span":  stats.Span,
-	"bytes": human,
+	"bytes": words.Bytes,
 	"pct":   func(f float64) string { return strconvF(f) },
 	"bar":   bar,
 	"pad":   func(n int, s string) string { return s + strings.Repeat(" ", max(0, n-len([]rune(s)))) },

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/rboinc/rboinc/internal/query"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -106,7 +107,7 @@ func TestReportMatchesDatabase(t *testing.T) {
 			who, cond = u.Name, fmt.Sprintf("c.user_id = %d", u.ID)
 		}
 		t.Run(who, func(t *testing.T) {
-			r, err := Build(ctx, db, u, now)
+			r, err := Build(ctx, query.New(db), u, now)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,7 +5,7 @@
 //
 // BOINC's daemons (script_assimilator running rboinc's hook, the
 // creator), Apache running the CGI program and the administration
-// commands all run as the project's owner (see the README's "Deploy on a
+// commands all run as the project's owner (see docs/admin.md, "Deploy on a
 // BOINC project"), so 0600 is enough. An administrator whose daemons read
 // them as another user of the project's group may give them 0640: rboinc
 // keeps that group read when it rewrites a file, and nothing more.

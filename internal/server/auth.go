@@ -42,7 +42,7 @@ func (s *Server) authenticate(r *http.Request) (store.User, error) {
 	if tok == "" || len(tok) > 512 {
 		return store.User{}, errors.New("no credentials: give your token (RBOINC_TOKEN) as a bearer token or as the password of HTTP Basic")
 	}
-	u, err := s.E.DB.UserByToken(r.Context(), HashToken(tok))
+	u, err := s.E.Query().UserByToken(r.Context(), HashToken(tok))
 	if errors.Is(err, store.ErrNotFound) && looksLikeBoincAuthenticator(tok) {
 		// A BOINC account's authenticator logs in as the user linked to
 		// that account, as BOINC's remote job submission accepts it.

@@ -14,14 +14,14 @@ func TestDisableEnableRotate(t *testing.T) {
 	t.Parallel()
 	v := newEnv(t)
 	ctx := context.Background()
-	tok, err := server.AddUser(ctx, v.e.DB, "carol")
+	tok, err := server.AddUser(ctx, v.db, "carol")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(tok) != 64 || strings.Trim(tok, "0123456789abcdef") != "" {
 		t.Fatalf("token %q: want 256 random bits in hex", tok)
 	}
-	if _, err := server.AddUser(ctx, v.e.DB, "Carol"); !errors.Is(err, store.ErrExists) {
+	if _, err := server.AddUser(ctx, v.db, "Carol"); !errors.Is(err, store.ErrExists) {
 		t.Fatalf("a second carol, differing in case: %v", err)
 	}
 	v.tokens["carol"] = tok
@@ -39,32 +39,32 @@ func TestDisableEnableRotate(t *testing.T) {
 		}
 	}
 	works("new user", true)
-	if err := v.e.DB.SetUserDisabled(ctx, "CAROL", true); err != nil {
+	if err := v.db.SetUserDisabled(ctx, "CAROL", true); err != nil {
 		t.Fatal(err)
 	}
 	works("disabled", false)
 	if a := v.call("carol", "GET", api+"/whoami", nil); !strings.Contains(a.err.Error, "disabled") {
 		t.Errorf("the refusal does not say why: %v", a)
 	}
-	if err := v.e.DB.SetUserDisabled(ctx, "carol", false); err != nil {
+	if err := v.db.SetUserDisabled(ctx, "carol", false); err != nil {
 		t.Fatal(err)
 	}
 	works("enabled again", true)
-	newTok, err := server.RotateToken(ctx, v.e.DB, "carol")
+	newTok, err := server.RotateToken(ctx, v.db, "carol")
 	if err != nil || newTok == tok {
 		t.Fatalf("rotate: %q %v", newTok, err)
 	}
 	works("old token after rotate", false)
 	v.tokens["carol"] = newTok
 	works("new token", true)
-	if _, err := server.RotateToken(ctx, v.e.DB, "nobody"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := server.RotateToken(ctx, v.db, "nobody"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("rotating an unknown user: %v", err)
 	}
-	if err := v.e.DB.SetUserDisabled(ctx, "nobody", true); !errors.Is(err, store.ErrNotFound) {
+	if err := v.db.SetUserDisabled(ctx, "nobody", true); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("disabling an unknown user: %v", err)
 	}
 	var stored string
-	v.e.DB.SQL().QueryRow(`SELECT token_hash FROM users WHERE name = 'carol'`).Scan(&stored)
+	v.db.SQL().QueryRow(`SELECT token_hash FROM users WHERE name = 'carol'`).Scan(&stored)
 	if stored != server.HashToken(newTok) || strings.Contains(stored, newTok) {
 		t.Errorf("stored %q", stored)
 	}

@@ -100,7 +100,7 @@ func TestBatchAPI(t *testing.T) {
 	}
 	var n int
 	for _, q := range []string{`SELECT count(*) FROM batches`, `SELECT count(*) FROM batch_jobs`, `SELECT count(*) FROM chains WHERE state != 'purged'`, `SELECT count(*) FROM results`} {
-		v.e.DB.SQL().QueryRow(q).Scan(&n)
+		v.db.SQL().QueryRow(q).Scan(&n)
 		if n != 0 {
 			t.Errorf("%s: %d left after retiring", q, n)
 		}

@@ -119,6 +119,9 @@ func (s *Server) openBody(w http.ResponseWriter, r *http.Request, limit int64) (
 // bodyLimit is a route's limit, within the whole budget: a body the
 // budget could never hold is refused as too large, not asked again.
 func (s *Server) bodyLimit(limit int64) int64 {
+	if s.limitDiv > 1 {
+		limit /= s.limitDiv
+	}
 	if s.bodies.max > 0 {
 		return min(limit, s.bodies.max)
 	}

@@ -32,10 +32,10 @@ func TestBoincAuthenticatorLogsIn(t *testing.T) {
 	if a := get("boinc"); a.status != 401 || !strings.Contains(a.body, "linked to no rboinc user") {
 		t.Errorf("unlinked account: %s", a)
 	}
-	if err := v.e.DB.SetBoincUser(ctx, "alice", 41); err != nil {
+	if err := v.db.SetBoincUser(ctx, "alice", 41); err != nil {
 		t.Fatal(err)
 	}
-	if err := v.e.DB.SetBoincUser(ctx, "bob", 41); err == nil {
+	if err := v.db.SetBoincUser(ctx, "bob", 41); err == nil {
 		t.Error("one BOINC account linked to two users")
 	}
 	a := v.call("boinc", "GET", "/rboinc_cgi"+wire.PathWhoAmI, nil)

@@ -305,7 +305,7 @@ func TestUntouchedUploadsExpire(t *testing.T) {
 	}
 	v.mustStatus(201, "MKCOL", davA+"kept/", "")
 	old := time.Now().Add(-25 * time.Hour)
-	if _, err := v.e.DB.SQL().ExecContext(ctx, `UPDATE uploads SET created = ?`, old.Unix()); err != nil {
+	if _, err := v.db.SQL().ExecContext(ctx, `UPDATE uploads SET created = ?`, old.Unix()); err != nil {
 		t.Fatal(err)
 	}
 	// The first is untouched since; the second got a piece just now.

@@ -181,7 +181,7 @@ func TestFullDiskDuringUpload(t *testing.T) {
 
 func mustAlice(t *testing.T, v *env) store.User {
 	t.Helper()
-	u, err := v.e.DB.UserByName(t.Context(), "alice")
+	u, err := v.db.UserByName(t.Context(), "alice")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rboinc/rboinc/internal/query"
 	"github.com/rboinc/rboinc/internal/store"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
@@ -55,7 +56,7 @@ type userWait struct {
 // wait returns a channel closed at the user's next event after seen (the
 // newest event id the caller read before it looked at the user's events),
 // after making sure the watcher runs.
-func (f *eventFeed) wait(db *store.DB, user, seen int64) (<-chan struct{}, func()) {
+func (f *eventFeed) wait(db *query.Reader, user, seen int64) (<-chan struct{}, func()) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.users == nil {
@@ -91,7 +92,7 @@ func (f *eventFeed) wait(db *store.DB, user, seen int64) (<-chan struct{}, func(
 // watch looks for new events while anybody waits, and wakes the waiters of
 // the users that have some: a thousand waiting polls cost one query per
 // look, and an event wakes only its user's.
-func (f *eventFeed) watch(db *store.DB) {
+func (f *eventFeed) watch(db *query.Reader) {
 	ctx := context.Background()
 	t := time.NewTicker(eventLook)
 	defer t.Stop()
@@ -168,13 +169,13 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, u store.User) {
 		// The newest id of all, for the wait below only: the answer's
 		// last_id is the user's own, so nobody learns how busy the
 		// others are.
-		last, err := s.E.DB.LastEventID(ctx)
+		last, err := s.E.Query().LastEventID(ctx)
 		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
 		if after >= 0 {
-			evs, err := s.E.DB.Events(ctx, u.ID, after, eventPage)
+			evs, err := s.E.Query().Events(ctx, u.ID, after, eventPage)
 			if err != nil {
 				s.fail(w, r, err)
 				return
@@ -185,7 +186,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, u store.User) {
 		}
 		left := time.Until(deadline)
 		if len(resp.Events) > 0 || after < 0 || left <= 0 {
-			if resp.LastID, err = s.E.DB.LastUserEventID(ctx, u.ID); err != nil {
+			if resp.LastID, err = s.E.Query().LastUserEventID(ctx, u.ID); err != nil {
 				s.fail(w, r, err)
 				return
 			}
@@ -207,7 +208,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, u store.User) {
 				return
 			}
 		}
-		ch, done := s.feed.wait(s.E.DB, u.ID, last)
+		ch, done := s.feed.wait(s.E.Query(), u.ID, last)
 		t := time.NewTimer(left)
 		select {
 		case <-ch:

@@ -18,7 +18,9 @@ import (
 	"testing"
 
 	"github.com/rboinc/rboinc/internal/boinc"
+	"github.com/rboinc/rboinc/internal/md5sum"
 	"github.com/rboinc/rboinc/internal/server"
+	"github.com/rboinc/rboinc/internal/spool"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 
@@ -131,7 +133,7 @@ func (v *env) submit(user, group, name string, steps int) wire.SubmitResponse {
 }
 
 // finish plays BOINC finishing a work unit: outputs in the upload
-// hierarchy, then the assimilator hook.
+// hierarchy, then the hook.
 func (v *env) finish(wu string) {
 	v.t.Helper()
 	var paths []string
@@ -141,9 +143,19 @@ func (v *env) finish(wu string) {
 		os.WriteFile(p, []byte(c), 0o644)
 		paths = append(paths, p)
 	}
-	if err := v.e.Advance(context.Background(), boinc.HookCall{WUName: wu, Files: paths}); err != nil {
+	if err := v.hookCall(boinc.HookCall{WUName: wu, Files: paths}); err != nil {
 		v.t.Fatal(err)
 	}
+}
+
+// hookCall is a hook call as production makes it: spooled with its outputs
+// (spool.Accept, the front half of rboinc-hook), then taken in by the
+// creator's pass, which records it and creates the next step.
+func (v *env) hookCall(call boinc.HookCall) error {
+	if _, err := spool.Accept(v.e.Root, call); err != nil {
+		return err
+	}
+	return v.e.CreatorPass(context.Background())
 }
 
 // tree lists the files under dir (relative name, size, MD5; symlinks by
@@ -162,7 +174,7 @@ func tree(dir string) []string {
 		case d.IsDir():
 			out = append(out, rel+"/")
 		default:
-			sum, n, _ := boinc.FileMD5(p)
+			sum, n, _ := md5sum.File(p)
 			out = append(out, fmt.Sprintf("%s %d %s", rel, n, sum))
 		}
 		return nil
@@ -176,12 +188,12 @@ func tree(dir string) []string {
 func (v *env) state(user string) string {
 	v.t.Helper()
 	ctx := context.Background()
-	u, err := v.e.DB.UserByName(ctx, user)
+	u, err := v.db.UserByName(ctx, user)
 	if err != nil {
 		v.t.Fatal(err)
 	}
 	var b strings.Builder
-	db := v.e.DB.SQL()
+	db := v.db.SQL()
 	dump := func(q string, args ...any) {
 		rows, err := db.QueryContext(ctx, q, args...)
 		if err != nil {
@@ -231,7 +243,7 @@ func (v *env) state(user string) string {
 // chainCount counts all chains of all users.
 func (v *env) chainCount() int {
 	var n int
-	v.e.DB.SQL().QueryRow(`SELECT count(*) FROM chains`).Scan(&n)
+	v.db.SQL().QueryRow(`SELECT count(*) FROM chains`).Scan(&n)
 	return n
 }
 

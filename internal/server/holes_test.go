@@ -129,7 +129,7 @@ func TestHole04UserNames(t *testing.T) {
 	t.Parallel()
 	v := newEnv(t)
 	for _, n := range []string{"../x", "a_b", "a-b", "a b", "a;id", "$(id)", "é", "", strings.Repeat("a", 33), "a/b", "."} {
-		if _, err := server.AddUser(context.Background(), v.e.DB, n); err == nil {
+		if _, err := server.AddUser(context.Background(), v.db, n); err == nil {
 			t.Errorf("user name %q accepted", n)
 		}
 	}
@@ -150,7 +150,7 @@ func TestHole05AckOnlyOwnListedFiles(t *testing.T) {
 	c := v.submit("alice", "g", "c", 2)
 	v.finish(c.Chains[0].FirstWU)
 	ctx := context.Background()
-	au, _ := v.e.DB.UserByName(ctx, "alice")
+	au, _ := v.db.UserByName(ctx, "alice")
 	res, _ := v.e.Results(ctx, au, "g", "")
 	if len(res.Files) != 3 {
 		t.Fatalf("results: %+v", res)
@@ -325,7 +325,7 @@ func TestHole11PurgeWhileRunning(t *testing.T) {
 	if c2.Chains[0].FirstWU == wu {
 		t.Errorf("resubmission reuses the work-unit name %s", wu)
 	}
-	if err := v.e.Advance(context.Background(), boinc.HookCall{WUName: wu, Error: true, ErrorMask: 1}); err != nil {
+	if err := v.hookCall(boinc.HookCall{WUName: wu, Error: true, ErrorMask: 1}); err != nil {
 		t.Errorf("failure hook for the purged chain: %v", err)
 	}
 }

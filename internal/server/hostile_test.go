@@ -249,7 +249,7 @@ func TestSymlinksInScratchArea(t *testing.T) {
 	}
 	// A symlinked scratch root.
 	tok := "carol-token-0123456789abcdef0123456789abcdef"
-	if _, err := v.e.DB.AddUser(t.Context(), "carol", hashTok(tok)); err != nil {
+	if _, err := v.db.AddUser(t.Context(), "carol", hashTok(tok)); err != nil {
 		t.Fatal(err)
 	}
 	v.tokens["carol"] = tok
@@ -353,8 +353,8 @@ func TestQuotas(t *testing.T) {
 
 	// Pooled bytes: each distinct content counts once per user.
 	v.e.Cfg.MaxRunningChains = 0
-	au, _ := v.e.DB.UserByName(t.Context(), "alice")
-	use, err := v.e.DB.UsageOf(t.Context(), au.ID) // the two inputs and the queue's defaults
+	au, _ := v.db.UserByName(t.Context(), "alice")
+	use, err := v.db.UsageOf(t.Context(), au.ID) // the two inputs and the queue's defaults
 	if err != nil || use.PoolBytes < 12 {
 		t.Fatalf("usage %+v %v", use, err)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rboinc/rboinc/internal/boinc"
+	"github.com/rboinc/rboinc/internal/md5sum"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 
@@ -53,7 +53,7 @@ func TestSubmitInlineOverHTTP(t *testing.T) {
 		t.Fatalf("%d work units", n)
 	}
 	for _, c := range contents {
-		if sum, _, err := boinc.FileMD5(v.e.Pool.Path(md5of(c))); err != nil || sum != md5of(c) {
+		if sum, _, err := md5sum.File(v.e.Pool.Path(md5of(c))); err != nil || sum != md5of(c) {
 			t.Fatalf("content %q not pooled: %v", c, err)
 		}
 	}

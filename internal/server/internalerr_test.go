@@ -16,7 +16,7 @@ import (
 // the SQL error goes only to the log, under the same id.
 func TestInternalErrorHidden(t *testing.T) {
 	v := newEnv(t)
-	if _, err := v.e.DB.SQL().Exec("ALTER TABLE chains RENAME TO chains_gone"); err != nil {
+	if _, err := v.db.SQL().Exec("ALTER TABLE chains RENAME TO chains_gone"); err != nil {
 		t.Fatal(err)
 	}
 	a := v.call("alice", "GET", "/rboinc_cgi"+wire.PathStatus+"?group=g1", nil)
@@ -60,7 +60,7 @@ func TestBoincAccountCheckFailureHidden(t *testing.T) {
 	if _, err := bdb.ExecContext(ctx, "INSERT INTO `user` (id, create_time, email_addr, name, authenticator) VALUES (41, 1, 'v@x', 'vol', ?)", auth); err != nil {
 		t.Fatal(err)
 	}
-	if err := v.e.DB.SetBoincUser(ctx, "alice", 41); err != nil {
+	if err := v.db.SetBoincUser(ctx, "alice", 41); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := bdb.ExecContext(ctx, "ALTER TABLE user_submit RENAME TO user_submit_gone"); err != nil {

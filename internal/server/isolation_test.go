@@ -24,7 +24,7 @@ func TestIsolationMatrix(t *testing.T) {
 	c1 := v.submit("alice", "g", "c1", 3)
 	v.submit("alice", "g", "c2", 1)
 	v.finish(c1.Chains[0].FirstWU)
-	au, _ := v.e.DB.UserByName(ctx, "alice")
+	au, _ := v.db.UserByName(ctx, "alice")
 	res, err := v.e.Results(ctx, au, "g", "")
 	if err != nil || len(res.Files) != 3 {
 		t.Fatalf("alice's results: %+v %v", res, err)

@@ -30,7 +30,7 @@ func (s *Server) takeLongPoll(ctx context.Context, u store.User, wait time.Durat
 	if max <= 0 {
 		return nil, false, nil
 	}
-	id, ok, err := s.E.DB.TakeLongPoll(ctx, u.ID, max, time.Now().Add(wait+longPollGrace))
+	id, ok, err := s.E.TakeLongPoll(ctx, u.ID, max, time.Now().Add(wait+longPollGrace))
 	if err != nil || !ok {
 		return nil, !ok && err == nil, err
 	}
@@ -45,7 +45,7 @@ func (p *longPoll) release(s *Server) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := s.E.DB.ReleaseLongPoll(ctx, p.id); err != nil {
+	if err := s.E.ReleaseLongPoll(ctx, p.id); err != nil {
 		s.Log.Warn("giving a long poll's slot back (it frees itself when it expires)", "err", err)
 	}
 }

@@ -21,8 +21,8 @@ func TestPoolQuotaHoldsUnderConcurrency(t *testing.T) {
 	t.Parallel()
 	v := newEnv(t)
 	v.submit("alice", "g", "base", 1)
-	au, _ := v.e.DB.UserByName(t.Context(), "alice")
-	use, err := v.e.DB.UsageOf(t.Context(), au.ID)
+	au, _ := v.db.UserByName(t.Context(), "alice")
+	use, err := v.db.UsageOf(t.Context(), au.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestPoolQuotaHoldsUnderConcurrency(t *testing.T) {
 	if n := v.chainCount(); n != 2 {
 		t.Errorf("%d chains recorded, want 2 (base and the one that passed)", n)
 	}
-	after, err := v.e.DB.UsageOf(t.Context(), au.ID)
+	after, err := v.db.UsageOf(t.Context(), au.ID)
 	if err != nil || after.PoolBytes > v.e.Cfg.MaxPoolBytes {
 		t.Errorf("usage after: %+v (limit %d) %v", after, v.e.Cfg.MaxPoolBytes, err)
 	}

@@ -13,23 +13,15 @@ import (
 	"time"
 
 	"github.com/rboinc/rboinc/internal/engine"
-	"github.com/rboinc/rboinc/internal/standin"
 )
 
-// CollectEvery is how often a running server collects unreferenced pool
-// contents; CollectGrace spares contents a client asked about recently.
-const (
-	CollectEvery = time.Minute
-	CollectGrace = time.Hour
-	// CreatorPoll is how often a running server looks for next steps the
-	// hook recorded, to create their work units in one create_work run.
-	CreatorPoll = 20 * time.Millisecond
-)
+// lockSweep is how often a running server forgets expired WebDAV locks.
+const lockSweep = time.Minute
 
-// Serve runs the standalone server until ctx is done: the API, the WebDAV
-// area, pool collection (and with it, of expired WebDAV locks), the creation of the next steps the hook records
-// and, on the embedded stand-in, its volunteer loop.
-// ready, if not nil, receives the listening address.
+// Serve runs the standalone server until ctx is done: the API and the
+// WebDAV area. It runs no daemon: `rboinc-server serve` runs the creator,
+// the notifier, pool collection and the stand-in beside it (package
+// daemon). ready, if not nil, receives the listening address.
 func Serve(ctx context.Context, e *engine.Engine, listen string, log *slog.Logger, ready func(addr string)) error {
 	return ServeWith(ctx, e, Listen{Addr: listen}, log, ready)
 }
@@ -58,19 +50,10 @@ func ServeWith(ctx context.Context, e *engine.Engine, l Listen, log *slog.Logger
 		}
 		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	// Made now rather than one by one by the first submission; the
-	// stand-in's download hierarchy (a thousand directories) meanwhile.
+	// Made now rather than one by one by the first submission.
 	if err := e.Pool.Prepare(); err != nil {
 		log.Warn("preparing the content pool", "err", err)
 	}
-	fanout := make(chan struct{})
-	defer func() { <-fanout }() // nothing left behind in the project
-	go func() {
-		defer close(fanout)
-		if err := standin.PrepareFanout(ctx, e.Proj); err != nil && ctx.Err() == nil {
-			log.Warn("preparing the stand-in's download hierarchy", "err", err)
-		}
-	}()
 	ln, err := net.Listen("tcp", l.Addr)
 	if err != nil {
 		return err
@@ -86,35 +69,19 @@ func ServeWith(ctx context.Context, e *engine.Engine, l Listen, log *slog.Logger
 	s.perUser = &userRequests{max: t.MaxUserRequests}
 	srv := &http.Server{Handler: guardTransfers(s.Handler(), t, log), ReadHeaderTimeout: 30 * time.Second, TLSConfig: tlsCfg,
 		IdleTimeout: time.Duration(t.IdleTimeoutSeconds) * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
-	errc := make(chan error, 3)
+	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	if e.Cfg.Simulated {
-		v := &standin.Volunteer{ProjectDir: e.Proj.Dir, Logger: log.With("part", "boinc-standin")}
-		go func() {
-			if err := v.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
-				errc <- err
-			}
-		}()
-	}
+	sweepCtx, endSweep := context.WithCancel(ctx)
+	defer endSweep()
 	go func() {
-		if err := e.RunCreator(ctx, CreatorPoll, nil); err != nil {
-			errc <- fmt.Errorf("creating the work units of pending steps: %w", err)
-		}
-	}()
-	go func() {
-		t := time.NewTicker(CollectEvery)
+		t := time.NewTicker(lockSweep)
 		defer t.Stop()
 		for {
 			select {
-			case <-ctx.Done():
+			case <-sweepCtx.Done():
 				return
 			case <-t.C:
 				s.expireLocks(time.Now())
-				if n, err := e.Collect(ctx, CollectGrace); err != nil {
-					log.Warn("pool collection", "err", err)
-				} else if n > 0 {
-					log.Info("pool collection", "removed", n)
-				}
 			}
 		}
 	}()

@@ -26,6 +26,7 @@ type env struct {
 	srv    *httptest.Server
 	tokens map[string]string
 	e      *engine.Engine
+	db     *store.DB     // the state, opened beside the engine as rboinc-server's commands do
 	logs   *lockedBuffer // what the server logged
 }
 
@@ -60,10 +61,15 @@ func newEnvAt(t testing.TB, root string) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close() })
-	v := &env{t: t, e: e, tokens: map[string]string{}, logs: &lockedBuffer{}}
+	db, err := engine.OpenState(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	v := &env{t: t, e: e, db: db, tokens: map[string]string{}, logs: &lockedBuffer{}}
 	for _, name := range []string{"alice", "bob"} {
 		tok := server.NewToken()
-		if _, err := e.DB.AddUser(ctx, name, server.HashToken(tok)); err != nil {
+		if _, err := db.AddUser(ctx, name, server.HashToken(tok)); err != nil {
 			t.Fatal(err)
 		}
 		v.tokens[name] = tok

@@ -19,12 +19,12 @@ import (
 func seedMany(b *testing.B) (*env, http.Handler) {
 	v := newEnv(b)
 	ctx := context.Background()
-	u, _ := v.e.DB.UserByName(ctx, "alice")
+	u, _ := v.db.UserByName(ctx, "alice")
 	var ncs []store.NewChain
 	for i := 0; i < 10000; i++ {
 		ncs = append(ncs, store.NewChain{Chain: store.Chain{Group: fmt.Sprintf("group%02d", i%20), Name: fmt.Sprintf("chain%05d", i), Queue: "langevin", App: "langevin", NSteps: 5, Params: "{}", Layout: "{}"}})
 	}
-	if _, err := v.e.DB.CreateChains(ctx, u, ncs); err != nil {
+	if _, err := v.db.CreateChains(ctx, u, ncs); err != nil {
 		b.Fatal(err)
 	}
 	now := time.Now().Unix()
@@ -35,7 +35,7 @@ func seedMany(b *testing.B) (*env, http.Handler) {
 		`UPDATE chains SET error = 'work unit ' || name || '-wu1 failed in BOINC (error mask 2)' WHERE state = 'failed'`,
 		`UPDATE users SET admin = 1 WHERE name = 'bob'`,
 	} {
-		if _, err := v.e.DB.SQL().Exec(q); err != nil {
+		if _, err := v.db.SQL().Exec(q); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -36,9 +36,9 @@ func TestStatusPages(t *testing.T) {
 	v.submit("alice", "g1", "c2", 2)
 	v.submit("bob", "bobgroup", "b1", 1)
 	v.finish(resp.Chains[0].FirstWU)
-	alice, _ := v.e.DB.UserByName(ctx, "alice")
-	cs, _ := v.e.DB.Chains(ctx, alice.ID, "g1", "c2")
-	if err := v.e.DB.FailChain(ctx, cs[0].ID, 0, "the <b>app</b> crashed"); err != nil {
+	alice, _ := v.db.UserByName(ctx, "alice")
+	cs, _ := v.db.Chains(ctx, alice.ID, "g1", "c2")
+	if err := v.db.FailChain(ctx, cs[0].ID, 0, "the <b>app</b> crashed"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -95,7 +95,7 @@ func TestStatusPages(t *testing.T) {
 	if strings.Contains(a.body, "admin-users") {
 		t.Fatal("alice sees the administrator's view")
 	}
-	if err := v.e.DB.SetUserAdmin(ctx, "bob", true); err != nil {
+	if err := v.db.SetUserAdmin(ctx, "bob", true); err != nil {
 		t.Fatal(err)
 	}
 	a = v.basic("bob", "/rboinc_cgi/status/")
@@ -121,7 +121,7 @@ func TestMetrics(t *testing.T) {
 	if a := v.basic("alice", "/rboinc_cgi/metrics"); a.status != http.StatusForbidden {
 		t.Fatalf("a user who is not an administrator: %v", a)
 	}
-	if err := v.e.DB.SetUserAdmin(ctx, "bob", true); err != nil {
+	if err := v.db.SetUserAdmin(ctx, "bob", true); err != nil {
 		t.Fatal(err)
 	}
 	a := v.basic("bob", "/rboinc_cgi/metrics")
@@ -134,7 +134,7 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 	var poolFiles, poolBytes int64
-	v.e.DB.SQL().QueryRow(`SELECT count(*), sum(size) FROM pool`).Scan(&poolFiles, &poolBytes)
+	v.db.SQL().QueryRow(`SELECT count(*), sum(size) FROM pool`).Scan(&poolFiles, &poolBytes)
 	for _, want := range []string{
 		fmt.Sprintf("rboinc_pool_files %d", poolFiles),
 		fmt.Sprintf("rboinc_pool_bytes %d", poolBytes),

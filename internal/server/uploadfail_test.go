@@ -30,7 +30,7 @@ func TestFailedUploadLeavesNoCollection(t *testing.T) {
 	if err == nil || client.ExitCode(err) != client.ExitRefused || !strings.Contains(err.Error(), "larger") {
 		t.Fatalf("submission of a file over the limit: %v (exit %d)", err, client.ExitCode(err))
 	}
-	u, err := v.e.DB.UserByName(t.Context(), "alice")
+	u, err := v.db.UserByName(t.Context(), "alice")
 	if err != nil {
 		t.Fatal(err)
 	}

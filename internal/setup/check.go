@@ -148,7 +148,7 @@ func CheckProject(dir string, real bool) ProjectCheck {
 	}
 	pc.Queues = qs
 	if len(qs) == 0 && len(errs) == 0 {
-		f.add(Note, "no application queue yet: add a template pair templates/rboinc_<queue>_wu and templates/rboinc_<queue>_result (see the README, \"Application queues\")")
+		f.add(Note, "no application queue yet: add a template pair templates/rboinc_<queue>_wu and templates/rboinc_<queue>_result (see docs/admin.md, \"Application queues\")")
 	}
 	for _, q := range qs {
 		f.add(OK, "queue %s (BOINC application %s): templates parse", q.Name, q.Application)
@@ -240,9 +240,22 @@ const CreatorCmd = "rboinc_creator"
 func CreatorLine() string { return "<daemon><cmd>" + CreatorCmd + "</cmd></daemon>" }
 
 // HasCreator tells whether config.xml runs rboinc's creator.
-func HasCreator(p *boinc.Project) bool {
+func HasCreator(p *boinc.Project) bool { return hasDaemon(p, CreatorCmd) }
+
+// NotifierCmd is the wrapper in the project's bin/ that runs
+// `rboinc-server notifier` as a BOINC daemon.
+const NotifierCmd = "rboinc_notifier"
+
+// NotifierLine is the config.xml entry that runs rboinc's notifier.
+func NotifierLine() string { return "<daemon><cmd>" + NotifierCmd + "</cmd></daemon>" }
+
+// HasNotifier tells whether config.xml runs rboinc's notifier.
+func HasNotifier(p *boinc.Project) bool { return hasDaemon(p, NotifierCmd) }
+
+// hasDaemon tells whether config.xml runs the program prog.
+func hasDaemon(p *boinc.Project, prog string) bool {
 	for _, cmd := range p.Daemons {
-		if f := strings.Fields(cmd); len(f) > 0 && filepath.Base(f[0]) == CreatorCmd {
+		if f := strings.Fields(cmd); len(f) > 0 && filepath.Base(f[0]) == prog {
 			return true
 		}
 	}

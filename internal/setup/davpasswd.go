@@ -15,7 +15,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/rboinc/rboinc/internal/boinc"
+	"github.com/rboinc/rboinc/internal/atomicfile"
 	"github.com/rboinc/rboinc/internal/naming"
 )
 
@@ -124,7 +124,7 @@ func editDAVPasswd(root string, edit func(map[string]string)) error {
 	}
 	// Readable by the web server's user only: the owner of the root.
 	path := filepath.Join(root, DAVPasswdFile)
-	if err := boinc.WriteFileAtomic(path, b.Bytes(), 0o600); err != nil {
+	if err := atomicfile.Write(path, b.Bytes(), 0o600); err != nil {
 		return err
 	}
 	return ownLikeRoot(root, path)

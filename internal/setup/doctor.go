@@ -85,6 +85,13 @@ func Doctor(ctx context.Context, root string) Findings {
 		}
 	}
 	if !cfg.Simulated {
+		if HasNotifier(p) {
+			f.add(OK, "config.xml runs rboinc's notifier (%s)", NotifierCmd)
+		} else {
+			f.add(Note, "config.xml does not run rboinc's notifier: the notifications users register (webhooks, e-mail) wait in the outbox until a `rboinc-server serve` or the notifier daemon sends them. Add %s to <daemons> in %s and restart the daemons", NotifierLine(), filepath.Join(p.Dir, "config.xml"))
+		}
+	}
+	if !cfg.Simulated {
 		checkDaemonsRun(&f, p, DaemonLines(p, pc.Queues, cfg.HookScript))
 		ownerCheck(&f, root, p)
 		checkLateReplicas(&f, p)

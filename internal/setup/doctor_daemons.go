@@ -26,13 +26,15 @@ type rboincDaemon struct {
 }
 
 // rboincDaemons finds, in config.xml, the assimilators of the queues'
-// applications that run rboinc's hook, and the creator.
+// applications that run rboinc's hook, the creator and the notifier.
 func rboincDaemons(p *boinc.Project, lines []DaemonLine) []rboincDaemon {
 	var out []rboincDaemon
 	for _, d := range p.DaemonEntries {
 		switch prog := d.Program(); {
 		case prog == CreatorCmd:
 			out = append(out, rboincDaemon{what: "rboinc's creator (" + CreatorCmd + ")", entry: d})
+		case prog == NotifierCmd:
+			out = append(out, rboincDaemon{what: "rboinc's notifier (" + NotifierCmd + ")", entry: d})
 		case isNative(d.Cmd):
 			out = append(out, rboincDaemon{what: "rboinc's native assimilator", entry: d})
 		case prog == "script_assimilator":

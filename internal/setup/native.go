@@ -26,7 +26,7 @@ const NativeDaemonName = "rboinc_assimilator"
 // PATH.
 func nativeCmd(root string, apps []string, extra string) string {
 	var b strings.Builder
-	b.WriteString("rboinc-server assimilator --root " + root + " -d 2")
+	b.WriteString("rboinc-server assimilator --root " + root + " -d 3")
 	for _, a := range apps {
 		b.WriteString(" --app " + a)
 	}

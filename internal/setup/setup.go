@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/rboinc/rboinc"
-	"github.com/rboinc/rboinc/internal/boinc"
+	"github.com/rboinc/rboinc/internal/atomicfile"
 	"github.com/rboinc/rboinc/internal/engine"
 	"github.com/rboinc/rboinc/internal/secretfile"
 	"github.com/rboinc/rboinc/internal/standin"
@@ -29,7 +29,7 @@ type Options struct {
 	// empty keeps what the root has (a new root: "hook").
 	Assimilator string
 	// BoincDB is where a new stand-in keeps BOINC's database
-	// (boincdb.ParseURL's forms); empty: its SQLite file.
+	// (sqldb.ParseURL's forms); empty: its SQLite file.
 	BoincDB string
 	// StateDB puts rboinc's own state in MariaDB (engine.Config.StateDB);
 	// empty keeps what the root has (a new root: the SQLite file).
@@ -159,7 +159,7 @@ func Init(ctx context.Context, o Options) (Report, error) {
 	if err := installHook(proj, cfg.HookScript, exe, root); err != nil {
 		return rep, err
 	}
-	if err := installCreator(proj, exe, root); err != nil {
+	if err := installDaemonScripts(proj, exe, root); err != nil {
 		return rep, err
 	}
 	if err := installServerLink(proj, exe); err != nil {
@@ -174,7 +174,7 @@ func Init(ctx context.Context, o Options) (Report, error) {
 	} else {
 		old = nil
 	}
-	if err := boinc.WriteFileAtomic(cfgPath, append(data, '\n'), mode); err != nil {
+	if err := atomicfile.Write(cfgPath, append(data, '\n'), mode); err != nil {
 		return rep, err
 	}
 	if err := secretfile.OwnLikeDir(cfgPath, old); err != nil {
@@ -193,6 +193,7 @@ func Init(ctx context.Context, o Options) (Report, error) {
 	if !cfg.Simulated && cfg.Assimilator == AssimNative {
 		rep.Daemons = []DaemonLine{NativeDaemonLine(root, pc.Project, pc.Queues)}
 		rep.Notes = append(rep.Notes, "the native assimilator replaces the script_assimilator lines of rboinc's applications: remove those")
+		rep.Daemons = append(rep.Daemons, DaemonLine{Line: NotifierLine(), Present: HasNotifier(pc.Project)})
 	} else if !cfg.Simulated {
 		rep.Daemons = DaemonLines(pc.Project, pc.Queues, cfg.HookScript)
 		if len(rep.Daemons) == 0 {
@@ -201,7 +202,8 @@ func Init(ctx context.Context, o Options) (Report, error) {
 		}
 		// Optional, for throughput: without it each hook call creates its
 		// chain's next step itself.
-		rep.Daemons = append(rep.Daemons, DaemonLine{Line: CreatorLine(), Present: HasCreator(pc.Project)})
+		rep.Daemons = append(rep.Daemons, DaemonLine{Line: CreatorLine(), Present: HasCreator(pc.Project)},
+			DaemonLine{Line: NotifierLine(), Present: HasNotifier(pc.Project)})
 	}
 	return rep, nil
 }
@@ -221,7 +223,7 @@ func InstallExe(root, exe string) (string, error) {
 			return dst, nil
 		}
 	}
-	if _, _, err := boinc.CopyFileAtomic(exe, dst, 0o755); err != nil {
+	if _, _, err := atomicfile.Copy(exe, dst, 0o755); err != nil {
 		return "", fmt.Errorf("installing the server binary into %s: %w", dst, err)
 	}
 	if err := installHookExe(root, exe); err != nil {
@@ -246,7 +248,7 @@ func installHookExe(root, exe string) error {
 	if b, err := os.Stat(dst); err == nil && os.SameFile(a, b) {
 		return nil
 	}
-	if _, _, err := boinc.CopyFileAtomic(src, dst, 0o755); err != nil {
+	if _, _, err := atomicfile.Copy(src, dst, 0o755); err != nil {
 		return fmt.Errorf("installing the hook program into %s: %w", dst, err)
 	}
 	return nil
@@ -274,7 +276,7 @@ func installHook(proj, name, exe, root string) error {
 		}
 		return nil
 	}
-	return boinc.WriteFileAtomic(dst, []byte(hookScript(name, exe, root)), 0o755)
+	return atomicfile.Write(dst, []byte(hookScript(name, exe, root)), 0o755)
 }
 
 // hookLinkTarget is the rboinc-hook installed beside exe, or "".
@@ -295,14 +297,25 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
-// installCreator writes bin/rboinc_creator in the project, which BOINC's
-// bin/start runs as a daemon when config.xml lists it.
-func installCreator(proj, exe, root string) error {
-	return boinc.WriteFileAtomic(filepath.Join(proj, "bin", CreatorCmd), []byte(creatorScript(exe, root)), 0o755)
+// installDaemonScripts writes bin/rboinc_creator and bin/rboinc_notifier
+// in the project, which BOINC's bin/start runs as daemons when config.xml
+// lists them.
+func installDaemonScripts(proj, exe, root string) error {
+	for _, d := range []struct{ cmd, sub, what string }{
+		{CreatorCmd, "creator", "creates the next steps of chains in batches"},
+		{NotifierCmd, "notifier", "sends the notifications of chain events"},
+	} {
+		if err := atomicfile.Write(filepath.Join(proj, "bin", d.cmd), []byte(daemonScript(d.cmd, d.sub, d.what, exe, root)), 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-func creatorScript(exe, root string) string {
-	return "#!/bin/sh\n# rboinc creator: a BOINC daemon that creates the next steps of chains in batches.\nexec '" + exe + "' creator --root '" + root + "' \"$@\"\n"
+// daemonScript is the sh wrapper of one daemon; Init refuses quotes in
+// the paths. exec keeps the pid bin/start wrote into pid_<host>/.
+func daemonScript(cmd, sub, what, exe, root string) string {
+	return "#!/bin/sh\n# " + strings.Replace(cmd, "_", " ", 1) + ": a BOINC daemon that " + what + ".\nexec '" + exe + "' " + sub + " --root '" + root + "' \"$@\"\n"
 }
 
 // installExample puts the shipped example queue into a fresh stand-in:
@@ -320,7 +333,7 @@ func installExample(root, proj string) error {
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return err
 		}
-		return boinc.WriteFileAtomic(dst, data, perm)
+		return atomicfile.Write(dst, data, perm)
 	}
 	tmpls, err := fs.Glob(rboinc.Examples, "templates/rboinc_*")
 	if err != nil {

@@ -95,13 +95,16 @@ func TestInitRealProjectPrintsDaemonAndInstallsHook(t *testing.T) {
 	if rep.Simulated {
 		t.Fatal("a real project reported as simulated")
 	}
-	if len(rep.Daemons) != 2 || rep.Daemons[0].Line != langevinDaemon || rep.Daemons[0].Present ||
-		rep.Daemons[1].Line != CreatorLine() || rep.Daemons[1].Present {
-		t.Fatalf("daemons = %+v, want %s and the creator, both missing", rep.Daemons, langevinDaemon)
+	if len(rep.Daemons) != 3 || rep.Daemons[0].Line != langevinDaemon || rep.Daemons[0].Present ||
+		rep.Daemons[1].Line != CreatorLine() || rep.Daemons[1].Present ||
+		rep.Daemons[2].Line != NotifierLine() || rep.Daemons[2].Present {
+		t.Fatalf("daemons = %+v, want %s, the creator and the notifier, all missing", rep.Daemons, langevinDaemon)
 	}
-	creator, err := os.ReadFile(filepath.Join(proj, "bin", CreatorCmd))
-	if err != nil || !strings.Contains(string(creator), "creator --root '"+root+"'") {
-		t.Fatalf("creator wrapper: %s %v", creator, err)
+	for cmd, sub := range map[string]string{CreatorCmd: "creator", NotifierCmd: "notifier"} {
+		w, err := os.ReadFile(filepath.Join(proj, "bin", cmd))
+		if err != nil || !strings.Contains(string(w), "exec '") || !strings.Contains(string(w), "' "+sub+" --root '"+root+"' \"$@\"") {
+			t.Fatalf("%s wrapper: %s %v", cmd, w, err)
+		}
 	}
 	hook, err := os.ReadFile(filepath.Join(proj, "bin", "rboinc_hook"))
 	if err != nil {
@@ -114,10 +117,10 @@ func TestInitRealProjectPrintsDaemonAndInstallsHook(t *testing.T) {
 		t.Errorf("no note about the missing script_assimilator: %q", rep.Notes)
 	}
 	// With the daemon in config.xml, init says it is there.
-	proj2 := fakeProject(t, t.TempDir(), "script_assimilator -d 3 --app langevin --script rboinc_hook", CreatorCmd)
+	proj2 := fakeProject(t, t.TempDir(), "script_assimilator -d 3 --app langevin --script rboinc_hook", CreatorCmd, NotifierCmd)
 	_, rep = initReal(t, proj2)
-	if len(rep.Daemons) != 2 || !rep.Daemons[0].Present || !rep.Daemons[1].Present {
-		t.Fatalf("daemons = %+v, want langevin and the creator present", rep.Daemons)
+	if len(rep.Daemons) != 3 || !rep.Daemons[0].Present || !rep.Daemons[1].Present || !rep.Daemons[2].Present {
+		t.Fatalf("daemons = %+v, want langevin, the creator and the notifier present", rep.Daemons)
 	}
 }
 

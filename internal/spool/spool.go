@@ -258,16 +258,26 @@ func Entries(root string) ([]string, error) {
 	return names, nil
 }
 
+// ErrMalformed marks an entry that will never read as a hook call: its
+// call file is missing or not one the hook wrote. Any other error of Read
+// (EMFILE, EIO) may pass.
+var ErrMalformed = errors.New("malformed hook spool entry")
+
 // Read returns an entry's call, with the paths of its kept outputs.
 func Read(root, name string) (hookargs.HookCall, error) {
 	dir := filepath.Join(Dir(root), name)
 	data, err := os.ReadFile(filepath.Join(dir, callFile))
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.EISDIR) {
+		// Entries appear by a rename, call file and all: one without it
+		// is foreign (or its entry went, which only the creator does).
+		return hookargs.HookCall{}, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
 	if err != nil {
 		return hookargs.HookCall{}, err
 	}
 	call, err := decodeCall(data)
 	if err != nil {
-		return call, fmt.Errorf("%s: %w", callFile, err)
+		return call, fmt.Errorf("%w: %s: %w", ErrMalformed, callFile, err)
 	}
 	for k, f := range call.Files {
 		call.Files[k] = filepath.Join(dir, f)

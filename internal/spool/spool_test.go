@@ -139,6 +139,9 @@ func FuzzRead(f *testing.F) {
 		os.WriteFile(filepath.Join(dir, callFile), data, 0o644)
 		call, err := Read(root, "1-x")
 		if err != nil {
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatalf("a bad call file is not ErrMalformed: %v", err)
+			}
 			return
 		}
 		for _, p := range call.Files {
@@ -180,6 +183,19 @@ func FuzzCallRoundTrip(f *testing.F) {
 			t.Fatalf("%+v read back as %+v", want, got)
 		}
 	})
+}
+
+// An entry without its call file, or with a directory in its place, is
+// malformed: it will never read.
+func TestReadMissingCallIsMalformed(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(Dir(root), "1-x"), 0o755)
+	os.MkdirAll(filepath.Join(Dir(root), "2-x", callFile), 0o755)
+	for _, name := range []string{"1-x", "2-x"} {
+		if _, err := Read(root, name); !errors.Is(err, ErrMalformed) {
+			t.Fatalf("%s: %v, want ErrMalformed", name, err)
+		}
+	}
 }
 
 func TestSweepUnfinished(t *testing.T) {

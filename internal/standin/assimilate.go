@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rboinc/rboinc/internal/boinc"
+	"github.com/rboinc/rboinc/internal/ctxsleep"
 )
 
 // startAssimilators starts one assimilator per app that has WUs ready.
@@ -112,7 +113,7 @@ func (s *sim) assimilateApp(ctx context.Context, app string) {
 			s.log.Error("assimilator handler error; the app's assimilation stalls", "app", app, "wu", w.name,
 				"err", err, "retry_in", s.hookRetry)
 			retry = w.id
-			if !sleep(ctx, s.hookRetry) {
+			if !ctxsleep.Sleep(ctx, s.hookRetry) {
 				return
 			}
 			continue

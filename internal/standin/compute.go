@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rboinc/rboinc/internal/boinc"
+	"github.com/rboinc/rboinc/internal/md5sum"
 )
 
 // task is a result sent to the simulated volunteer host.
@@ -214,7 +215,7 @@ func stageInputs(p *boinc.Project, wd wuDoc, slot string) error {
 			return fmt.Errorf("download of input %s failed: %w", r.fileName, err)
 		}
 		if want := md5s[r.fileName]; want != "" {
-			sum, _, err := boinc.FileMD5(dst)
+			sum, _, err := md5sum.File(dst)
 			if err != nil {
 				return fmt.Errorf("checking input %s: %w", r.fileName, err)
 			}

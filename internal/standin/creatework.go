@@ -14,6 +14,7 @@ import (
 
 	"github.com/rboinc/rboinc/internal/boinc"
 	"github.com/rboinc/rboinc/internal/boincdb"
+	"github.com/rboinc/rboinc/internal/sqldb"
 )
 
 // Limits of create_work's --stdin reader: fgets into a 4096-byte buffer
@@ -421,7 +422,7 @@ func mysqlMessage(err error, name string) string {
 		return fmt.Sprintf("Duplicate entry '%s' for key 'name'", name)
 	case errors.As(err, &tl):
 		return tl.Error()
-	case boincdb.IsTooLong(err):
+	case sqldb.IsTooLong(err):
 		return errTooLong{name}.Error()
 	}
 	return err.Error()

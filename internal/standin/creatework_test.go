@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"github.com/rboinc/rboinc/internal/boinc"
+	"github.com/rboinc/rboinc/internal/md5sum"
 )
 
 func md5Of(t *testing.T, path string) string {
 	t.Helper()
-	sum, _, err := boinc.FileMD5(path)
+	sum, _, err := md5sum.File(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rboinc/rboinc/internal/boinc"
+	"github.com/rboinc/rboinc/internal/ctxsleep"
 )
 
 // rboinc's daemons are real processes on the stand-in, as bin/start runs
@@ -58,7 +59,7 @@ func (s *sim) superviseDaemon(ctx context.Context, p *boinc.Project, d boinc.Dae
 	log := s.log.With("daemon", d.Cmd)
 	for ctx.Err() == nil {
 		if _, err := os.Stat(filepath.Join(p.Dir, "stop_daemons")); err == nil {
-			if !sleep(ctx, daemonRestart) {
+			if !ctxsleep.Sleep(ctx, daemonRestart) {
 				return
 			}
 			continue
@@ -68,7 +69,7 @@ func (s *sim) superviseDaemon(ctx context.Context, p *boinc.Project, d boinc.Dae
 			return
 		}
 		log.Warn("daemon exited; starting it again", "err", err, "in", daemonRestart)
-		if !sleep(ctx, daemonRestart) {
+		if !ctxsleep.Sleep(ctx, daemonRestart) {
 			return
 		}
 	}

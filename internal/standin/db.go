@@ -7,6 +7,7 @@ import (
 
 	"github.com/rboinc/rboinc/internal/boinc"
 	"github.com/rboinc/rboinc/internal/boincdb"
+	"github.com/rboinc/rboinc/internal/sqldb"
 )
 
 // dbFile is the stand-in's default database, relative to the project
@@ -69,13 +70,13 @@ func inTx(ctx context.Context, db *boincdb.DB, fn func(*sql.Tx) error) error {
 	return db.Tx(ctx, fn)
 }
 
-func isUniqueViolation(err error) bool { return boincdb.IsDuplicate(err) }
+func isUniqueViolation(err error) bool { return sqldb.IsDuplicate(err) }
 
 // upgradeOldSchema converts the tables of a stand-in from before it kept
 // BOINC's schema (workunit.appname and sim_state; result and assignment
 // with fewer columns) into BOINC's, keeping every row.
 func upgradeOldSchema(ctx context.Context, db *boincdb.DB) error {
-	if db.Engine != boincdb.SQLite {
+	if db.Engine != sqldb.SQLite {
 		return nil
 	}
 	if _, err := db.ExecContext(ctx, `SELECT sim_state FROM workunit WHERE 1 = 0`); err != nil {

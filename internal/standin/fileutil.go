@@ -5,12 +5,12 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/rboinc/rboinc/internal/boinc"
+	"github.com/rboinc/rboinc/internal/atomicfile"
 )
 
 // copyFile puts a copy of src at dst atomically.
 func copyFile(src, dst string) error {
-	_, _, err := boinc.CopyFileAtomic(src, dst, 0o644)
+	_, _, err := atomicfile.Copy(src, dst, 0o644)
 	return err
 }
 

@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/rboinc/rboinc/internal/atomicfile"
 	"github.com/rboinc/rboinc/internal/boinc"
 	"github.com/rboinc/rboinc/internal/boincdb"
 	"github.com/rboinc/rboinc/internal/secretfile"
+	"github.com/rboinc/rboinc/internal/sqldb"
 )
 
 // InitOptions describe a simulated project for InitProject.
@@ -57,7 +59,7 @@ func InitProject(dir string, o InitOptions) error {
 		if boincdb.HasPassword(o.DBURL) {
 			mode = secretfile.Mode // rboinc_db_url's password
 		}
-		if err := boinc.WriteFileAtomic(cfg, []byte(configXML(abs, o)), mode); err != nil {
+		if err := atomicfile.Write(cfg, []byte(configXML(abs, o)), mode); err != nil {
 			return fmt.Errorf("creating stand-in project %s: %w", abs, err)
 		}
 	} else if err != nil {
@@ -89,7 +91,7 @@ func InitProject(dir string, o InitOptions) error {
 	// directory; cancel_jobs is run from anywhere, so its wrapper names it.
 	for tool, env := range map[string]string{"create_work": "", "cancel_jobs": "BOINC_PROJECT_DIR=${BOINC_PROJECT_DIR:-" + shellQuote(abs) + "} "} {
 		wrapper := "#!/bin/sh\n" + env + "exec " + shellQuote(o.ServerExe) + " standin " + tool + " \"$@\"\n"
-		if err := boinc.WriteFileAtomic(filepath.Join(abs, "bin", tool), []byte(wrapper), 0o755); err != nil {
+		if err := atomicfile.Write(filepath.Join(abs, "bin", tool), []byte(wrapper), 0o755); err != nil {
 			return fmt.Errorf("creating stand-in project %s: %w", abs, err)
 		}
 	}
@@ -149,7 +151,7 @@ func describeDB(u string) string {
 	if u == "" {
 		return "its SQLite file " + dbFile
 	}
-	if t, err := boincdb.ParseURL(u); err == nil {
+	if t, err := sqldb.ParseURL(u); err == nil {
 		return t.String()
 	}
 	return "an unreadable rboinc_db_url"

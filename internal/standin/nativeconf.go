@@ -8,6 +8,7 @@ import (
 
 	"github.com/beevik/etree"
 
+	"github.com/rboinc/rboinc/internal/atomicfile"
 	"github.com/rboinc/rboinc/internal/boinc"
 )
 
@@ -69,5 +70,5 @@ func SetNativeAssimilator(dir, cmd, name string) error {
 	if fi, err := os.Stat(path); err == nil {
 		mode = fi.Mode().Perm() // private when it holds rboinc_db_url's password
 	}
-	return boinc.WriteFileAtomic(path, []byte(out), mode)
+	return atomicfile.Write(path, []byte(out), mode)
 }

@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/rboinc/rboinc/internal/boinc"
+	"github.com/rboinc/rboinc/internal/md5sum"
 )
 
 // stagedFile is an input file as create_work found it in the download hierarchy.
@@ -44,7 +45,7 @@ func stageVarInput(p *boinc.Project, name string, stdout, stderr io.Writer) (sta
 			return stagedFile{path, sum, n}, 0
 		}
 	}
-	sum, n, err := boinc.FileMD5(path)
+	sum, n, err := md5sum.File(path)
 	if err != nil {
 		fmt.Fprintf(stderr, "md5_file: can't open %s\n", path)
 		fmt.Fprintf(stderr, "md5_file: %s\n", strerror(err))

@@ -162,18 +162,6 @@ func (s *sim) poke() {
 	}
 }
 
-// sleep waits d or until ctx is done; it reports whether ctx is still live.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
-
 // lockProject makes sure one volunteer at a time works on a project.
 func lockProject(dir string) (func(), error) {
 	path := filepath.Join(dir, "standin.lock")

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rboinc/rboinc/internal/boinc"
+	"github.com/rboinc/rboinc/internal/md5sum"
 )
 
 func tokens(s string) []string {
@@ -143,7 +144,7 @@ func FuzzInputTemplate(f *testing.F) {
 	for _, n := range []string{"v", "c"} {
 		path := p.DownloadPath(n)
 		writeTestFile(f, path, n)
-		sum, size, _ := boinc.FileMD5(path)
+		sum, size, _ := md5sum.File(path)
 		boinc.WriteSidecar(path, sum, size)
 	}
 	f.Fuzz(func(t *testing.T, tmpl string) {

@@ -10,23 +10,22 @@ package standinserver
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rboinc/rboinc/internal/boinctest"
+	"github.com/rboinc/rboinc/internal/daemon"
 	"github.com/rboinc/rboinc/internal/engine"
 	"github.com/rboinc/rboinc/internal/server"
 	"github.com/rboinc/rboinc/internal/setup"
 	"github.com/rboinc/rboinc/internal/standin"
+	"github.com/rboinc/rboinc/internal/testbin"
 )
 
 // Options say what kind of server to start.
@@ -46,56 +45,10 @@ type Server struct {
 	E    *engine.Engine
 }
 
-var (
-	buildOnce sync.Once
-	binDir    string
-	buildErr  error
-)
-
 // Built returns the directory holding the built rboinc-server and
-// rboinc-hook, building them on first use.
+// rboinc-hook, from the test run's shared build (testbin).
 func Built() (string, error) {
-	buildOnce.Do(func() {
-		var root string
-		if root, buildErr = moduleRoot(); buildErr != nil {
-			return
-		}
-		if binDir, buildErr = os.MkdirTemp("", "rboinc-standinserver"); buildErr != nil {
-			return
-		}
-		cmd := exec.Command("go", "build", "-o", binDir+string(filepath.Separator), "./cmd/rboinc-server", "./cmd/rboinc-hook")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("building rboinc-server and rboinc-hook: %w\n%s", err, out)
-		}
-	})
-	return binDir, buildErr
-}
-
-// RemoveBuilt removes the built programs (call it from TestMain, after
-// the tests).
-func RemoveBuilt() {
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-}
-
-// moduleRoot is the directory of go.mod above the working directory.
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = up
-	}
+	return testbin.Build(testbin.Server, testbin.Hook)
 }
 
 // Start runs a server until the test ends.
@@ -147,38 +100,31 @@ func StartDir(dir string, o Options) (*Server, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	// The volunteer loop runs here rather than in Serve, so that stop
-	// can wait for it.
-	e.Cfg.Simulated = false
+	// The daemons `serve` runs, the volunteer's with a shorter poll.
+	ds := []daemon.Daemon{daemon.Creator(e, daemon.CreatorPoll), daemon.Notifier(e, daemon.NotifierPoll),
+		daemon.Collector(e, daemon.CollectEvery, daemon.CollectGrace)}
+	if !o.NoCompute {
+		ds = append(ds, daemon.Standin(e, &standin.Volunteer{ProjectDir: e.Proj.Dir, Logger: log, Poll: 50 * time.Millisecond}))
+	}
 	sctx, cancel := context.WithCancel(ctx)
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
-	go func() { done <- server.Serve(sctx, e, "127.0.0.1:0", log, func(addr string) { ready <- addr }) }()
-	computed := make(chan struct{})
-	if o.NoCompute {
-		close(computed)
-	} else {
-		v := &standin.Volunteer{ProjectDir: e.Proj.Dir, Logger: log, Poll: 50 * time.Millisecond}
-		go func() {
-			defer close(computed)
-			if err := v.Run(sctx); err != nil {
-				log.Error("the stand-in's volunteer", "err", err)
-			}
-		}()
-	}
+	go func() {
+		done <- daemon.Beside(sctx, log, func(ctx context.Context) error {
+			return server.Serve(ctx, e, "127.0.0.1:0", log, func(addr string) { ready <- addr })
+		}, ds...)
+	}()
 	var addr string
 	select {
 	case addr = <-ready:
 	case err := <-done:
 		cancel()
-		<-computed
 		e.Close()
 		return nil, nil, fmt.Errorf("the server did not start: %w", err)
 	}
 	stop := func() {
 		cancel()
 		<-done
-		<-computed
 		e.Close()
 	}
 	return &Server{URL: "http://" + addr + server.Base, Root: root, E: e}, stop, nil
@@ -208,7 +154,7 @@ func applySettings(root string, set map[string]any) error {
 // AddUser makes a user and returns its token.
 func (s *Server) AddUser(name string) (string, error) {
 	tok := server.NewToken()
-	if _, err := s.E.DB.AddUser(context.Background(), name, server.HashToken(tok)); err != nil {
+	if _, err := s.E.AddUser(context.Background(), name, server.HashToken(tok)); err != nil {
 		return "", err
 	}
 	return tok, nil

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/rboinc/rboinc/internal/query"
 	"github.com/rboinc/rboinc/internal/store"
 )
 
@@ -77,7 +78,7 @@ var TurnaroundEdges = []time.Duration{time.Minute, 5 * time.Minute, 15 * time.Mi
 
 // Load reads the figures of a user (userID 0: every user's), or of one
 // of their groups, at now.
-func Load(ctx context.Context, db *store.DB, userID int64, group string, now time.Time) (Figures, error) {
+func Load(ctx context.Context, db *query.Reader, userID int64, group string, now time.Time) (Figures, error) {
 	counts, err := db.GroupCounts(ctx, userID)
 	if err != nil {
 		return Figures{}, err

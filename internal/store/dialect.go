@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/rboinc/rboinc/internal/boincdb"
+	"github.com/rboinc/rboinc/internal/sqldb"
 )
 
 // The store's queries are written once, in SQLite's words (placeholders
@@ -40,11 +40,11 @@ func openDialect(location string) (*sql.DB, dialect, error) {
 	if !strings.Contains(location, "://") {
 		return openSQLite(location)
 	}
-	t, err := boincdb.ParseURL(location)
+	t, err := sqldb.ParseURL(location)
 	if err != nil {
 		return nil, nil, fmt.Errorf("state database: %w", err)
 	}
-	if t.Engine == boincdb.SQLite {
+	if t.Engine == sqldb.SQLite {
 		return openSQLite(t.DSN)
 	}
 	return openMySQL(t)
@@ -53,7 +53,7 @@ func openDialect(location string) (*sql.DB, dialect, error) {
 // Describe names a state database's location for messages: a MariaDB
 // address without its password, or the SQLite file's path.
 func Describe(location string) string {
-	if t, err := boincdb.ParseURL(location); err == nil && t.Engine == boincdb.MySQL {
+	if t, err := sqldb.ParseURL(location); err == nil && t.Engine == sqldb.MySQL {
 		return t.String()
 	}
 	return location
@@ -144,5 +144,5 @@ func (s sqliteDialect) sync() error {
 
 // isUnique tells a unique key's refusal, on either engine.
 func isUnique(err error) bool {
-	return err != nil && (boincdb.IsDuplicate(err) || strings.Contains(err.Error(), "UNIQUE constraint failed"))
+	return err != nil && (sqldb.IsDuplicate(err) || strings.Contains(err.Error(), "UNIQUE constraint failed"))
 }

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
-	"github.com/rboinc/rboinc/internal/boincdb"
+	"github.com/rboinc/rboinc/internal/sqldb"
 )
 
 // MariaDB (or MySQL) as the state database, for projects that run on
@@ -366,9 +366,9 @@ const (
 )
 
 // mysqlDialect is a MariaDB or MySQL database.
-type mysqlDialect struct{ target boincdb.Target }
+type mysqlDialect struct{ target sqldb.Target }
 
-func openMySQL(t boincdb.Target) (*sql.DB, dialect, error) {
+func openMySQL(t sqldb.Target) (*sql.DB, dialect, error) {
 	cfg, err := mysql.ParseDSN(t.DSN)
 	if err != nil {
 		return nil, nil, fmt.Errorf("state database %s: %w", t, err)

@@ -32,22 +32,8 @@ var funcs = template.FuncMap{
 	"pct":   func(f float64) string { return fmt.Sprintf("%.1f", f) },
 	"width": func(f float64) string { return fmt.Sprintf("%.2f%%", f) },
 	"num":   func(f float64) string { return fmt.Sprintf("%.1f", f) },
-	"bytes": human,
+	"bytes": words.Bytes,
 	"link":  link,
 	"f1":    func(f float64) string { return fmt.Sprintf("%.1f", f) },
 	"count": words.Count,
-}
-
-// human writes a size in bytes briefly: 512 B, 3.2 MB.
-func human(n int64) string {
-	const unit = 1000
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "kMGTPE"[exp])
 }

@@ -28,7 +28,7 @@ type overviewData struct {
 }
 
 func (h *Handler) overview(w http.ResponseWriter, r *http.Request, u store.User) {
-	f, err := stats.Load(r.Context(), h.E.DB, u.ID, "", h.now())
+	f, err := stats.Load(r.Context(), h.E.Query(), u.ID, "", h.now())
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -71,7 +71,7 @@ func (h *Handler) group(w http.ResponseWriter, r *http.Request, u store.User) {
 		h.errorPage(w, http.StatusNotFound, "no such group")
 		return
 	}
-	rows, err := h.E.DB.GroupChains(r.Context(), u.ID, group)
+	rows, err := h.E.Query().GroupChains(r.Context(), u.ID, group)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -80,7 +80,7 @@ func (h *Handler) group(w http.ResponseWriter, r *http.Request, u store.User) {
 		h.errorPage(w, http.StatusNotFound, "You have no group "+group+".")
 		return
 	}
-	f, err := stats.Load(r.Context(), h.E.DB, u.ID, group, h.now())
+	f, err := stats.Load(r.Context(), h.E.Query(), u.ID, group, h.now())
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -123,7 +123,7 @@ func (h *Handler) chain(w http.ResponseWriter, r *http.Request, u store.User) {
 		h.errorPage(w, http.StatusNotFound, "no such chain")
 		return
 	}
-	cs, err := h.E.DB.Chains(r.Context(), u.ID, group, name)
+	cs, err := h.E.Query().Chains(r.Context(), u.ID, group, name)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -133,12 +133,12 @@ func (h *Handler) chain(w http.ResponseWriter, r *http.Request, u store.User) {
 		return
 	}
 	c := cs[0]
-	steps, atts, err := h.E.DB.ChainSteps(r.Context(), c.ID)
+	steps, atts, err := h.E.Query().ChainSteps(r.Context(), c.ID)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	res, err := h.E.DB.PendingResults(r.Context(), u.ID, group, name)
+	res, err := h.E.Query().PendingResults(r.Context(), u.ID, group, name)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -181,11 +181,11 @@ type userLine struct {
 func (h *Handler) adminData(r *http.Request) (adminData, error) {
 	var a adminData
 	ctx := r.Context()
-	users, err := h.E.DB.Users(ctx)
+	users, err := h.E.Query().Users(ctx)
 	if err != nil {
 		return a, err
 	}
-	counts, err := h.E.DB.GroupCounts(ctx, 0)
+	counts, err := h.E.Query().GroupCounts(ctx, 0)
 	if err != nil {
 		return a, err
 	}
@@ -224,7 +224,7 @@ func (h *Handler) adminData(r *http.Request) (adminData, error) {
 	for _, q := range qs {
 		a.Queues = append(a.Queues, wire.QueueSummary{Name: q.Name, Application: q.Application, Description: q.Description})
 	}
-	if a.T, err = h.E.DB.ServerTotals(ctx); err != nil {
+	if a.T, err = h.E.Query().ServerTotals(ctx); err != nil {
 		return a, err
 	}
 	a.Health = h.healthFindings(r)

@@ -9,7 +9,7 @@ import (
 )
 
 // Exit codes of rboinc-submit and rboinc-retrieve (rboinc-server uses 0,
-// 1 and 2 of the same table; README "Exit codes" has all four commands):
+// 1 and 2 of the same table; docs/scientist.md "Exit codes" has all four commands):
 //
 //	0  success
 //	1  any other failure (server-side error, local I/O error, interrupted)

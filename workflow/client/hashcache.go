@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/rboinc/rboinc/internal/atomicfile"
 )
 
 // HashCache remembers the MD5 of input files between submissions, so that
@@ -323,27 +325,11 @@ func (c *HashCache) evict() {
 	}
 }
 
-// writeFileAtomic writes data to path through a temporary file in the same
-// directory (made private) and a rename.
+// writeFileAtomic writes data to path, private, through a temporary file
+// in the same directory and a rename.
 func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
+	return atomicfile.Write(path, data, 0o600)
 }

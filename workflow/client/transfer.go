@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/rboinc/rboinc/internal/md5sum"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 
@@ -29,20 +30,9 @@ var writeBufs = sync.Pool{New: func() any {
 	return &b
 }}
 
-// HashFile streams a file and returns its MD5 (hex) and size.
-func HashFile(path string) (md5hex string, size int64, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", 0, err
-	}
-	defer f.Close()
-	h := md5.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return "", 0, fmt.Errorf("reading %s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), n, nil
-}
+// HashFile streams a file and returns its MD5 (hex) and size, as the
+// server computes it.
+func HashFile(path string) (md5hex string, size int64, err error) { return md5sum.File(path) }
 
 // progressReader reports every chunk read to onProgress.
 type progressReader struct {

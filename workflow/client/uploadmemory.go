@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/rboinc/rboinc/internal/boinc"
+	"github.com/rboinc/rboinc/internal/atomicfile"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 
@@ -87,5 +87,5 @@ func (m *UploadMemory) Save() error {
 	if err != nil {
 		return err
 	}
-	return boinc.WriteFileAtomic(m.path, b, 0o600)
+	return atomicfile.Write(m.path, b, 0o600)
 }

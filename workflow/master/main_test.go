@@ -14,7 +14,6 @@ import (
 func TestMain(m *testing.M) {
 	code := m.Run()
 	exampleStop()
-	standinserver.RemoveBuilt()
 	os.Exit(code)
 }
 

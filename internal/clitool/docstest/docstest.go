@@ -4,7 +4,9 @@
 // subcommand is in each, the shells find no error in the scripts (bash
 // also completes a flag from its prefix, and fish too when installed), and
 // the manual page renders. A shell or formatter that is not installed is
-// skipped with a message saying so. Imported by tests only.
+// skipped with a message saying so. CheckPages holds the README's and
+// docs/' example command lines to the same definitions. Imported by tests
+// only.
 package docstest
 
 import (

@@ -5,69 +5,41 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/rboinc/rboinc/internal/advance"
 	"github.com/rboinc/rboinc/internal/boinc"
 	"github.com/rboinc/rboinc/internal/naming"
 	"github.com/rboinc/rboinc/internal/pool"
-	"github.com/rboinc/rboinc/internal/spool"
 	"github.com/rboinc/rboinc/internal/store"
 )
 
-// Advance is the assimilator hook: BOINC has finished (or given up on) a
-// work unit. It takes the canonical outputs out of the upload hierarchy
-// (BOINC deletes them once the hook returns), feeds chained outputs into
-// the next step and records it as pending, or ends the chain. The next
-// step's work unit is created by the creator (see creator.go): before
-// Advance returns when no long-running creator holds the lock, shortly
-// after otherwise. Calling it twice for one
-// work unit creates one next step. It returns an error only when BOINC
-// should stop and retry later (the database or the disk failed); problems
-// of one chain mark that chain failed instead.
-func (e *Engine) Advance(ctx context.Context, call boinc.HookCall) error {
-	err := e.record(ctx, call, true)
-	var up *unplacedError
-	if errors.As(err, &up) {
-		entry, werr := spool.WriteUnplaced(e.Root, call, up.Error())
-		if werr != nil {
-			return werr
-		}
-		return e.noteUnplaced(ctx, up, entry)
-	}
-	if err != nil {
-		return err
-	}
-	// BOINC forgets the work unit once the hook returns: the record must
-	// outlive a power cut.
-	if err := e.DB.Sync(); err != nil {
-		return err
-	}
-	return e.kickCreator(ctx)
-}
-
-// record is Advance without creating the next step's work unit: that is
-// left to the creator, which batches it with others.
-// With durable, the outputs are made durable as they are taken (they are
-// BOINC's); the spool's are durable already.
-func (e *Engine) record(ctx context.Context, call boinc.HookCall, durable bool) error {
-	return e.recordInto(ctx, call, durable, nil, nil)
-}
-
-// recordInto is record that, with taken set, leaves the outputs it takes
-// to be made durable by the caller, in one batch (their writes started),
-// and lists them there. wo, when not nil, holds outputs taken ahead.
-func (e *Engine) recordInto(ctx context.Context, call boinc.HookCall, durable bool, taken *[]string, wo *wuOutputs) error {
+// recordStep is one finished work unit's record, for advance.Run (see
+// chains.go), whatever door it came through: it takes the canonical
+// outputs out of where they lie (BOINC deletes them once the door lets the
+// work unit go), feeds chained outputs into the next step and records it
+// as pending, or ends the chain. The next step's work unit is created by
+// the creator (see creator.go). Recording one work unit twice records one
+// next step. It returns an error only when BOINC should stop and retry
+// later (the database or the disk failed), or an *advance.Unplaced;
+// problems of one chain mark that chain failed instead.
+//
+// With taken nil the outputs are durable where they lie (the spool's);
+// otherwise their writes are started, their paths listed in taken, and
+// advance.Run makes them durable once for the batch. it.Pretaken, when
+// set, holds outputs taken ahead.
+func (e *Engine) recordStep(ctx context.Context, it *advance.Item, taken *advance.Taken) error {
+	call := it.Call
 	defer e.observe(ctx, store.LatencyHook, time.Now())
 	if call.WUName == "" {
 		e.Log.Warn("hook called without a work-unit name; nothing to do", "wu_id", call.WUID, "error_mask", call.ErrorMask)
 		return nil
 	}
-	c, s, err := e.DB.StepByWU(ctx, call.WUName)
+	c, s, err := e.db.StepByWU(ctx, call.WUName)
 	if errors.Is(err, store.ErrNotFound) {
-		if earlier, eerr := e.DB.EarlierAttempt(ctx, call.WUName); eerr != nil {
+		if earlier, eerr := e.db.EarlierAttempt(ctx, call.WUName); eerr != nil {
 			return eerr
 		} else if earlier {
 			e.Log.Info("BOINC finished the work unit of an earlier attempt of a step; nothing to do", "wu", call.WUName)
@@ -76,7 +48,7 @@ func (e *Engine) recordInto(ctx context.Context, call boinc.HookCall, durable bo
 		if w, perr := naming.ParseWU(call.WUName); perr == nil && !call.Error && len(call.Files) > 0 {
 			// rboinc's shape, but no step of ours: BOINC deletes the outputs
 			// once the hook returns, so they are kept for a person to look at.
-			return noStep(w)
+			return advance.NoStep(w)
 		}
 		e.Log.Warn("BOINC finished a work unit rboinc did not create; ignored", "wu", call.WUName)
 		return nil
@@ -116,27 +88,28 @@ func (e *Engine) recordInto(ctx context.Context, call boinc.HookCall, durable bo
 			dst := filepath.Join(dir, naming.ResultFile(call.WUName, o.Index))
 			var sum string
 			var size int64
-			if t := wo.take(path, dst); t != nil && (t.err == nil || errors.Is(t.err, fs.ErrNotExist)) {
-				if t.err != nil {
-					continue // optional outputs may be missing; checked below
-				}
-				t.used = true
-				sum, size = t.sum, t.size
-			} else {
+			var missing, took bool
+			if it.Pretaken != nil {
+				sum, size, missing, took = it.Pretaken.Took(path, dst)
+			}
+			if missing {
+				continue // optional outputs may be missing; checked below
+			}
+			if !took {
 				if _, err := os.Stat(path); err != nil {
 					continue
 				}
 				if taken != nil {
 					sum, size, _, err = pool.TakeOutputStarted(path, dst)
 				} else {
-					sum, size, err = pool.TakeOutput(path, dst, durable)
+					sum, size, err = pool.TakeOutput(path, dst, false)
 				}
 				if err != nil {
 					return err
 				}
 			}
 			if taken != nil {
-				*taken = append(*taken, dst)
+				taken.Paths = append(taken.Paths, dst)
 			}
 			produced[o.Index] = true
 			results = append(results, store.Result{ChainID: c.ID, Step: s.Step, Index: o.Index, File: filepath.Base(dst), MD5: sum, Size: size})
@@ -160,13 +133,13 @@ func (e *Engine) recordInto(ctx context.Context, call boinc.HookCall, durable bo
 		// CompleteStepPooling).
 		nextStep = &store.Step{ChainID: c.ID, Step: s.Step + 1, WU: c.WU(s.Step + 1), State: pendingState, Inputs: next}
 	}
-	_, created, state, err := e.DB.CompleteStepPooling(ctx, c, s.Step, results, pooled, nextStep)
+	_, created, state, err := e.db.CompleteStepPooling(ctx, c, s.Step, results, pooled, nextStep)
 	if err != nil {
 		return err
 	}
 	if len(missingChained) > 0 && state == "running" && s.Step+1 < c.NSteps {
 		reason := fmt.Sprintf("step %d produced no output %v, which the next step needs", s.Step, missingChained)
-		return e.DB.FailChain(ctx, c.ID, -1, reason)
+		return e.db.FailChain(ctx, c.ID, -1, reason)
 	}
 	e.Log.Info("step done", "wu", call.WUName, "results", len(results), "chain_state", state, "next_pending", created)
 	return nil
@@ -178,7 +151,7 @@ func (e *Engine) resumeNext(ctx context.Context, c store.Chain, step int) error 
 	if c.State != "running" || step+1 >= c.NSteps {
 		return nil
 	}
-	n, err := e.DB.StepOf(ctx, c, step+1)
+	n, err := e.db.StepOf(ctx, c, step+1)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
@@ -196,7 +169,7 @@ func (e *Engine) resumeNext(ctx context.Context, c store.Chain, step int) error 
 func (e *Engine) startStep(ctx context.Context, c store.Chain, s store.Step) error {
 	var params boinc.WorkParams
 	if err := json.Unmarshal([]byte(c.Params), &params); err != nil {
-		return e.DB.FailChain(ctx, c.ID, s.Step, fmt.Sprintf("bad stored parameters: %v", err))
+		return e.db.FailChain(ctx, c.ID, s.Step, fmt.Sprintf("bad stored parameters: %v", err))
 	}
 	if err := e.createSteps(ctx, params, []stepJob{{chain: c, step: s}}); err != nil {
 		if isDiskError(err) {
@@ -206,7 +179,7 @@ func (e *Engine) startStep(ctx context.Context, c store.Chain, s store.Step) err
 			return serr
 		}
 		e.Log.Error("creating the next step failed", "wu", s.WU, "err", err)
-		return e.DB.FailChain(ctx, c.ID, s.Step, fmt.Sprintf("creating work unit %s: %v", s.WU, err))
+		return e.db.FailChain(ctx, c.ID, s.Step, fmt.Sprintf("creating work unit %s: %v", s.WU, err))
 	}
 	e.Log.Info("next step created", "wu", s.WU)
 	return nil

@@ -1,4 +1,4 @@
-package boincdb
+package sqldb
 
 import (
 	"fmt"

@@ -1,0 +1,236 @@
+package advance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/rboinc/rboinc/internal/fsync"
+	"github.com/rboinc/rboinc/internal/hookargs"
+	"github.com/rboinc/rboinc/internal/spool"
+)
+
+// Batch is finished work units from one door.
+type Batch struct {
+	Door  Door
+	Items []*Item
+}
+
+// Item is one finished work unit.
+type Item struct {
+	// Call is the work unit as the hook would be called for it.
+	Call hookargs.HookCall
+	// Entry is the spool entry that holds the call (SpoolDoor only).
+	Entry string
+	// Prepare, when set, is called just before the item is recorded and
+	// completes Call (the native assimilator reads a work unit's outputs
+	// while the items before it are recorded). It returns ErrLater to
+	// leave the item for a later pass.
+	Prepare func(ctx context.Context, it *Item) error
+	// Pretaken is the outputs a door took ahead (the native assimilator);
+	// nil when the record takes them itself.
+	Pretaken Pretaken
+	// Fate is what Run did with the item, set when Run returns.
+	Fate Fate
+}
+
+// Pretaken is outputs taken ahead of their record.
+type Pretaken interface {
+	// Took is the take of output src into the results file dst, when one
+	// was made: missing when src was not there. ok is false when no take
+	// was made or it failed otherwise; the record then takes src itself.
+	Took(src, dst string) (sum string, size int64, missing, ok bool)
+}
+
+// Fate is what became of an item.
+type Fate int
+
+const (
+	// Waiting: not handled (the batch stopped before it, or what was
+	// handled is not durable); the door keeps it for a later pass.
+	Waiting Fate = iota
+	// Recorded: its chain moved on, durably; the door may forget it.
+	Recorded
+	// SetAside: rboinc cannot place it; its call and outputs are kept in
+	// the spool for the administrator, durably; the door may forget it.
+	SetAside
+	// Later: Prepare left it for a later pass.
+	Later
+	// Failed: recording it failed with the error Run returned.
+	Failed
+)
+
+// ErrLater is returned by Item.Prepare to leave an item for a later pass.
+var ErrLater = errors.New("left for a later pass")
+
+// Taken lists the outputs a batch took out of BOINC's upload hierarchy,
+// their writes started: Run waits for them all at once.
+type Taken struct{ Paths []string }
+
+// Chains is rboinc's state as the advance path sees it: the engine
+// provides it (engine.Engine.Chains).
+type Chains interface {
+	// Root is the server root.
+	Root() string
+	// Log is where the records are logged.
+	Log() *slog.Logger
+	// Record moves one finished work unit's chain on: its outputs into
+	// the results area, its step done, the next step pending or the chain
+	// ended. taken is nil when the outputs are durable where they lie;
+	// otherwise Record appends what it takes, its writes started. It
+	// returns an *Unplaced when the call names one of rboinc's work units
+	// but cannot be placed; any other error means the state database or
+	// the disk failed.
+	Record(ctx context.Context, it *Item, taken *Taken) error
+	// NoteUnplaced marks the chain an unplaced call names as needing
+	// attention, saying where its outputs are kept (spool entry entry).
+	NoteUnplaced(ctx context.Context, u *Unplaced, entry string) error
+	// InTransaction runs fn in one transaction of the state database:
+	// every record made with the context fn gets joins it (store.Batch
+	// carries the transaction in the context), and it commits when fn
+	// returns nil.
+	InTransaction(ctx context.Context, fn func(ctx context.Context) error) error
+	// Sync makes the records durable.
+	Sync() error
+	// CreateNext has the pending steps' work units created: by the process
+	// holding the creator lock, or by this one now.
+	CreateNext(ctx context.Context) error
+}
+
+// Run is the advance path: it records the batch's items in order, sets
+// aside those rboinc cannot place, makes what it took and recorded
+// durable with one sync, and, as the door wants, has the next steps' work
+// units created. Each item's Fate says what became of it. Run is
+// idempotent by work unit: a work unit recorded already is not recorded
+// twice, so a door that crashed before it forgot its items hands them in
+// again. It stops at the first item whose record fails and returns that
+// error (the item's Fate is Failed): the state database or the disk
+// failed, and BOINC should keep the outputs and retry; what was handled
+// before it is durable (Recorded, SetAside) unless the error says the
+// batch's durability point failed, when nothing is.
+func Run(ctx context.Context, chains Chains, b Batch) error {
+	fates := make([]Fate, len(b.Items))
+	var taken *Taken
+	if !b.Door.outputsDurable() {
+		taken = &Taken{}
+	}
+	var failure error
+	handle := func(ctx context.Context) error {
+		for i, it := range b.Items {
+			if err := ctx.Err(); err != nil {
+				failure = err
+				return nil
+			}
+			if it.Prepare != nil {
+				err := it.Prepare(ctx, it)
+				if errors.Is(err, ErrLater) {
+					fates[i] = Later
+					continue
+				}
+				if err != nil {
+					fates[i], failure = Failed, b.Door.failure(it, err)
+					return nil
+				}
+			}
+			fate, err := recordOne(ctx, chains, b.Door, it, taken)
+			if err != nil {
+				fates[i], failure = Failed, b.Door.failure(it, err)
+				return nil // keep what was recorded before it
+			}
+			fates[i] = fate
+		}
+		return nil
+	}
+	var err error
+	if b.Door.oneTransaction() {
+		err = chains.InTransaction(ctx, handle)
+	} else {
+		err = handle(ctx)
+	}
+	if err != nil {
+		return errors.Join(failure, err)
+	}
+	handled := false
+	for _, f := range fates {
+		handled = handled || f == Recorded || f == SetAside
+	}
+	if !handled {
+		setFates(b.Items, fates)
+		return failure
+	}
+	// Nothing is forgotten by the door before what was recorded can
+	// survive a power cut: BOINC deletes the outputs, the spool its entry.
+	if taken != nil {
+		if err := syncTaken(taken.Paths); err != nil {
+			return errors.Join(failure, fmt.Errorf("making the taken outputs durable: %w", err))
+		}
+	}
+	if err := chains.Sync(); err != nil {
+		return errors.Join(failure, fmt.Errorf("making rboinc's records durable: %w", err))
+	}
+	setFates(b.Items, fates)
+	if b.Door.createsNext() {
+		if err := chains.CreateNext(ctx); err != nil {
+			// The steps are recorded as pending: the creator, or the
+			// assimilator's next pass, creates them.
+			chains.Log().Error("creating the next steps failed; they stay pending and are retried", "err", err)
+		}
+	}
+	return failure
+}
+
+func setFates(items []*Item, fates []Fate) {
+	for i, it := range items {
+		it.Fate = fates[i]
+	}
+}
+
+// recordOne records one item; a call rboinc cannot place is set aside in
+// the spool with its outputs.
+func recordOne(ctx context.Context, chains Chains, door Door, it *Item, taken *Taken) (Fate, error) {
+	err := chains.Record(ctx, it, taken)
+	var up *Unplaced
+	if !errors.As(err, &up) {
+		if err != nil {
+			return Failed, err
+		}
+		return Recorded, nil
+	}
+	root := chains.Root()
+	entry := it.Entry
+	if door == SpoolDoor {
+		err = spool.SetAsideUnplaced(root, entry, up.Error())
+	} else {
+		// BOINC forgets the work unit once the door lets it go: the
+		// outputs go aside for the administrator first.
+		entry, err = spool.WriteUnplaced(root, it.Call, up.Error())
+	}
+	if err != nil {
+		return Failed, err
+	}
+	if err := chains.NoteUnplaced(ctx, up, entry); err != nil {
+		return Failed, err
+	}
+	return SetAside, nil
+}
+
+// syncTaken waits for the data of the taken files (their writes were
+// started as they were taken), then commits their names with one barrier
+// per directory.
+func syncTaken(paths []string) error {
+	if err := fsync.WaitData(paths); err != nil {
+		return err
+	}
+	dirs := map[string]bool{}
+	for _, p := range paths {
+		dirs[filepath.Dir(p)] = true
+	}
+	for d := range dirs {
+		if err := fsync.Barrier(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,26 @@
+package sqldb
+
+import (
+	"errors"
+
+	"github.com/go-sql-driver/mysql"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// IsDuplicate reports whether err is a unique key's refusal.
+func IsDuplicate(err error) bool {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Number == 1062
+	}
+	var se *sqlite.Error
+	return errors.As(err, &se) && (se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY)
+}
+
+// IsTooLong reports whether err is MySQL's strict-mode refusal of an
+// over-long value (SQLite never refuses one).
+func IsTooLong(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == 1406
+}
