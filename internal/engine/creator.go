@@ -76,13 +76,22 @@ func (e *Engine) createHolding(ctx context.Context, f *os.File) error {
 }
 
 // Every sweepEvery the creator removes unfinished spool entries (of hooks
-// killed while they wrote) and takes over steps left half-created (by a
-// submission stopped before it recorded its work units), once they are
-// unfinishedAge old: no running hook or submission takes that long.
+// killed while they wrote) once they are unfinishedAge old: no running hook
+// takes that long, and BOINC calls the hook again for their work units, so
+// nothing waits for them. Every reviveEvery it takes over the steps left
+// half-created by a submission whose process is gone (store.ReviveCreating:
+// by its process lease), and those of an earlier version's, which name no
+// process, once they are unfinishedAge old.
 const (
 	sweepEvery    = 10 * time.Minute
 	unfinishedAge = time.Hour
 )
+
+// reviveEvery is how often the creator looks for steps whose submitting
+// process is gone: with store.LeaseTTL it bounds how long such a step waits
+// (a look costs one indexed query and a read of the few leases). A variable
+// for the tests.
+var reviveEvery = 10 * time.Second
 
 // idleDBLook bounds how long a step recorded as pending by another process,
 // which found the creator lock held and left it, waits for the creator.
@@ -130,7 +139,7 @@ func (e *Engine) RunCreator(ctx context.Context, poll time.Duration, stop func()
 	}
 	defer f.Close()
 	e.Log.Debug("creating the work units of pending steps", "poll", poll)
-	var lastDB, lastSweep, lastInputCheck time.Time
+	var lastDB, lastSweep, lastRevive, lastInputCheck time.Time
 	var inputCheck inputCheckState
 	var inputChecking atomic.Bool
 	var checker sync.WaitGroup
@@ -147,10 +156,13 @@ func (e *Engine) RunCreator(ctx context.Context, poll time.Duration, stop func()
 			} else if n > 0 {
 				e.Log.Warn("removed hook spool entries that hooks began and never finished (BOINC calls the hook again for those work units)", "entries", n)
 			}
+		}
+		if time.Since(lastRevive) >= reviveEvery {
+			lastRevive = time.Now()
 			if n, err := e.db.ReviveCreating(ctx, time.Now().Add(-unfinishedAge)); err != nil {
 				e.Log.Error("looking for steps left half-created", "err", err)
 			} else if n > 0 {
-				e.Log.Warn("steps left half-created by a stopped submission or hook; creating them now", "steps", n)
+				e.Log.Warn("steps left half-created by a submission whose process is gone; creating them now", "steps", n)
 				lastDB = time.Time{}
 			}
 		}

@@ -29,10 +29,14 @@ func TestAttemptOrderAcrossUpgrade(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := old.CreateChains(ctx, User{ID: uid, Name: "alice"}, []NewChain{{Chain: Chain{Group: "g", Name: "c", Queue: "q", App: "a", NSteps: 1, Params: "{}", Layout: "{}"}}})
-	if err != nil {
+	// The chain in the old schema's columns (today's CreateChains writes
+	// columns of later versions).
+	var chainID int64
+	if err := old.sql.QueryRowContext(ctx, `INSERT INTO chains(user_id, grp, name, queue, app, tag, nsteps, priority, params, wu_tmpl, res_tmpl, layout, state, created, updated)
+		VALUES (?, 'g', 'c', 'q', 'a', '0000', 1, 0, '{}', '', '', '{}', 'running', 1, 1) RETURNING id`, uid).Scan(&chainID); err != nil {
 		t.Fatal(err)
 	}
+	cs := []Chain{{ID: chainID}}
 	// Named against their order.
 	for _, a := range []struct {
 		wu    string

@@ -114,10 +114,22 @@ func insertStep(ctx context.Context, ex execer, s Step) error {
 }
 
 // DeleteChains removes chains created by CreateChains whose work units could
-// not be created, so their names are free again.
+// not be created, so their names are free again. A chain whose step 0 this
+// process no longer owns is kept: ReviveCreating handed it to the creator
+// (this process's lease ran out while it was frozen or cut off from the
+// database), which may have created its work unit meanwhile; create_work
+// failed here because BOINC holds it, then.
 func (d *DB) DeleteChains(ctx context.Context, ids []int64) error {
+	owner := d.leaseID()
 	return d.Tx(ctx, func(tx *sql.Tx) error {
 		for _, id := range ids {
+			var mine int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM steps WHERE chain_id = ? AND step = 0 AND state = 'creating' AND owner = ?`, id, owner).Scan(&mine); err != nil {
+				return err
+			}
+			if mine == 0 {
+				continue
+			}
 			for _, q := range []string{
 				`DELETE FROM step_inputs WHERE wu_name IN (SELECT wu_name FROM steps WHERE chain_id = ?)`,
 				`DELETE FROM steps WHERE chain_id = ?`,

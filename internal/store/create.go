@@ -65,9 +65,13 @@ func (d *DB) CreateChainsPooling(ctx context.Context, u User, chains []NewChain,
 		if err := checkConsumers(ctx, st, u.ID, chains); err != nil {
 			return err
 		}
+		owner, err := d.takeLease(ctx, st)
+		if err != nil {
+			return err
+		}
 		for start := 0; start < len(chains); start += createBatch {
 			batch := chains[start:min(start+createBatch, len(chains))]
-			cs, err := insertChains(ctx, st, u, batch)
+			cs, err := insertChains(ctx, st, u, batch, owner)
 			if err != nil {
 				return err
 			}
@@ -116,11 +120,12 @@ func checkPoolBytes(ctx context.Context, tx *sql.Tx, userID, max int64) error {
 }
 
 // insertChains inserts a batch of chains with their inputs and their step
-// 0 (state "creating"), a statement per table. Step 0 reads the chain's
+// 0 (state "creating", owned by the process lease owner: see
+// ReviveCreating), a statement per table. Step 0 reads the chain's
 // inputs: they are stored once, in chain_inputs (stepInputs and the pool's
 // queries read them there), not again in step_inputs, which held a third of
 // a submission's B-tree insertions.
-func insertChains(ctx context.Context, st *stmtCache, u User, batch []NewChain) ([]Chain, error) {
+func insertChains(ctx context.Context, st *stmtCache, u User, batch []NewChain, owner string) ([]Chain, error) {
 	t := now()
 	cs := make([]Chain, len(batch))
 	args := make([]any, 0, 19*len(batch))
@@ -172,7 +177,7 @@ func insertChains(ctx context.Context, st *stmtCache, u User, batch []NewChain) 
 		}
 		c.ID = id
 		wu := c.WU(0)
-		steps = append(steps, c.ID, 0, wu, "creating", t)
+		steps = append(steps, c.ID, 0, wu, "creating", t, owner)
 		for pos, m := range batch[i].Inputs {
 			inputs = append(inputs, c.ID, pos, m)
 			owns = append(owns, m)
@@ -181,7 +186,7 @@ func insertChains(ctx context.Context, st *stmtCache, u User, batch []NewChain) 
 	if err := insertValues(ctx, st, `INSERT INTO chain_inputs(chain_id, pos, md5) VALUES `, 3, inputs); err != nil {
 		return nil, err
 	}
-	if err := insertValues(ctx, st, `INSERT INTO steps(chain_id, step, wu_name, state, created) VALUES `, 5, steps); err != nil {
+	if err := insertValues(ctx, st, `INSERT INTO steps(chain_id, step, wu_name, state, created, owner) VALUES `, 6, steps); err != nil {
 		if isUnique(err) {
 			return nil, fmt.Errorf("a work unit of chains %s to %s: %w", cs[0].Name, cs[len(cs)-1].Name, ErrExists)
 		}

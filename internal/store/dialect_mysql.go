@@ -27,7 +27,7 @@ const TablePrefix = "rboinc_"
 // tables are the names the queries use, each the table rboinc_<name> on
 // MariaDB.
 var tables = []string{"users", "chains", "chain_inputs", "steps", "step_inputs", "results", "pool", "uploads", "step_attempts", "events", "schema_history",
-	"notify_targets", "notify_outbox", "notify_cursor", "batches", "batch_jobs", "latency", "pool_owners", "notify_emails", "notify_email_codes", "long_polls", "counters"}
+	"notify_targets", "notify_outbox", "notify_cursor", "batches", "batch_jobs", "latency", "pool_owners", "notify_emails", "notify_email_codes", "long_polls", "counters", "process_leases"}
 
 // mysqlTable matches a table name where a query names a table (not after
 // a dot: a column qualified by an alias).
@@ -49,6 +49,8 @@ var mysqlWords = []struct {
 	{regexp.MustCompile(`(?i)\bIN \(VALUES\b`), "IN ("},
 	// steps keep their order of insertion in seq (SQLite's rowid).
 	{regexp.MustCompile(`\browid\b`), "seq"},
+	// The database's clock, in seconds since the epoch.
+	{regexp.MustCompile(`(?i)\bunixepoch\(\)`), "UNIX_TIMESTAMP()"},
 }
 
 // mysqlCache holds each query's MariaDB text: the same few hundred
@@ -350,6 +352,17 @@ var mysqlSchema = map[int][]string{
 	name VARCHAR(64) NOT NULL PRIMARY KEY,
 	n    BIGINT NOT NULL
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin`},
+	// The creating steps are found by steps_queued (state, created).
+	16: {
+		`ALTER TABLE rboinc_steps ADD COLUMN IF NOT EXISTS owner VARCHAR(64) NOT NULL DEFAULT ''`,
+		`CREATE TABLE IF NOT EXISTS rboinc_process_leases (
+	id      VARCHAR(64) NOT NULL PRIMARY KEY,
+	host    VARCHAR(255) NOT NULL,
+	pid     BIGINT NOT NULL,
+	started BIGINT NOT NULL,
+	expires BIGINT NOT NULL
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin`,
+	},
 }
 
 // The schema version is the one row of rboinc_schema; writers lock that

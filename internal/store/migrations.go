@@ -73,7 +73,22 @@ CREATE UNIQUE INDEX IF NOT EXISTS users_boinc ON users(boinc_user_id) WHERE boin
 	name TEXT PRIMARY KEY,
 	n    INTEGER NOT NULL
 );`},
+	// A step a submission records as creating names the process that
+	// recorded it, whose lease says whether it still runs: the creator
+	// takes over the steps of a process gone within seconds (processlease.go)
+	// instead of after an hour.
+	{version: 16, name: "owner of each creating step, process leases", sql: schemaV16},
 }
+
+const schemaV16 = `ALTER TABLE steps ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+CREATE INDEX IF NOT EXISTS steps_creating ON steps(owner) WHERE state = 'creating';
+CREATE TABLE IF NOT EXISTS process_leases (
+	id      TEXT PRIMARY KEY,  -- random, one per process
+	host    TEXT NOT NULL,     -- boot id and pid namespace: where pid means this process
+	pid     INTEGER NOT NULL,
+	started INTEGER NOT NULL,  -- the process's start, in clock ticks since boot
+	expires INTEGER NOT NULL   -- by the database's clock, seconds since the epoch
+);`
 
 // batchConsumers gives the chains of batches their consumer, the GAHP.
 func batchConsumers(ctx context.Context, tx *sql.Tx) error {

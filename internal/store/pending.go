@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"strings"
-	"time"
 )
 
 // StatePending is a step the hook recorded whose work unit is still to be
@@ -111,25 +110,6 @@ func (d *DB) dropPending(ctx context.Context, wus []string) error {
 		}
 		return nil
 	})
-}
-
-// ReviveCreating hands the steps left in state "creating" since before
-// cutoff to the batch creator, and returns how many. A submission stopped
-// (a crash, a kill) between recording its chains and recording their work
-// units as created leaves them so, as does a hook of an earlier version;
-// the creator then creates their work units, or finds them in BOINC
-// already, or fails the chain with create_work's reason.
-func (d *DB) ReviveCreating(ctx context.Context, cutoff time.Time) (int64, error) {
-	var n int64
-	err := d.Tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'pending' WHERE state = 'creating' AND created < ?`, cutoff.Unix())
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
-		return err
-	})
-	return n, err
 }
 
 // QueuePending records a pending (or creating) step's work unit as created; a step that

@@ -25,6 +25,8 @@ type DB struct {
 	sql     *sql.DB
 	dialect dialect
 	stmts   sync.Map // query text -> *sql.Stmt, see prepared
+	lease   processLease
+	leaseMu sync.Mutex
 }
 
 // schemaV1 is the schema of the release before schema versions: the
@@ -153,6 +155,7 @@ func (d *DB) String() string { return d.dialect.String() }
 
 // Close closes the database.
 func (d *DB) Close() error {
+	d.endLease()
 	d.stmts.Range(func(_, st any) bool { st.(*sql.Stmt).Close(); return true })
 	return d.sql.Close()
 }

@@ -1,0 +1,233 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+)
+
+// A submission records its chains' step 0 as "creating" and only then runs
+// create_work; a process killed in between leaves steps nobody creates. Each
+// such step names its owner, the process that recorded it, whose row in
+// process_leases it renews while it lives. A step whose owner's lease ran
+// out (by the database's clock, which every host reads alike) or whose
+// owner is a dead process of this host is handed to the batch creator
+// (ReviveCreating): within seconds of the owner's death, never while it
+// lives, however slow its create_work.
+
+// LeaseTTL is how long a process's lease lasts unrenewed; it is renewed
+// every LeaseTTL/3. A variable for the tests.
+var LeaseTTL = 30 * time.Second
+
+// processLease is this process's lease: registered with its first
+// submission (in that submission's transaction), renewed until Close.
+type processLease struct {
+	once sync.Once
+	id   string
+	stop chan struct{}
+	done chan struct{}
+}
+
+// leaseID returns this process's owner id, made once.
+func (d *DB) leaseID() string {
+	d.lease.once.Do(func() {
+		b := make([]byte, 12)
+		rand.Read(b)
+		d.lease.id = hex.EncodeToString(b)
+	})
+	return d.lease.id
+}
+
+// takeLease records (or renews) this process's lease within tx, the
+// transaction that records the steps it will own, and starts renewing it.
+func (d *DB) takeLease(ctx context.Context, ex execer) (string, error) {
+	id := d.leaseID()
+	self := thisProcess()
+	if _, err := ex.ExecContext(ctx, `INSERT INTO process_leases(id, host, pid, started, expires) VALUES (?, ?, ?, ?, unixepoch() + ?)
+		ON CONFLICT(id) DO UPDATE SET expires = excluded.expires`, id, self.host, self.pid, self.started, leaseSeconds()); err != nil {
+		return "", fmt.Errorf("recording the submitting process's lease: %w", err)
+	}
+	d.leaseMu.Lock()
+	if d.lease.stop == nil {
+		d.lease.stop, d.lease.done = make(chan struct{}), make(chan struct{})
+		go d.renewLease(d.lease.stop, d.lease.done)
+	}
+	d.leaseMu.Unlock()
+	return id, nil
+}
+
+func leaseSeconds() int64 { return max(1, int64(LeaseTTL/time.Second)) }
+
+// renewLease renews the lease every LeaseTTL/3 until stop closes. A
+// renewal that fails (the database away for a moment) is tried again at
+// the next tick: the lease has two more before it runs out.
+func (d *DB) renewLease(stop, done chan struct{}) {
+	defer close(done)
+	t := time.NewTicker(max(LeaseTTL/3, 100*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), LeaseTTL/3)
+		self := thisProcess()
+		// An upsert: a lease that ran out (a process frozen for longer
+		// than LeaseTTL) was removed by ReviveCreating, whose steps are
+		// the creator's now; the steps this process records next are
+		// leased again.
+		d.Tx(ctx, func(tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, `INSERT INTO process_leases(id, host, pid, started, expires) VALUES (?, ?, ?, ?, unixepoch() + ?)
+				ON CONFLICT(id) DO UPDATE SET expires = excluded.expires`, d.lease.id, self.host, self.pid, self.started, leaseSeconds())
+			return err
+		})
+		cancel()
+	}
+}
+
+// endLease stops renewing and removes the lease: the steps this process
+// still owns (a submission cut short by the close) are anybody's now.
+func (d *DB) endLease() {
+	d.leaseMu.Lock()
+	stop, done := d.lease.stop, d.lease.done
+	d.lease.stop = nil
+	d.leaseMu.Unlock()
+	if stop == nil {
+		return
+	}
+	close(stop)
+	<-done
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	d.Tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM process_leases WHERE id = ?`, d.lease.id)
+		return err
+	})
+}
+
+// processIdentity names a process so that another process can tell
+// whether it still runs: host is the machine and pid namespace (pids of
+// the same host are comparable), started the process's start time (a pid
+// reused by another process has another).
+type processIdentity struct {
+	host    string
+	pid     int
+	started int64
+}
+
+var (
+	selfOnce sync.Once
+	self     processIdentity
+)
+
+func thisProcess() processIdentity {
+	selfOnce.Do(func() {
+		self = processIdentity{host: hostKey(), pid: os.Getpid(), started: processStart(os.Getpid())}
+	})
+	return self
+}
+
+// leaseRow is a lease as ReviveCreating reads it.
+type leaseRow struct {
+	id      string
+	proc    processIdentity
+	expires int64
+}
+
+// deadOwner tells whether a lease's process is gone: its lease ran out, or
+// it is a process of this host that no longer runs.
+func (l leaseRow) dead(now int64, here processIdentity) bool {
+	if l.expires <= now {
+		return true
+	}
+	if l.proc.host == "" || l.proc.host != here.host {
+		return false // another host's: its lease says
+	}
+	return processStart(l.proc.pid) != l.proc.started
+}
+
+// ReviveCreating hands to the batch creator the steps left "creating" by
+// a process that is gone, and returns how many: a submission stopped (a
+// crash, a kill) between recording its chains and recording their work
+// units as created leaves them so. The creator then creates their work
+// units, or finds them in BOINC already (create_work refuses a name it
+// holds: alreadyCreated), or fails the chain with create_work's reason. A
+// step whose owner still runs is left alone, however long it takes. Steps
+// with no owner (recorded by an earlier version, or by a hook of one) are
+// taken once they are older than legacyCutoff, as before leases.
+func (d *DB) ReviveCreating(ctx context.Context, legacyCutoff time.Time) (int64, error) {
+	here := thisProcess()
+	var n int64
+	err := d.Tx(ctx, func(tx *sql.Tx) error {
+		owners, err := scanStrings(tx.QueryContext(ctx, `SELECT DISTINCT owner FROM steps WHERE state = 'creating'`))
+		if err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT id, host, pid, started, expires, unixepoch() FROM process_leases`)
+		if err != nil {
+			return err
+		}
+		live := map[string]bool{}
+		var gone []any
+		for rows.Next() {
+			var l leaseRow
+			var now int64
+			if err := rows.Scan(&l.id, &l.proc.host, &l.proc.pid, &l.proc.started, &l.expires, &now); err != nil {
+				rows.Close()
+				return err
+			}
+			if l.dead(now, here) {
+				gone = append(gone, l.id)
+			} else {
+				live[l.id] = true
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		var orphans []any
+		for _, o := range owners {
+			if o != "" && !live[o] {
+				orphans = append(orphans, o)
+			}
+		}
+		if len(orphans) > 0 {
+			res, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'pending', owner = '' WHERE state = 'creating' AND owner IN `+inList(len(orphans)), orphans...)
+			if err != nil {
+				return err
+			}
+			m, _ := res.RowsAffected()
+			n += m
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'pending' WHERE state = 'creating' AND owner = '' AND created < ?`, legacyCutoff.Unix())
+		if err != nil {
+			return err
+		}
+		m, _ := res.RowsAffected()
+		n += m
+		// The leases of processes gone go too: a process of CGI requests
+		// dies with each, and a killed one cannot remove its own.
+		if len(gone) > 0 {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM process_leases WHERE id IN `+inList(len(gone)), gone...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return n, err
+}
+
+// Leases counts the process leases recorded (live or not yet collected).
+func (d *DB) Leases(ctx context.Context) (int, error) {
+	var n int
+	err := d.sql.QueryRowContext(ctx, `SELECT count(*) FROM process_leases`).Scan(&n)
+	return n, err
+}
+
