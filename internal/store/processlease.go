@@ -230,4 +230,3 @@ func (d *DB) Leases(ctx context.Context) (int, error) {
 	err := d.sql.QueryRowContext(ctx, `SELECT count(*) FROM process_leases`).Scan(&n)
 	return n, err
 }
-
