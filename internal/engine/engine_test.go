@@ -30,6 +30,9 @@ var serverExe string
 // build: the stand-in's bin/create_work runs it as a separate process,
 // exactly as BOINC would.
 func TestMain(m *testing.M) {
+	if spec := os.Getenv(submitterEnv); spec != "" {
+		os.Exit(runSubmitter(spec))
+	}
 	dir, err := testbin.Build(testbin.Server)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
