@@ -343,9 +343,14 @@ func TestCreatorTakesOverHalfCreatedSteps(t *testing.T) {
 	f := newFixture(t)
 	wus := f.submitMany("g", 2, 2)
 	before := f.allWUs()
-	// The stop: chain 0's work unit exists, chain 1's never came.
+	// The stop: chain 0's work unit exists, chain 1's never came. Chain
+	// 0's step was left by an earlier version (no owner, long ago), chain
+	// 1's by a process whose lease is gone.
 	db := f.e.State().SQL()
-	if _, err := db.ExecContext(f.ctx, `UPDATE steps SET state = 'creating', created = 0 WHERE step = 0`); err != nil {
+	if _, err := db.ExecContext(f.ctx, `UPDATE steps SET state = 'creating', created = 0, owner = '' WHERE step = 0`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(f.ctx, `UPDATE steps SET owner = 'a-process-gone' WHERE wu_name = ?`, wus[1]); err != nil {
 		t.Fatal(err)
 	}
 	dropWU(t, f, wus[1])

@@ -159,6 +159,7 @@ func (s *sender) pass(ctx context.Context) (busy bool, err error) {
 }
 
 func (e *Engine) deliver(ctx context.Context, d store.Delivery) {
+	claimed := time.Now() // the claim was taken a moment ago
 	var err error
 	log := e.Log.With("user_id", d.Target.UserID, "target", d.Target.Address, "event", d.EventID, "attempt", d.Attempts+1)
 	// The outcome is recorded even when ctx ended meanwhile.
@@ -185,9 +186,7 @@ func (e *Engine) deliver(ctx context.Context, d store.Delivery) {
 		err = fmt.Errorf("unknown notification kind %q", d.Target.Kind)
 	}
 	if err == nil {
-		if derr := e.db.Delivered(bg, d.ID); derr != nil {
-			log.Error("recording a sent notification (it may be sent again)", "err", derr)
-		}
+		e.recordDelivered(bg, d.ID, claimed, log)
 		return
 	}
 	if time.Since(time.Unix(d.Created, 0)) > NotifyGiveUp {
@@ -206,6 +205,26 @@ func (e *Engine) deliver(ctx context.Context, d store.Delivery) {
 	log.Log(bg, level, "notification not delivered; will try again", "err", err, "retry_in", wait)
 	if derr := e.db.DeliveryFailed(bg, d.ID, time.Now().Add(wait).Unix(), err.Error()); derr != nil {
 		log.Error("recording a failed notification", "err", derr)
+	}
+}
+
+// recordDelivered records a sent notification, trying again while the
+// state database is away (a MariaDB restart) for as long as the delivery's
+// claim holds: until then no other pass takes it, and once it is recorded
+// nobody sends it again. Given up, the receiver gets it a second time after
+// the claim (the event's id tells it so).
+func (e *Engine) recordDelivered(ctx context.Context, id int64, claimed time.Time, log *slog.Logger) {
+	end := claimed.Add(notifyLease*time.Second - notifyTimeout)
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
+		err := e.db.Delivered(ctx, id)
+		if err == nil {
+			return
+		}
+		if time.Now().Add(wait).After(end) {
+			log.Error("recording a sent notification (it may be sent again)", "err", err)
+			return
+		}
+		time.Sleep(wait)
 	}
 }
 

@@ -437,3 +437,25 @@ func errorLines(path string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// Kill kills the server with SIGKILL, as a crash or an OOM kill would, and
+// waits until it has exited; its socket and pid file stay, as a crash
+// leaves them. [Start] on the same directory starts a server on its data
+// again (InnoDB recovers what was committed), at the same socket.
+func (s *Server) Kill() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return fmt.Errorf("server in %s was stopped already", s.Dir)
+	}
+	s.stopped = true
+	s.stopErr = fmt.Errorf("server in %s was killed", s.Dir)
+	if s.root != nil {
+		s.root.Close()
+	}
+	if err := s.cmd.Process.Kill(); err != nil {
+		return fmt.Errorf("killing the server in %s: %w", s.Dir, err)
+	}
+	<-s.done
+	return nil
+}
