@@ -312,6 +312,9 @@ const (
 	// inner address, an unconfirmed e-mail address): a bad request the
 	// clients report as a usage error.
 	KindBadTarget
+	// KindUnavailable is the state database out of reach for a moment (a
+	// MariaDB restart): the request may be sent again as it is.
+	KindUnavailable
 )
 
 // Error is an error the requester can act on.
@@ -338,6 +341,9 @@ func KindOf(err error) Kind {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Kind
+	}
+	if store.Unreachable(err) {
+		return KindUnavailable
 	}
 	return KindInternal
 }

@@ -50,6 +50,8 @@ func (s *Server) authenticate(r *http.Request) (store.User, error) {
 		if err != nil {
 			return store.User{}, err
 		}
+	} else if store.Unreachable(err) {
+		return store.User{}, err // not the token's fault: withUser answers 503
 	} else if err != nil {
 		return store.User{}, errors.New("unknown or revoked token")
 	}
@@ -81,6 +83,10 @@ func looksLikeBoincAuthenticator(tok string) bool {
 func (s *Server) withUser(h func(http.ResponseWriter, *http.Request, store.User)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		u, err := s.authenticate(r)
+		if store.Unreachable(err) {
+			s.stateUnavailable(w, r, err)
+			return
+		}
 		if err != nil {
 			w.Header().Set("WWW-Authenticate", `Basic realm="rboinc"`)
 			writeError(w, http.StatusUnauthorized, "unauthorized", err.Error())

@@ -184,6 +184,8 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 			msg = "the server's disk is full: " + msg + " (nothing of this request was kept; try again when space has been freed)"
 		}
 		writeError(w, http.StatusInsufficientStorage, wire.CodeNoSpace, msg)
+	case engine.KindUnavailable:
+		s.stateUnavailable(w, r, err)
 	default:
 		s.internalError(w, r, err)
 	}

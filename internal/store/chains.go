@@ -118,10 +118,11 @@ func insertStep(ctx context.Context, ex execer, s Step) error {
 // process no longer owns is kept: ReviveCreating handed it to the creator
 // (this process's lease ran out while it was frozen or cut off from the
 // database), which may have created its work unit meanwhile; create_work
-// failed here because BOINC holds it, then.
+// failed here because BOINC holds it, then. Chains it cannot remove (the
+// database away) are released to the creator like SetStepState's.
 func (d *DB) DeleteChains(ctx context.Context, ids []int64) error {
 	owner := d.leaseID()
-	return d.Tx(ctx, func(tx *sql.Tx) error {
+	err := d.Tx(ctx, func(tx *sql.Tx) error {
 		for _, id := range ids {
 			var mine int
 			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM steps WHERE chain_id = ? AND step = 0 AND state = 'creating' AND owner = ?`, id, owner).Scan(&mine); err != nil {
@@ -144,13 +145,22 @@ func (d *DB) DeleteChains(ctx context.Context, ids []int64) error {
 		}
 		return nil
 	})
+	if err != nil {
+		d.abandon(nil, ids)
+	}
+	return err
 }
 
 // SetStepState sets the state of the named steps. Queued is set only on
 // steps still creating or pending: a work unit BOINC finished (and another
 // process, or host, recorded done) before its creator got here stays done.
+//
+// A submission that cannot record its steps queued (the database away)
+// leaves them creating, owned by this process, which lives on: they are
+// released to the creator at the lease's next renewal (abandon), which
+// finds their work units in BOINC.
 func (d *DB) SetStepState(ctx context.Context, wus []string, state string) error {
-	return d.Tx(ctx, func(tx *sql.Tx) error {
+	err := d.Tx(ctx, func(tx *sql.Tx) error {
 		for start := 0; start < len(wus); start += stepStateChunk {
 			if err := setStepStates(ctx, tx, wus[start:min(start+stepStateChunk, len(wus))], state); err != nil {
 				return err
@@ -158,6 +168,10 @@ func (d *DB) SetStepState(ctx context.Context, wus []string, state string) error
 		}
 		return nil
 	})
+	if err != nil && state == StateQueued {
+		d.abandon(wus, nil)
+	}
+	return err
 }
 
 // stepStateChunk is how many steps one statement of SetStepState names: a

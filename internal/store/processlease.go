@@ -31,6 +31,57 @@ type processLease struct {
 	id   string
 	stop chan struct{}
 	done chan struct{}
+
+	// What a submission of this process left creating when recording its
+	// end failed (the database away): released to the creator at the next
+	// renewal, since this process, alive, would hold it for good.
+	mu              sync.Mutex
+	abandonedWUs    []string
+	abandonedChains []int64
+}
+
+// abandon sets steps aside for release (see processLease).
+func (d *DB) abandon(wus []string, chains []int64) {
+	d.lease.mu.Lock()
+	defer d.lease.mu.Unlock()
+	d.lease.abandonedWUs = append(d.lease.abandonedWUs, wus...)
+	d.lease.abandonedChains = append(d.lease.abandonedChains, chains...)
+}
+
+// releaseAbandoned hands the steps set aside by abandon to the creator
+// (pending, no owner); those that moved on meanwhile are left alone.
+func (d *DB) releaseAbandoned(ctx context.Context) error {
+	d.lease.mu.Lock()
+	wus, chains := d.lease.abandonedWUs, d.lease.abandonedChains
+	d.lease.abandonedWUs, d.lease.abandonedChains = nil, nil
+	d.lease.mu.Unlock()
+	if len(wus) == 0 && len(chains) == 0 {
+		return nil
+	}
+	err := d.Tx(ctx, func(tx *sql.Tx) error {
+		for start := 0; start < len(wus); start += maxListArgs {
+			part := wus[start:min(start+maxListArgs, len(wus))]
+			if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'pending', owner = '' WHERE state = 'creating' AND owner = ? AND wu_name IN `+inList(len(part)),
+				append([]any{d.lease.id}, anys(part)...)...); err != nil {
+				return err
+			}
+		}
+		for start := 0; start < len(chains); start += maxListArgs {
+			part := chains[start:min(start+maxListArgs, len(chains))]
+			args := []any{d.lease.id}
+			for _, id := range part {
+				args = append(args, id)
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'pending', owner = '' WHERE state = 'creating' AND owner = ? AND step = 0 AND chain_id IN `+inList(len(part)), args...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		d.abandon(wus, chains) // at the next renewal
+	}
+	return err
 }
 
 // leaseID returns this process's owner id, made once.
@@ -87,6 +138,7 @@ func (d *DB) renewLease(stop, done chan struct{}) {
 				ON CONFLICT(id) DO UPDATE SET expires = excluded.expires`, d.lease.id, self.host, self.pid, self.started, leaseSeconds())
 			return err
 		})
+		d.releaseAbandoned(ctx)
 		cancel()
 	}
 }

@@ -167,3 +167,49 @@ func sortedStrings(a, b string) []string {
 	}
 	return []string{a, b}
 }
+
+// TestAbandonedStepsReleased: a submission whose process lives on but could
+// not record its steps queued (the database away: here a cancelled
+// context), nor remove its chains after a failed create_work, hands them
+// to the creator at its lease's next renewal; it would hold them for good
+// otherwise.
+func TestAbandonedStepsReleased(t *testing.T) {
+	defer func(d time.Duration) { LeaseTTL = d }(LeaseTTL)
+	LeaseTTL = 600 * time.Millisecond
+	ctx := context.Background()
+	db := openTest(t)
+	uid, err := db.AddUser(ctx, "alice", "h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := db.CreateChains(ctx, User{ID: uid, Name: "alice"}, []NewChain{
+		{Chain: Chain{Group: "g", Name: "queued", Queue: "q", App: "a", NSteps: 1, Params: "{}", Layout: "{}"}},
+		{Chain: Chain{Group: "g", Name: "deleted", Queue: "q", App: "a", NSteps: 1, Params: "{}", Layout: "{}"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := db.SetStepState(gone, []string{cs[0].WU(0)}, StateQueued); err == nil {
+		t.Fatal("SetStepState with a cancelled context succeeded")
+	}
+	if err := db.DeleteChains(gone, []int64{cs[1].ID}); err == nil {
+		t.Fatal("DeleteChains with a cancelled context succeeded")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for _, c := range cs {
+		for {
+			s, err := db.StepOf(ctx, c, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.State == StatePending {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("step 0 of %s is still %s: this live process holds it for good", c.Name, s.State)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+}

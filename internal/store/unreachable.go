@@ -1,0 +1,38 @@
+package store
+
+import (
+	"database/sql/driver"
+	"errors"
+	"net"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// Unreachable tells whether err says the state database (MariaDB) cannot
+// be reached at the moment: refused or broken connections, a server
+// shutting down or restarting. A request that failed so may be sent again
+// as it is (every request is safe to repeat; a submission sent again is
+// answered with the chains it made): the server answers it 503 with
+// Retry-After, which clients retry, instead of an internal error.
+func Unreachable(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, mysql.ErrInvalidConn) {
+		return true
+	}
+	var op *net.OpError
+	if errors.As(err, &op) {
+		return true // dial, read or write on the connection
+	}
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		switch me.Number {
+		case 1053, // server shutdown in progress
+			1927, // connection was killed
+			2002, 2003, 2006, 2013: // cannot connect, server gone away, lost connection
+			return true
+		}
+	}
+	return false
+}
