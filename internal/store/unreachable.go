@@ -29,7 +29,7 @@ func Unreachable(err error) bool {
 	if errors.As(err, &me) {
 		switch me.Number {
 		case 1053, // server shutdown in progress
-			1927, // connection was killed
+			1927,                   // connection was killed
 			2002, 2003, 2006, 2013: // cannot connect, server gone away, lost connection
 			return true
 		}
