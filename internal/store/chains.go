@@ -328,6 +328,12 @@ func (d *DB) CompleteStepPooling(ctx context.Context, c Chain, step int, results
 		if _, err := tx.ExecContext(ctx, `UPDATE chains SET steps_done = max(steps_done, ?), updated = ? WHERE id = ?`, step+1, t, c.ID); err != nil {
 			return err
 		}
+		if state == "purged" {
+			// The last use of this step's inputs (see Purge).
+			if _, err := tx.ExecContext(ctx, `DELETE FROM step_inputs WHERE wu_name IN (SELECT wu_name FROM steps WHERE chain_id = ? AND step = ?)`, c.ID, step); err != nil {
+				return err
+			}
+		}
 		if err := addEvent(ctx, tx, c, EvStepDone, step, ""); err != nil {
 			return err
 		}
@@ -529,8 +535,16 @@ func (d *DB) Purge(ctx context.Context, userID int64, group, name string) ([]Cha
 				files = append(files, f)
 			}
 			frows.Close()
+			// What reads step_inputs goes too, but for the steps BOINC may
+			// still hold (their inputs stay staged until they end:
+			// CompleteStepPooling forgets them then). A held step never
+			// reached BOINC: nothing will ask for it again. The other
+			// steps stay, so that BOINC's late outputs of a purged chain
+			// are known as such (docs/operations.md, What a purge leaves).
 			for _, q := range []string{
 				`DELETE FROM chain_inputs WHERE chain_id = ?`,
+				`DELETE FROM step_inputs WHERE wu_name IN (SELECT wu_name FROM steps WHERE chain_id = ? AND state NOT IN ('creating', 'pending', 'queued'))`,
+				`DELETE FROM steps WHERE chain_id = ? AND state = 'held'`,
 				`UPDATE chains SET state = 'purged', updated = ` + fmt.Sprint(now()) + ` WHERE id = ?`,
 			} {
 				if _, err := tx.ExecContext(ctx, q, c.ID); err != nil {
