@@ -1,4 +1,4 @@
-package standin
+package wucreate
 
 import (
 	"errors"
@@ -49,7 +49,7 @@ func stageVarInput(p *boinc.Project, name string, stdout, stderr io.Writer) (sta
 	if err != nil {
 		fmt.Fprintf(stderr, "md5_file: can't open %s\n", path)
 		fmt.Fprintf(stderr, "md5_file: %s\n", strerror(err))
-		fmt.Fprintf(stderr, "process_input_template: md5_file %s\n", boincError(errFopen))
+		fmt.Fprintf(stderr, "process_input_template: md5_file %s\n", BoincError(errFopen))
 		return stagedFile{}, errFopen
 	}
 	if p.CacheMD5 && !fileExists(path+".md5") {
@@ -106,8 +106,8 @@ func strerror(err error) string {
 	return err.Error()
 }
 
-// badPhysicalName refuses names that would leave the download hierarchy.
+// BadPhysicalName refuses names that would leave the download hierarchy.
 // BOINC does not check; the stand-in does, to catch such bugs in rboinc.
-func badPhysicalName(name string) bool {
+func BadPhysicalName(name string) bool {
 	return name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00")
 }
