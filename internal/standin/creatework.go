@@ -106,7 +106,7 @@ func (c *creator) open() bool {
 		fmt.Fprintf(c.stderr, "create_work: error opening database: %v\n", err)
 		return false
 	}
-	if c.appID, err = c.lookupApp(); err != nil || c.appID == 0 {
+	if c.appID, err = wucreate.AppID(context.Background(), c.db, c.p.Dir, c.o.app, true); err != nil || c.appID == 0 {
 		if err != nil {
 			fmt.Fprintf(c.stderr, "create_work: %v\n", err)
 		}
@@ -115,20 +115,6 @@ func (c *creator) open() bool {
 		return false
 	}
 	return true
-}
-
-// lookupApp finds the app in BOINC's app table. The stand-in declares an
-// app by its program, <project>/apps/<app>/run; one declared so and not in
-// the table yet is added, as xadd would add it from project.xml.
-func (c *creator) lookupApp() (int64, error) {
-	id, found, err := boincdb.AppID(context.Background(), c.db, c.o.app)
-	if err != nil || found {
-		return id, err
-	}
-	if !appExists(c.p.Dir, c.o.app) {
-		return 0, nil
-	}
-	return boincdb.AddApp(context.Background(), c.db, c.o.app)
 }
 
 // findProject locates the project dir like BOINC (--config_dir counts as
@@ -155,16 +141,6 @@ func findProject(configDir string) (dir, prefix string, err error) {
 		prefix = dir
 	}
 	return dir, prefix, nil
-}
-
-// appExists stands in for BOINC's app table: an app exists when
-// <project>/apps/<app>/run is an executable file.
-func appExists(projectDir, app string) bool {
-	if badPhysicalName(app) {
-		return false
-	}
-	fi, err := os.Stat(filepath.Join(projectDir, "apps", app, "run"))
-	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
 
 func (c *creator) single(ctx context.Context, tmpl string) int {
@@ -324,4 +300,3 @@ func (c *creator) template(path string) (string, bool) {
 	c.templates[path] = t
 	return t, true
 }
-

@@ -32,6 +32,10 @@ type templateRun struct {
 	cmdline        string // create_work's own command line (may be empty)
 	additionalXML  string // e.g. <sub_appname>
 	stdout, stderr io.Writer
+	// sidecars: read inputs' MD5 and size from their .md5 sidecars
+	// (native creation); staged, when not nil, remembers them by name.
+	sidecars bool
+	staged   map[string]stagedFile
 }
 
 // processInputTemplate turns an input template into workunit.xml_doc the way
@@ -155,8 +159,13 @@ func (r *templateRun) finishFileInfo(out *strings.Builder, nVar *int, physical s
 	)
 	if physical != "" {
 		sf, code = stageConstInput(r.p, name, r.stderr)
+	} else if s, ok := r.staged[name]; ok {
+		sf = s
 	} else {
-		sf, code = stageVarInput(r.p, name, r.stdout, r.stderr)
+		sf, code = stageVarInput(r.p, name, r.sidecars, r.stdout, r.stderr)
+		if code == 0 && r.staged != nil {
+			r.staged[name] = sf
+		}
 	}
 	if code != 0 {
 		return "", code

@@ -39,6 +39,11 @@ type Env struct {
 	Stdout, Stderr io.Writer
 	// Now, when set, gives the creation time (tests); else the clock.
 	Now func() int64
+	// Sidecars makes inputs' MD5 and size come from their .md5 sidecars
+	// (and be remembered by name for the Env's life), as for a project
+	// that caches MD5s: native creation, whose inputs rboinc staged.
+	Sidecars bool
+	staged   map[string]stagedFile
 }
 
 func (e *Env) now() int64 {

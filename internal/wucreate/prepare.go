@@ -51,7 +51,13 @@ func (e *Env) Prepare(j *Job, tmpl string) (w *Row, code int, skipped bool) {
 	if j.SubApp != "" {
 		add = "   <sub_appname>" + XMLEscape(j.SubApp) + "</sub_appname>"
 	}
-	r := templateRun{p: e.Project, vars: j.Files, cmdline: j.CommandLine, additionalXML: add, stdout: e.Stdout, stderr: e.Stderr}
+	r := templateRun{p: e.Project, vars: j.Files, cmdline: j.CommandLine, additionalXML: add, stdout: e.Stdout, stderr: e.Stderr, sidecars: e.Sidecars}
+	if e.Sidecars {
+		if e.staged == nil {
+			e.staged = map[string]stagedFile{}
+		}
+		r.staged = e.staged
+	}
 	doc, code := r.processInputTemplate(tmpl, &row)
 	if code != 0 {
 		fmt.Fprintf(e.Stderr, "process_input_template(): %s\n", BoincError(code))

@@ -33,14 +33,17 @@ func hierPath(p *boinc.Project, name string) string {
 
 // stageVarInput locates (or copies from the top of download/) a variable
 // input file and gets its MD5 and size, printing what create_work prints.
-func stageVarInput(p *boinc.Project, name string, stdout, stderr io.Writer) (stagedFile, int) {
+// With sidecars set (native creation: rboinc staged the file and wrote its
+// sidecar) the sidecar is read as BOINC reads its MD5 cache, whether or not
+// the project caches: the file's name is its MD5 already.
+func stageVarInput(p *boinc.Project, name string, sidecars bool, stdout, stderr io.Writer) (stagedFile, int) {
 	path := hierPath(p, name)
 	if !fileExists(path) {
 		top := p.DownloadDir + "/" + name
 		copyFile(top, path) // BOINC reports the copy whether or not it worked
 		fmt.Fprintf(stdout, "copy %s to %s\n", top, path)
 	}
-	if p.CacheMD5 {
+	if p.CacheMD5 || sidecars {
 		if sum, n, ok := gotMD5Info(path, stderr); ok {
 			return stagedFile{path, sum, n}, 0
 		}

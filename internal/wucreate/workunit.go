@@ -93,11 +93,11 @@ func (w *Row) Store(ctx context.Context, tx *sql.Tx, appID int64) error {
 	if w.ID = r.ID; w.Assign == nil {
 		return nil
 	}
-	multi := 0
-	if w.Assign.Multi {
-		multi = 1
-	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO assignment (create_time, target_id, target_type, multi, workunitid, resultid)
-		VALUES (?, ?, ?, ?, ?, 0)`, w.CreateTime, w.Assign.TargetID, w.Assign.TargetType, multi, w.ID)
-	return err
+	return boincdb.InsertAssignments(ctx, tx, []boincdb.Assignment{w.assignment()})
+}
+
+// assignment is the assignment row of a targeted or broadcast job.
+func (w *Row) assignment() boincdb.Assignment {
+	return boincdb.Assignment{CreateTime: w.CreateTime, TargetID: w.Assign.TargetID, TargetType: w.Assign.TargetType,
+		Multi: w.Assign.Multi, WorkunitID: w.ID}
 }
