@@ -30,6 +30,9 @@ var serverExe string
 // build: the stand-in's bin/create_work runs it as a separate process,
 // exactly as BOINC would.
 func TestMain(m *testing.M) {
+	if spec := os.Getenv(submitterEnv); spec != "" {
+		runSubmitter(spec)
+	}
 	dir, err := testbin.Build(testbin.Server)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -65,7 +68,9 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	root := t.TempDir()
-	if _, err := setup.Init(ctx, setup.Options{Root: root, Exe: serverExe, URLBase: "http://127.0.0.1:1", StateDB: testStateDB(t)}); err != nil {
+	// RBOINC_TEST_CREATE=native runs the tests with native creation.
+	o := setup.Options{Root: root, Exe: serverExe, URLBase: "http://127.0.0.1:1", StateDB: testStateDB(t), Create: os.Getenv("RBOINC_TEST_CREATE")}
+	if _, err := setup.Init(ctx, o); err != nil {
 		t.Fatal(err)
 	}
 	e, err := engine.Open(ctx, root, slog.New(slog.NewTextHandler(io.Discard, nil)))

@@ -32,4 +32,3 @@ func appExists(projectDir, app string) bool {
 	fi, err := os.Stat(filepath.Join(projectDir, "apps", app, "run"))
 	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
-
