@@ -161,7 +161,7 @@ func TestNativeSubmissionKill9(t *testing.T) {
 		ctx := context.Background()
 		b := &benchEnv{tb: t, ctx: ctx, e: e, u: u}
 		const rounds, perReq = 12, 150
-		window := 300
+		window, made, creating, halfway := 300, 0, 0, 0
 		for round := range rounds {
 			reqs := []wire.SubmitRequest{b.request(fmt.Sprintf("g%da", round), perReq, 2), b.request(fmt.Sprintf("g%db", round), perReq, 2)}
 			data, _ := json.Marshal(reqs)
@@ -180,11 +180,19 @@ func TestNativeSubmissionKill9(t *testing.T) {
 			cmd.Process.Signal(syscall.SIGKILL)
 			io.Copy(io.Discard, out)
 			werr := cmd.Wait()
-			if werr == nil {
+			before := made
+			st := checkWUsHaveSteps(t, e)
+			made = st["queued"] + st["creating"]
+			halfway += st["creating"] - creating
+			creating = st["creating"]
+			switch {
+			case werr == nil:
 				window = max(window/2, 20) // it finished first: kill sooner
+			case made == before:
+				window = min(window*2, 5000) // killed before a commit: later
 			}
-			checkWUsHaveSteps(t, e)
 		}
+		t.Logf("%d steps of %d recorded were left being created by the kills", halfway, made)
 		// Revival (forced: nothing runs now) creates what the kills left.
 		if _, err := e.State().ReviveCreating(ctx, time.Now().Add(time.Hour)); err != nil {
 			t.Fatal(err)
@@ -247,4 +255,41 @@ func checkWUsHaveSteps(t *testing.T, e *engine.Engine) map[string]int {
 		}
 	}
 	return byState
+}
+
+// TestNativeRevivedStepExists: a step whose process died after its work
+// unit was inserted and before it was recorded as queued is revived; its
+// work unit is not created twice and its chain goes on.
+func TestNativeRevivedStepExists(t *testing.T) {
+	forEnginesCreate(t, engine.CreateNative, func(t *testing.T, e *engine.Engine, u store.User) {
+		ctx := context.Background()
+		resp := submitChains(t, e, u, "g", 3, 2)
+		table := "steps"
+		if os.Getenv("RBOINC_TEST_STATE_DB") == "mariadb" {
+			table = store.TablePrefix + "steps"
+		}
+		// What a kill between the insert and the record leaves.
+		if _, err := e.State().SQL().Exec(`UPDATE `+table+` SET state = 'creating' WHERE wu_name = ?`, resp.Chains[1].FirstWU); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.State().ReviveCreating(ctx, time.Now().Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.CreatePending(ctx); err != nil {
+			t.Fatal(err)
+		}
+		st := checkWUsHaveSteps(t, e)
+		if total, _ := boincCounts(t, e); total != 3 || st["queued"] != 3 {
+			t.Errorf("%d work units, steps by state %v; want 3 queued", total, st)
+		}
+		s, err := e.Status(ctx, u, "g", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range s.Chains {
+			if c.State != wire.StateRunning {
+				t.Errorf("chain %s: %s (%s)", c.Name, c.State, c.Error)
+			}
+		}
+	})
 }
