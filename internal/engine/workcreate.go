@@ -62,7 +62,10 @@ func (e *Engine) creator(ctx context.Context) (workCreator, error) {
 			e.creationErr = err
 			return
 		}
-		e.creation = &nativeCreator{p: e.Proj, db: db, standin: e.Cfg.Simulated}
+		// The stand-in (also served as if real, its config.xml naming its
+		// default script) declares apps by their program, as its
+		// create_work does.
+		e.creation = &nativeCreator{p: e.Proj, db: db, standin: e.Cfg.Simulated || e.Proj.StandinScript != ""}
 	})
 	return e.creation, e.creationErr
 }
