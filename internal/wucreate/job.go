@@ -42,8 +42,9 @@ type Env struct {
 	// Sidecars makes inputs' MD5 and size come from their .md5 sidecars
 	// (and be remembered by name for the Env's life), as for a project
 	// that caches MD5s: native creation, whose inputs rboinc staged.
-	Sidecars bool
-	staged   map[string]stagedFile
+	Sidecars    bool
+	staged      map[string]stagedFile
+	resultTmpls map[string]bool // result templates found (with Sidecars)
 }
 
 func (e *Env) now() int64 {

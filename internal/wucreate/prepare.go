@@ -65,7 +65,7 @@ func (e *Env) Prepare(j *Job, tmpl string) (w *Row, code int, skipped bool) {
 	}
 	row.XMLDoc = doc
 	rt := row.ResultTemplateFile
-	if !fileExists(filepath.Join(e.Project.Dir, rt)) {
+	if !e.resultTemplateExists(rt) {
 		fmt.Fprintf(e.Stderr, "create_work: result template file %s/%s doesn't exist\n", e.ProjPrefix, rt)
 		return nil, 0, true
 	}
@@ -126,3 +126,19 @@ func MySQLMessage(err error, name string) string {
 var xmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
 func XMLEscape(s string) string { return xmlEscaper.Replace(s) }
+
+// resultTemplateExists looks for a result template; native creation (whose
+// Env lives for one run) remembers the ones found.
+func (e *Env) resultTemplateExists(rt string) bool {
+	if e.Sidecars && e.resultTmpls[rt] {
+		return true
+	}
+	ok := fileExists(filepath.Join(e.Project.Dir, rt))
+	if ok && e.Sidecars {
+		if e.resultTmpls == nil {
+			e.resultTmpls = map[string]bool{}
+		}
+		e.resultTmpls[rt] = true
+	}
+	return ok
+}

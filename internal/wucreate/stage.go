@@ -37,6 +37,15 @@ func hierPath(p *boinc.Project, name string) string {
 // sidecar) the sidecar is read as BOINC reads its MD5 cache, whether or not
 // the project caches: the file's name is its MD5 already.
 func stageVarInput(p *boinc.Project, name string, sidecars bool, stdout, stderr io.Writer) (stagedFile, int) {
+	if sidecars {
+		// The common case first, with the fewest system calls: the file
+		// and a sidecar no older than it in place (what got_md5_info
+		// accepts); anything else goes the long way below.
+		path := boinc.HierPath(p.DownloadDir, name, p.Fanout)
+		if sum, n, ok := boinc.ReadSidecar(path); ok {
+			return stagedFile{path, sum, n}, 0
+		}
+	}
 	path := hierPath(p, name)
 	if !fileExists(path) {
 		top := p.DownloadDir + "/" + name
