@@ -237,9 +237,8 @@ type Engine struct {
 
 	// creation is how work units are made (workcreate.go), chosen by
 	// Cfg.Create at its first use.
-	creationOnce sync.Once
-	creation     workCreator
-	creationErr  error
+	creationMu sync.Mutex
+	creation   workCreator
 
 	// bdb is BOINC's database, for status views (boincDB).
 	bdbMu sync.Mutex
@@ -293,9 +292,12 @@ func (e *Engine) Close() error {
 		e.bdb = nil
 	}
 	e.bdbMu.Unlock()
+	e.creationMu.Lock()
 	if c, ok := e.creation.(*nativeCreator); ok {
 		c.db.Close()
 	}
+	e.creation = nil
+	e.creationMu.Unlock()
 	return e.db.Close()
 }
 

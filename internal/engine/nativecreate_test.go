@@ -97,6 +97,17 @@ func TestNativeCreationRefusesUnknownSchema(t *testing.T) {
 	if chains, _ := e2.State().Chains(context.Background(), u, "g", ""); len(chains) != 0 {
 		t.Fatalf("a refused submission left chains: %+v", chains)
 	}
+	// The schema upgraded, the same engine creates natively: a refusal is
+	// not kept.
+	if _, err := db.Exec(`ALTER TABLE workunit ADD COLUMN keywords varchar(254) NOT NULL DEFAULT ''`); err != nil {
+		t.Fatal(err)
+	}
+	if err := e2.CheckCreation(context.Background()); err != nil {
+		t.Fatalf("after the column came back: %v", err)
+	}
+	if _, err := e2.Submit(context.Background(), b.u, b.request("g", 1, 2)); err != nil {
+		t.Fatalf("submission after the column came back: %v", err)
+	}
 }
 
 func TestCreateConfig(t *testing.T) {

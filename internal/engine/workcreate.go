@@ -50,24 +50,27 @@ type workRun interface {
 }
 
 // creator returns the engine's workCreator, opening BOINC's database for
-// native creation at the first use.
+// native creation at the first use. A failure is not kept: the next call
+// tries again (BOINC's database may come back, its schema be upgraded).
 func (e *Engine) creator(ctx context.Context) (workCreator, error) {
-	e.creationOnce.Do(func() {
-		if e.Cfg.Create != CreateNative {
-			e.creation = createWorkCreator{p: e.Proj}
-			return
-		}
-		db, err := e.openNativeDB(ctx)
-		if err != nil {
-			e.creationErr = err
-			return
-		}
-		// The stand-in (also served as if real, its config.xml naming its
-		// default script) declares apps by their program, as its
-		// create_work does.
-		e.creation = &nativeCreator{p: e.Proj, db: db, standin: e.Cfg.Simulated || e.Proj.StandinScript != ""}
-	})
-	return e.creation, e.creationErr
+	e.creationMu.Lock()
+	defer e.creationMu.Unlock()
+	if e.creation != nil {
+		return e.creation, nil
+	}
+	if e.Cfg.Create != CreateNative {
+		e.creation = createWorkCreator{p: e.Proj}
+		return e.creation, nil
+	}
+	db, err := e.openNativeDB(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// The stand-in (also served as if real, its config.xml naming its
+	// default script) declares apps by their program, as its create_work
+	// does.
+	e.creation = &nativeCreator{p: e.Proj, db: db, standin: e.Cfg.Simulated || e.Proj.StandinScript != ""}
+	return e.creation, nil
 }
 
 // openNativeDB opens BOINC's database for native creation and makes sure
