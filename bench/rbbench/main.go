@@ -61,9 +61,9 @@ type bench struct {
 	// create is the server's way of creating work units ("" or
 	// "create_work": BOINC's create_work; "native": rboinc's inserts).
 	create string
-	only  map[string]bool // stages to run; empty: all
-	srv   *rbServer
-	eng   *engine.Engine
+	only   map[string]bool // stages to run; empty: all
+	srv    *rbServer
+	eng    *engine.Engine
 	// state is the server's state database, opened beside the engine for
 	// the stages that look at steps directly.
 	state *store.DB
