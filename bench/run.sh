@@ -7,25 +7,29 @@
 # figure, its baseline and the ratio, and writes WORK/results.md and
 # WORK/results.json. Then runs the Go benchmarks next to the code.
 #
-# Usage: bench/run.sh [--short] [--keep] [--no-go-bench] [--stages=LIST] [WORKDIR]
+# Usage: bench/run.sh [--short] [--keep] [--no-go-bench] [--stages=LIST] [--create=MODE] [WORKDIR]
 #   WORKDIR        a directory of its own (default: a new one under /tmp)
 #   --short        small sizes, a smoke run (CI) in well under a minute
 #   --stages=LIST  only these stages (and those they build on), e.g. retrieve,status
 #   --keep         keep the server root and the data files (several GB)
 #   --no-go-bench  skip the Go benchmarks
+#   --create=MODE  how the server creates work units: create_work (default)
+#                  or native (rboinc.json "create"); the baseline stays the
+#                  stand-in's create_work --stdin alone
 # No timing is asserted: it fails only when something does not work.
 # Before and after a change: bench/compare.sh OLDREV [NEWREV] runs rbbench
 # for both revisions interleaved and prints the slowdown of every figure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-short="" keep="" gobench=1 work="" stages=""
+short="" keep="" gobench=1 work="" stages="" create=""
 for a in "$@"; do
 	case "$a" in
 	--short) short=--short ;;
 	--keep) keep=1 ;;
 	--no-go-bench) gobench="" ;;
 	--stages=*) stages=${a#--stages=} ;;
-	-h | --help) sed -n '2,18p' "$0"; exit 0 ;;
+	--create=*) create=${a#--create=} ;;
+	-h | --help) sed -n '2,21p' "$0"; exit 0 ;;
 	-*) echo "bench/run.sh: unknown option $a" >&2; exit 2 ;;
 	*) work=$a ;;
 	esac
@@ -39,7 +43,7 @@ work=$(cd "$work" && pwd)
 
 echo "== building into $work/bin"
 go build -o "$work/bin/" ./cmd/rboinc-server ./cmd/rboinc-hook ./cmd/rboinc-submit ./cmd/rboinc-retrieve ./bench/rbbench ./bench/nop
-"$work/bin/rbbench" -bin "$work/bin" -work "$work" -stages "$stages" $short
+"$work/bin/rbbench" -bin "$work/bin" -work "$work" -stages "$stages" -create "$create" $short
 [ -n "$keep" ] || rm -rf "$work/server" "$work/data"
 
 if [ -n "$gobench" ]; then

@@ -58,9 +58,12 @@ type bench struct {
 	data  string
 	short bool
 	sz    sizes
-	only  map[string]bool // stages to run; empty: all
-	srv   *rbServer
-	eng   *engine.Engine
+	// create is the server's way of creating work units ("" or
+	// "create_work": BOINC's create_work; "native": rboinc's inserts).
+	create string
+	only   map[string]bool // stages to run; empty: all
+	srv    *rbServer
+	eng    *engine.Engine
 	// state is the server's state database, opened beside the engine for
 	// the stages that look at steps directly.
 	state *store.DB
@@ -82,6 +85,7 @@ func main() {
 	bin := flag.String("bin", "", "directory holding rboinc-server, rboinc-submit and rboinc-retrieve")
 	work := flag.String("work", "", "working directory (created; large files go here)")
 	short := flag.Bool("short", false, "small sizes: a smoke run that finishes in well under a minute")
+	create := flag.String("create", "", `how the server creates work units: "create_work" (default) or "native" (rboinc.json "create")`)
 	only := flag.String("stages", "", "comma-separated stages to run (default all): "+strings.Join(stageNames, ","))
 	flag.Parse()
 	if *bin == "" || *work == "" {
@@ -90,7 +94,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	b := &bench{ctx: ctx, bin: abs(*bin), work: abs(*work), short: *short, sz: fullSizes, only: map[string]bool{}}
+	b := &bench{ctx: ctx, bin: abs(*bin), work: abs(*work), short: *short, sz: fullSizes, only: map[string]bool{}, create: *create}
 	for _, s := range strings.Split(*only, ",") {
 		if s = strings.TrimSpace(s); s == "" {
 			continue
@@ -136,7 +140,8 @@ func (b *bench) run() error {
 		b.note("%s", n)
 	}
 	t0 := time.Now()
-	srv, err := startServer(b.ctx, b.bin, b.work)
+	b.notes = append(b.notes, fmt.Sprintf("work units created by: %s", b.createMode()))
+	srv, err := startServer(b.ctx, b.bin, b.work, b.create)
 	if err != nil {
 		return fmt.Errorf("starting the server: %w", err)
 	}
@@ -198,3 +203,14 @@ func countErrors(path string) int {
 	}
 	return strings.Count(string(data), "level=ERROR")
 }
+
+// createMode names how the server creates work units.
+func (b *bench) createMode() string {
+	if b.create == engine.CreateNative {
+		return "native creation (rboinc.json \"create\": \"native\")"
+	}
+	return "create_work (rboinc.json \"create\": \"create_work\")"
+}
+
+// native tells whether the server creates work units natively.
+func (b *bench) native() bool { return b.create == engine.CreateNative }

@@ -35,10 +35,14 @@ type rbServer struct {
 // marked as not simulated): nothing computes the work units, so nothing
 // but the measured work runs; the benchmarks play BOINC's part themselves
 // (outputs in the upload hierarchy, hook calls).
-func startServer(ctx context.Context, bin, work string) (*rbServer, error) {
+func startServer(ctx context.Context, bin, work, create string) (*rbServer, error) {
 	root := filepath.Join(work, "server")
 	srvBin := filepath.Join(bin, "rboinc-server")
-	if _, err := run(ctx, cmdSpec{Name: srvBin, Args: []string{"init", "--root", root}}); err != nil {
+	args := []string{"init", "--root", root}
+	if create != "" {
+		args = append(args, "--create", create)
+	}
+	if _, err := run(ctx, cmdSpec{Name: srvBin, Args: args}); err != nil {
 		return nil, err
 	}
 	// Generic JSON, so that settings this program does not know survive.

@@ -22,6 +22,9 @@ func creatorCommand(log *slog.Logger) *cli.Command {
 		Flags: daemonFlags(&cli.DurationFlag{Name: "poll", Value: daemon.CreatorPoll, Usage: "how often to look for next steps to create"}),
 		Action: func(c *cli.Context) error {
 			return runDaemon(c, log, daemon.CreatorStart, func(ctx context.Context, e *engine.Engine) error {
+				if err := e.CheckCreation(ctx); err != nil {
+					return err
+				}
 				if c.Bool("one_pass") {
 					return e.CreatorPass(ctx)
 				}

@@ -93,7 +93,8 @@ func app(log *slog.Logger) *cli.App {
 				Flags: append(append([]cli.Flag{rootFlag,
 					&cli.StringFlag{Name: "boinc-project", Usage: "a real BOINC project directory"},
 					&cli.StringFlag{Name: "url", Usage: "URL clients use to reach this server", Value: "http://127.0.0.1:8080"},
-					&cli.StringFlag{Name: "assimilator", Usage: "how finished work units reach rboinc: hook (BOINC's script_assimilator runs rboinc's hook; the default) or native (rboinc's own assimilator daemon reads BOINC's database)"}},
+					&cli.StringFlag{Name: "assimilator", Usage: "how finished work units reach rboinc: hook (BOINC's script_assimilator runs rboinc's hook; the default) or native (rboinc's own assimilator daemon reads BOINC's database)"},
+					&cli.StringFlag{Name: "create", Usage: "how work units enter BOINC: create_work (the project's bin/create_work; the default) or native (rboinc inserts them into BOINC's database itself)"}},
 					boincDBInput.flags()...), stateDBInput.flags()...),
 				Action: func(c *cli.Context) error {
 					if c.String("state-db") == "-" && c.String("boinc-db") == "-" {
@@ -108,7 +109,7 @@ func app(log *slog.Logger) *cli.App {
 						return err
 					}
 					rep, err := setup.Init(c.Context, setup.Options{Root: c.String("root"), BoincProject: c.String("boinc-project"), URLBase: c.String("url"),
-						Assimilator: c.String("assimilator"), BoincDB: boincDB, StateDB: stateDB})
+						Assimilator: c.String("assimilator"), BoincDB: boincDB, StateDB: stateDB, Create: c.String("create")})
 					if err != nil {
 						return err
 					}
@@ -136,6 +137,9 @@ func app(log *slog.Logger) *cli.App {
 						return err
 					}
 					defer e.Close()
+					if err := e.CheckCreation(c.Context); err != nil {
+						return err
+					}
 					var ready func(string)
 					if f := c.String("addr-file"); f != "" {
 						ready = func(addr string) {

@@ -28,6 +28,11 @@ const (
 // hold for a moment and a creator elsewhere for good).
 func Creator(e *engine.Engine, poll time.Duration) Daemon {
 	return Daemon{Name: "creator", Run: func(ctx context.Context) error {
+		// Native creation on a BOINC schema it does not know is refused
+		// before anything is created.
+		if err := e.CheckCreation(ctx); err != nil {
+			return err
+		}
 		if err := e.RunCreator(ctx, poll, nil); err != nil {
 			return fmt.Errorf("creating the work units of pending steps: %w", err)
 		}

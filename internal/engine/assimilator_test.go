@@ -67,10 +67,16 @@ func newAssimilator(t testing.TB, e *engine.Engine) *engine.Assimilator {
 // nativeRoot makes a server root whose stand-in keeps BOINC's database in
 // the engine named (sqlite or mysql) and uses the native assimilator.
 func nativeRoot(t testing.TB, engineName string) *engine.Engine {
+	return nativeRootCreate(t, engineName, os.Getenv("RBOINC_TEST_CREATE"))
+}
+
+// nativeRootCreate is nativeRoot creating work units the way create says
+// (rboinc.json "create").
+func nativeRootCreate(t testing.TB, engineName, create string) *engine.Engine {
 	t.Helper()
 	ctx := context.Background()
 	root := t.TempDir()
-	o := setup.Options{Root: root, Exe: serverExe, URLBase: "http://127.0.0.1:1", Assimilator: setup.AssimNative, StateDB: testStateDB(t)}
+	o := setup.Options{Root: root, Exe: serverExe, URLBase: "http://127.0.0.1:1", Assimilator: setup.AssimNative, StateDB: testStateDB(t), Create: create}
 	if engineName == string(sqldb.MySQL) {
 		o.BoincDB = "mysql://" + mariadbtest.NewDB(t)
 	}
@@ -86,12 +92,17 @@ func nativeRoot(t testing.TB, engineName string) *engine.Engine {
 }
 
 func forEngines(t *testing.T, f func(t *testing.T, e *engine.Engine, u store.User)) {
+	forEnginesCreate(t, os.Getenv("RBOINC_TEST_CREATE"), f)
+}
+
+// forEnginesCreate is forEngines creating work units the way create says.
+func forEnginesCreate(t *testing.T, create string, f func(t *testing.T, e *engine.Engine, u store.User)) {
 	for _, name := range []string{string(sqldb.SQLite), string(sqldb.MySQL)} {
 		t.Run(name, func(t *testing.T) {
 			// Each engine has a root and a database of its own, and
 			// the tests mostly wait on daemons: both at once.
 			t.Parallel()
-			e := nativeRoot(t, name)
+			e := nativeRootCreate(t, name, create)
 			id, err := e.State().AddUser(context.Background(), "alice", "hash-alice")
 			if err != nil {
 				t.Fatal(err)
@@ -293,92 +304,104 @@ func TestNativeAssimilatorKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow")
 	}
-	forEngines(t, func(t *testing.T, e *engine.Engine, u store.User) {
-		const chains, steps = 12, 30
-		ctx := context.Background()
-		submitChains(t, e, u, "g", chains, steps)
-		logPath := filepath.Join(t.TempDir(), "assimilator.log")
-		logf, err := os.Create(logPath)
+	forEngines(t, assimilatorKill9)
+}
+
+// TestNativeCreationAssimilatorKill9 is TestNativeAssimilatorKill9 with
+// the next steps' work units inserted by native creation: a daemon killed
+// between inserting and recording leaves no step created twice or lost.
+func TestNativeCreationAssimilatorKill9(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow")
+	}
+	forEnginesCreate(t, engine.CreateNative, assimilatorKill9)
+}
+
+func assimilatorKill9(t *testing.T, e *engine.Engine, u store.User) {
+	const chains, steps = 12, 30
+	ctx := context.Background()
+	submitChains(t, e, u, "g", chains, steps)
+	logPath := filepath.Join(t.TempDir(), "assimilator.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	start := func() *exec.Cmd {
+		cmd := exec.Command(serverExe, "assimilator", "--root", e.Root, "--sleep_interval", "0.01", "--batch", "5")
+		cmd.Stdout, cmd.Stderr = logf, logf
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd
+	}
+	busy := 0 // kills that found work units ready
+	// The window of the random moment widens while kills find the
+	// daemon has made nothing yet (a loaded machine, the state on
+	// MariaDB: its start-up alone can outlast 200 ms).
+	window, made, idle := 200, chains, 0
+	for i := 0; i < 50; i++ {
+		boincDone(t, e, nil)
+		before := fileSize(logPath)
+		cmd := start()
+		// The random moment counts from the daemon's first word: on a
+		// loaded machine starting the process alone can take longer
+		// than the whole window.
+		for t0 := time.Now(); fileSize(logPath) == before && time.Since(t0) < 10*time.Second; {
+			time.Sleep(5 * time.Millisecond)
+		}
+		time.Sleep(time.Duration(20+rand.IntN(window)) * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		total, ready := boincCounts(t, e)
+		if ready > 0 {
+			busy++
+		}
+		if total > made {
+			made, idle = total, 0
+		} else if idle++; idle >= 3 && window < 5000 {
+			window, idle = window*2, 0
+		}
+	}
+	t.Logf("%d of 50 kills left work units ready", busy)
+	if total, _ := boincCounts(t, e); total <= chains {
+		t.Errorf("the killed daemons created no next step (%d work units): they were killed before doing anything", total)
+	} else {
+		t.Logf("the killed daemons created %d of %d work units", total-chains, chains*(steps-1))
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		boincDone(t, e, nil)
+		cmd := exec.Command(serverExe, "assimilator", "--root", e.Root, "--one_pass")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("final pass: %v\n%s", err, out)
+		}
+		st, err := e.Status(ctx, u, "g", "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer logf.Close()
-		start := func() *exec.Cmd {
-			cmd := exec.Command(serverExe, "assimilator", "--root", e.Root, "--sleep_interval", "0.01", "--batch", "5")
-			cmd.Stdout, cmd.Stderr = logf, logf
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			return cmd
-		}
-		busy := 0 // kills that found work units ready
-		// The window of the random moment widens while kills find the
-		// daemon has made nothing yet (a loaded machine, the state on
-		// MariaDB: its start-up alone can outlast 200 ms).
-		window, made, idle := 200, chains, 0
-		for i := 0; i < 50; i++ {
-			boincDone(t, e, nil)
-			before := fileSize(logPath)
-			cmd := start()
-			// The random moment counts from the daemon's first word: on a
-			// loaded machine starting the process alone can take longer
-			// than the whole window.
-			for t0 := time.Now(); fileSize(logPath) == before && time.Since(t0) < 10*time.Second; {
-				time.Sleep(5 * time.Millisecond)
-			}
-			time.Sleep(time.Duration(20+rand.IntN(window)) * time.Millisecond)
-			cmd.Process.Signal(syscall.SIGKILL)
-			cmd.Wait()
-			total, ready := boincCounts(t, e)
-			if ready > 0 {
-				busy++
-			}
-			if total > made {
-				made, idle = total, 0
-			} else if idle++; idle >= 3 && window < 5000 {
-				window, idle = window*2, 0
+		done := 0
+		for _, c := range st.Chains {
+			if c.State == wire.StateDone {
+				done++
 			}
 		}
-		t.Logf("%d of 50 kills left work units ready", busy)
-		if total, _ := boincCounts(t, e); total <= chains {
-			t.Errorf("the killed daemons created no next step (%d work units): they were killed before doing anything", total)
-		} else {
-			t.Logf("the killed daemons created %d of %d work units", total-chains, chains*(steps-1))
+		if done == chains {
+			break
 		}
-		deadline := time.Now().Add(2 * time.Minute)
-		for {
-			boincDone(t, e, nil)
-			cmd := exec.Command(serverExe, "assimilator", "--root", e.Root, "--one_pass")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("final pass: %v\n%s", err, out)
-			}
-			st, err := e.Status(ctx, u, "g", "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			done := 0
-			for _, c := range st.Chains {
-				if c.State == wire.StateDone {
-					done++
-				}
-			}
-			if done == chains {
-				break
-			}
-			if time.Now().After(deadline) {
-				log, _ := os.ReadFile(logPath)
-				t.Fatalf("%d of %d chains done after the kills; log:\n%s", done, chains, tail(log, 4000))
-			}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(logPath)
+			t.Fatalf("%d of %d chains done after the kills; log:\n%s", done, chains, tail(log, 4000))
 		}
-		total, ready := boincCounts(t, e)
-		if total != chains*steps || ready != 0 {
-			t.Errorf("BOINC has %d work units (%d ready), want %d: a step was created twice or lost", total, ready, chains*steps)
-		}
-		r, err := e.Results(ctx, u, "g", "")
-		if err != nil || len(r.Files) != chains*steps*3 {
-			t.Errorf("%d result files, want %d (%v)", len(r.Files), chains*steps*3, err)
-		}
-	})
+	}
+	total, ready := boincCounts(t, e)
+	if total != chains*steps || ready != 0 {
+		t.Errorf("BOINC has %d work units (%d ready), want %d: a step was created twice or lost", total, ready, chains*steps)
+	}
+	r, err := e.Results(ctx, u, "g", "")
+	if err != nil || len(r.Files) != chains*steps*3 {
+		t.Errorf("%d result files, want %d (%v)", len(r.Files), chains*steps*3, err)
+	}
 }
 
 func tail(b []byte, n int) string {

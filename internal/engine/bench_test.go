@@ -54,7 +54,7 @@ func newBenchEnvOn(tb testing.TB, stateDB string) *benchEnv {
 	tb.Helper()
 	ctx := context.Background()
 	root := tb.TempDir()
-	if _, err := setup.Init(ctx, setup.Options{Root: root, Exe: serverExe, URLBase: "http://127.0.0.1:1", StateDB: stateDB}); err != nil {
+	if _, err := setup.Init(ctx, setup.Options{Root: root, Exe: serverExe, URLBase: "http://127.0.0.1:1", StateDB: stateDB, Create: os.Getenv("RBOINC_TEST_CREATE")}); err != nil {
 		tb.Fatal(err)
 	}
 	e, err := engine.Open(ctx, root, slog.New(slog.NewTextHandler(io.Discard, nil)))

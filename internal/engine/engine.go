@@ -35,6 +35,11 @@ type Config struct {
 	// script_assimilator runs the hook once per work unit; the default) or
 	// "native" (rboinc's own assimilator daemon reads BOINC's database).
 	Assimilator string `json:"assimilator,omitempty"`
+	// Create is how work units enter BOINC: "create_work" (the project's
+	// bin/create_work --stdin; the default) or "native" (rboinc inserts
+	// them into BOINC's database itself, row for row what create_work
+	// writes; see workcreate.go).
+	Create string `json:"create,omitempty"`
 	// Encoder, when set, is run as `Encoder IN OUT EncodeCode` for inputs
 	// marked encode="true".
 	Encoder    string `json:"encoder,omitempty"`
@@ -169,6 +174,9 @@ func LoadConfig(root string) (Config, error) {
 	if t := c.Transfer; t.MinTransferRate < 0 || t.TransferWindowSeconds < 0 || t.IdleTimeoutSeconds < 0 || t.MaxUserRequests < 0 || t.MaxJSONInFlight < 0 {
 		return c, fmt.Errorf("%s: min_transfer_rate, transfer_window_seconds, idle_timeout_seconds, max_user_requests and max_json_bytes_in_flight must not be negative; 0 means none", filepath.Join(root, ConfigFile))
 	}
+	if err := CheckCreate(c.Create); err != nil {
+		return c, fmt.Errorf("%s: %w", filepath.Join(root, ConfigFile), err)
+	}
 	if err := c.NotifyConfig.check(); err != nil {
 		return c, fmt.Errorf("%s: %w", filepath.Join(root, ConfigFile), err)
 	}
@@ -227,6 +235,11 @@ type Engine struct {
 	notifyGuard  *dialguard.Policy
 	notifyClient *http.Client
 
+	// creation is how work units are made (workcreate.go), chosen by
+	// Cfg.Create at its first use.
+	creationMu sync.Mutex
+	creation   workCreator
+
 	// bdb is BOINC's database, for status views (boincDB).
 	bdbMu sync.Mutex
 	bdb   *boincdb.DB
@@ -279,6 +292,12 @@ func (e *Engine) Close() error {
 		e.bdb = nil
 	}
 	e.bdbMu.Unlock()
+	e.creationMu.Lock()
+	if c, ok := e.creation.(*nativeCreator); ok {
+		c.db.Close()
+	}
+	e.creation = nil
+	e.creationMu.Unlock()
 	return e.db.Close()
 }
 

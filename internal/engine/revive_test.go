@@ -25,15 +25,16 @@ import (
 )
 
 // submitterEnv, when set to a file of a submitterSpec, makes the test binary
-// a submitting process (TestMain runs runSubmitter): a server's submission
-// in a process of its own, which the tests kill -9.
+// a submitting process (TestMain runs runSubmitter): a server's submissions
+// in a process of its own, one after the other, each announced by a line
+// "go" on its standard output, which the tests kill -9.
 const submitterEnv = "RBOINC_TEST_SUBMITTER"
 
 type submitterSpec struct {
 	Root    string
 	UserID  int64
 	User    string
-	Request wire.SubmitRequest
+	Requests []wire.SubmitRequest
 }
 
 func runSubmitter(path string) int {
@@ -54,9 +55,12 @@ func runSubmitter(path string) int {
 		return 1
 	}
 	defer e.Close()
-	if _, err := e.Submit(ctx, store.User{ID: s.UserID, Name: s.User}, s.Request); err != nil {
-		fmt.Fprintln(os.Stderr, "submitting:", err)
-		return 1
+	for _, r := range s.Requests {
+		fmt.Println("go")
+		if _, err := e.Submit(ctx, store.User{ID: s.UserID, Name: s.User}, r); err != nil {
+			fmt.Fprintln(os.Stderr, "submitting:", err)
+			return 1
+		}
 	}
 	return 0
 }
@@ -64,7 +68,19 @@ func runSubmitter(path string) int {
 // startSubmitter starts a submitting process for req on root.
 func startSubmitter(t *testing.T, root string, u store.User, req wire.SubmitRequest, log io.Writer) *exec.Cmd {
 	t.Helper()
-	spec, err := json.Marshal(submitterSpec{Root: root, UserID: u.ID, User: u.Name, Request: req})
+	cmd := submitterCmd(t, root, u, req)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd
+}
+
+// submitterCmd is a submitting process for reqs on root, not started.
+func submitterCmd(t *testing.T, root string, u store.User, reqs ...wire.SubmitRequest) *exec.Cmd {
+	t.Helper()
+	spec, err := json.Marshal(submitterSpec{Root: root, UserID: u.ID, User: u.Name, Requests: reqs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,11 +90,6 @@ func startSubmitter(t *testing.T, root string, u store.User, req wire.SubmitRequ
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), submitterEnv+"="+path)
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	return cmd
 }
 

@@ -105,10 +105,12 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 	// jobs come; recordAndCreate ends it, and so does a failure before
 	// that. One that cannot start is tried again there, where its error
 	// comes after the request has been read, as it always did.
-	var early *boinc.CreateWorkRun
+	var early workRun
 	if !req.Options.DryRun {
-		if early, _ = boinc.StartCreateWork(ctx, e.Proj, params); early != nil {
-			defer early.Abort() // nothing once ended
+		if wc, cerr := e.creator(ctx); cerr == nil {
+			if early, _ = wc.start(ctx, params); early != nil {
+				defer early.Abort() // nothing once ended
+			}
 		}
 	}
 	// What this request brings into the pool leaves it again when the
@@ -618,8 +620,12 @@ func (e *Engine) createSteps(ctx context.Context, params boinc.WorkParams, steps
 			return err
 		}
 	}
+	wc, err := e.creator(ctx)
+	if err != nil {
+		return err
+	}
 	t0 := time.Now()
-	err = boinc.CreateWork(ctx, e.Proj, params, jobs)
+	err = wc.createAll(ctx, params, jobs)
 	e.observe(ctx, store.LatencyCreateWork, t0)
 	if err != nil {
 		return err

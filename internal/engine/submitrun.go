@@ -39,11 +39,14 @@ const stageWorkers = 2
 // run, when not nil, is a create_work run started earlier for params (it
 // then starts while the request is still read); recordAndCreate ends it
 // either way.
-func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc.WorkParams, chains []store.NewChain, in *intake, run *boinc.CreateWorkRun) ([]store.Chain, error) {
+func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc.WorkParams, chains []store.NewChain, in *intake, run workRun) ([]store.Chain, error) {
 	t0 := time.Now()
 	if run == nil {
-		var err error
-		if run, err = boinc.StartCreateWork(ctx, e.Proj, params); err != nil {
+		wc, err := e.creator(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if run, err = wc.start(ctx, params); err != nil {
 			return nil, err
 		}
 	}
@@ -146,7 +149,7 @@ type createWorkFeed struct {
 
 // startFeed starts feeding run the jobs of n chains, each once st has
 // staged its inputs.
-func startFeed(run *boinc.CreateWorkRun, st *stager, n int) *createWorkFeed {
+func startFeed(run workRun, st *stager, n int) *createWorkFeed {
 	f := &createWorkFeed{jobs: make(chan feedJob, n), done: make(chan error, 1)}
 	go func() {
 		err := feedCreateWork(run, st, f.jobs)
@@ -176,7 +179,7 @@ func (f *createWorkFeed) wait() error { return <-f.done }
 
 // feedCreateWork hands each job to create_work once its inputs are staged,
 // sending what is buffered whenever it has caught up with the recording.
-func feedCreateWork(run *boinc.CreateWorkRun, st *stager, feed <-chan feedJob) error {
+func feedCreateWork(run workRun, st *stager, feed <-chan feedJob) error {
 	for fj := range feed {
 		for _, sum := range fj.inputs {
 			if sum == "" {

@@ -34,6 +34,10 @@ type Options struct {
 	// StateDB puts rboinc's own state in MariaDB (engine.Config.StateDB);
 	// empty keeps what the root has (a new root: the SQLite file).
 	StateDB string
+	// Create is how work units enter BOINC, "create_work" or "native"
+	// (engine.Config.Create); empty keeps what the root has (a new root:
+	// create_work).
+	Create string
 }
 
 // Report says what Init did and what the administrator still has to do.
@@ -116,6 +120,12 @@ func Init(ctx context.Context, o Options) (Report, error) {
 		cfg.Assimilator = o.Assimilator
 	default:
 		return rep, fmt.Errorf("--assimilator %q: use %s (BOINC's script_assimilator and rboinc's hook) or %s (rboinc's own assimilator daemon)", o.Assimilator, AssimHook, AssimNative)
+	}
+	if o.Create != "" {
+		if err := engine.CheckCreate(o.Create); err != nil {
+			return rep, fmt.Errorf("--create: %w", err)
+		}
+		cfg.Create = o.Create
 	}
 	if cfg.Assimilator == AssimNative && strings.ContainsAny(root, " \t\"") {
 		return rep, fmt.Errorf("server root %q: the native assimilator's daemon line cannot name a path with spaces or quotes", root)

@@ -14,7 +14,7 @@ import (
 
 	"github.com/rboinc/rboinc/internal/boinc"
 	"github.com/rboinc/rboinc/internal/boincdb"
-	"github.com/rboinc/rboinc/internal/sqldb"
+	"github.com/rboinc/rboinc/internal/wucreate"
 )
 
 // Limits of create_work's --stdin reader: fgets into a 4096-byte buffer
@@ -23,9 +23,6 @@ const (
 	stdinLineMax  = 4095
 	stdinMaxWords = 99
 )
-
-// maxResultTemplateName is the width of workunit.result_template_file.
-const maxResultTemplateName = 63
 
 // CreateWorkMain is the stand-in's create_work program (rboinc-server
 // dispatches `standin create_work ARGS` to it). It behaves like BOINC's
@@ -42,14 +39,14 @@ func CreateWorkMain(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 		return 1
 	}
 	j := &o.job
-	if j.wu.name == "" {
-		j.wu.name = fmt.Sprintf("%s_%d_%f", o.app, os.Getpid(), float64(time.Now().UnixMicro())/1e6)
+	if j.WU.Name == "" {
+		j.WU.Name = fmt.Sprintf("%s_%d_%f", o.app, os.Getpid(), float64(time.Now().UnixMicro())/1e6)
 	}
-	if j.wuTemplateFile == "" {
-		j.wuTemplateFile = "templates/" + o.app + "_in"
+	if j.WUTemplateFile == "" {
+		j.WUTemplateFile = "templates/" + o.app + "_in"
 	}
-	if j.wu.resultTemplateFile == "" {
-		j.wu.resultTemplateFile = "templates/" + o.app + "_out"
+	if j.WU.ResultTemplateFile == "" {
+		j.WU.ResultTemplateFile = "templates/" + o.app + "_out"
 	}
 	c := &creator{o: o, stdout: stdout, stderr: stderr, templates: map[string]string{}}
 	if !c.open() {
@@ -59,15 +56,15 @@ func CreateWorkMain(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 
 	// The input template is read relative to the working directory.
 	var tmpl string
-	if fileExists(j.wuTemplateFile) {
-		t, err := readTemplate(j.wuTemplateFile)
+	if fileExists(j.WUTemplateFile) {
+		t, err := readTemplate(j.WUTemplateFile)
 		if err != nil {
-			fmt.Fprintf(stderr, "create_work: can't open input template %s\n", j.wuTemplateFile)
+			fmt.Fprintf(stderr, "create_work: can't open input template %s\n", j.WUTemplateFile)
 			return 1
 		}
 		tmpl = t
 	} else if !o.useStdin {
-		fmt.Fprintf(stderr, "create_work: input template file %s doesn't exist\n", j.wuTemplateFile)
+		fmt.Fprintf(stderr, "create_work: input template file %s doesn't exist\n", j.WUTemplateFile)
 		return 1
 	}
 	ctx := context.Background()
@@ -86,6 +83,7 @@ type creator struct {
 	appID          int64
 	stdout, stderr io.Writer
 	templates      map[string]string // --stdin per-line templates, by path
+	env            wucreate.Env
 }
 
 // open finds the project, reads config.xml, opens the database and looks
@@ -102,12 +100,13 @@ func (c *creator) open() bool {
 		return false
 	}
 	c.projPrefix = prefix
+	c.env = wucreate.Env{Project: c.p, ProjPrefix: prefix, App: c.o.app, Stdout: c.stdout, Stderr: c.stderr}
 	c.db, err = openDB(c.p.Dir)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "create_work: error opening database: %v\n", err)
 		return false
 	}
-	if c.appID, err = c.lookupApp(); err != nil || c.appID == 0 {
+	if c.appID, err = wucreate.AppID(context.Background(), c.db, c.p.Dir, c.o.app, true); err != nil || c.appID == 0 {
 		if err != nil {
 			fmt.Fprintf(c.stderr, "create_work: %v\n", err)
 		}
@@ -116,20 +115,6 @@ func (c *creator) open() bool {
 		return false
 	}
 	return true
-}
-
-// lookupApp finds the app in BOINC's app table. The stand-in declares an
-// app by its program, <project>/apps/<app>/run; one declared so and not in
-// the table yet is added, as xadd would add it from project.xml.
-func (c *creator) lookupApp() (int64, error) {
-	id, found, err := boincdb.AppID(context.Background(), c.db, c.o.app)
-	if err != nil || found {
-		return id, err
-	}
-	if !appExists(c.p.Dir, c.o.app) {
-		return 0, nil
-	}
-	return boincdb.AddApp(context.Background(), c.db, c.o.app)
 }
 
 // findProject locates the project dir like BOINC (--config_dir counts as
@@ -158,60 +143,32 @@ func findProject(configDir string) (dir, prefix string, err error) {
 	return dir, prefix, nil
 }
 
-// appExists stands in for BOINC's app table: an app exists when
-// <project>/apps/<app>/run is an executable file.
-func appExists(projectDir, app string) bool {
-	if badPhysicalName(app) {
-		return false
-	}
-	fi, err := os.Stat(filepath.Join(projectDir, "apps", app, "run"))
-	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
-}
-
-// readTemplate reads a template file; like BOINC's read_filename it refuses
-// one that does not fit a database blob.
-func readTemplate(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxBlob+1))
-	if err != nil {
-		return "", err
-	}
-	if len(b) > maxBlob {
-		return "", fmt.Errorf("template %s is larger than %d bytes", path, maxBlob)
-	}
-	return string(b), nil
-}
-
 func (c *creator) single(ctx context.Context, tmpl string) int {
-	w, code, skipped := c.prepare(&c.o.job, tmpl)
+	w, code, skipped := c.env.Prepare(&c.o.job, tmpl)
 	if code != 0 {
-		fmt.Fprintf(c.stderr, "create_work: %s\n", boincError(code))
+		fmt.Fprintf(c.stderr, "create_work: %s\n", wucreate.BoincError(code))
 		return 1
 	}
 	if !skipped {
-		if err := inTx(ctx, c.db, func(tx *sql.Tx) error { return w.store(ctx, tx, c.appID) }); err != nil {
+		if err := inTx(ctx, c.db, func(tx *sql.Tx) error { return w.Store(ctx, tx, c.appID) }); err != nil {
 			op := "insert"
-			if c.o.job.wu.id != 0 {
+			if c.o.job.WU.ID != 0 {
 				op = "update"
 			}
-			fmt.Fprintf(c.stderr, "Database error: %s\n", mysqlMessage(err, w.name))
-			fmt.Fprintf(c.stderr, "query=%s into workunit set name='%s', ...\n", op, w.name)
+			fmt.Fprintf(c.stderr, "Database error: %s\n", wucreate.MySQLMessage(err, w.Name))
+			fmt.Fprintf(c.stderr, "query=%s into workunit set name='%s', ...\n", op, w.Name)
 			fmt.Fprintf(c.stderr, "create_work: workunit.%s() Error 1\n", op)
 			fmt.Fprintf(c.stderr, "create_work: Error 1\n")
 			return 1
 		}
 	} else {
-		w = &c.o.job.wu
+		w = &c.o.job.WU
 	}
 	if c.o.verbose {
-		fmt.Fprintf(c.stderr, "created workunit; name %s, ID %d\n", w.name, w.id)
+		fmt.Fprintf(c.stderr, "created workunit; name %s, ID %d\n", w.Name, w.ID)
 	}
 	if c.o.showName {
-		fmt.Fprintf(c.stdout, "workunit name: %s\n", w.name)
+		fmt.Fprintf(c.stdout, "workunit name: %s\n", w.Name)
 	}
 	return 0
 }
@@ -220,7 +177,7 @@ func (c *creator) single(ctx context.Context, tmpl string) int {
 // transaction at the end, so any failure creates none of them.
 func (c *creator) bulk(ctx context.Context, stdin io.Reader) int {
 	r := bufio.NewReader(stdin)
-	var rows []*wuRow
+	var rows []*wucreate.Row
 	for n := 0; ; n++ {
 		line, tooLong, err := readJobLine(r)
 		if tooLong {
@@ -238,29 +195,29 @@ func (c *creator) bulk(ctx context.Context, stdin io.Reader) int {
 			line = line[:i]
 		}
 		jd := c.o.job
-		jd.files = append([]inFile(nil), c.o.job.files...)
-		jd.wu.name = ""
+		jd.Files = append([]wucreate.InFile(nil), c.o.job.Files...)
+		jd.WU.Name = ""
 		words := splitJobLine(line)
 		if len(words) > stdinMaxWords {
 			fmt.Fprintf(c.stderr, "create_work: more than %d words on stdin line %d\n", stdinMaxWords, n+1)
 			return 1
 		}
-		if err := jd.parseStdinLine(words, c.stderr); err != nil {
+		if err := parseStdinLine(&jd, words, c.stderr); err != nil {
 			return 1
 		}
-		if jd.wu.name == "" {
-			jd.wu.name = fmt.Sprintf("%s_%d", c.o.job.wu.name, n)
+		if jd.WU.Name == "" {
+			jd.WU.Name = fmt.Sprintf("%s_%d", c.o.job.WU.Name, n)
 		}
-		tmpl, ok := c.template(jd.wuTemplateFile)
+		tmpl, ok := c.template(jd.WUTemplateFile)
 		if !ok {
-			fmt.Fprintf(c.stderr, "Can't read WU template %s\n", jd.wuTemplateFile)
+			fmt.Fprintf(c.stderr, "Can't read WU template %s\n", jd.WUTemplateFile)
 			return 1
 		}
 		if tmpl == "" {
 			fmt.Fprintf(c.stderr, "job is missing input template\n")
 			return 1
 		}
-		w, code, skipped := c.prepare(&jd, tmpl)
+		w, code, skipped := c.env.Prepare(&jd, tmpl)
 		switch {
 		case code != 0:
 			fmt.Fprintf(c.stderr, "create_work() failed: %d\n", code)
@@ -280,11 +237,11 @@ func (c *creator) bulk(ctx context.Context, stdin io.Reader) int {
 	if len(rows) == 0 {
 		return 0
 	}
-	var failed *wuRow
+	var failed *wucreate.Row
 	err := inTx(ctx, c.db, func(tx *sql.Tx) error {
 		for _, w := range rows {
 			cp := *w
-			if err := cp.store(ctx, tx, c.appID); err != nil {
+			if err := cp.Store(ctx, tx, c.appID); err != nil {
 				failed = w
 				return err
 			}
@@ -294,15 +251,15 @@ func (c *creator) bulk(ctx context.Context, stdin io.Reader) int {
 	if err != nil {
 		name := ""
 		if failed != nil {
-			name = failed.name
+			name = failed.Name
 		}
-		msg := mysqlMessage(err, name)
+		msg := wucreate.MySQLMessage(err, name)
 		var q strings.Builder
 		for i, w := range rows {
 			if i > 0 {
 				q.WriteByte(',')
 			}
-			fmt.Fprintf(&q, "('%s',...)", w.name)
+			fmt.Fprintf(&q, "('%s',...)", w.Name)
 		}
 		fmt.Fprintf(c.stderr, "Database error: %s\n", msg)
 		fmt.Fprintf(c.stderr, "query=insert into workunit values %s\n", q.String())
@@ -343,91 +300,3 @@ func (c *creator) template(path string) (string, bool) {
 	c.templates[path] = t
 	return t, true
 }
-
-// prepare is BOINC's create_work2 up to the insert: process the input
-// template, check the result template and the job parameters. skipped
-// reports the missing-result-template quirk: a message, success, no job.
-func (c *creator) prepare(j *job, tmpl string) (w *wuRow, code int, skipped bool) {
-	row := j.wu
-	row.app = c.o.app
-	row.createTime = time.Now().Unix()
-	if j.assign {
-		row.transitionerFlags = 2 // TRANSITION_NO_NEW_RESULTS
-		if j.assignMulti {
-			row.transitionerFlags = 1 // TRANSITION_NONE
-		}
-		row.assign = &assignment{targetType: j.assignType, targetID: j.assignID, multi: j.assignMulti}
-	}
-	add := ""
-	if j.subApp != "" {
-		add = "   <sub_appname>" + xmlEscape(j.subApp) + "</sub_appname>"
-	}
-	r := templateRun{p: c.p, vars: j.files, cmdline: j.commandLine, additionalXML: add, stdout: c.stdout, stderr: c.stderr}
-	doc, code := r.processInputTemplate(tmpl, &row)
-	if code != 0 {
-		fmt.Fprintf(c.stderr, "process_input_template(): %s\n", boincError(code))
-		return nil, code, false
-	}
-	row.xmlDoc = doc
-	rt := row.resultTemplateFile
-	if !fileExists(filepath.Join(c.p.Dir, rt)) {
-		fmt.Fprintf(c.stderr, "create_work: result template file %s/%s doesn't exist\n", c.projPrefix, rt)
-		return nil, 0, true
-	}
-	if len(rt) > maxResultTemplateName {
-		fmt.Fprintf(c.stderr, "result template filename is too big: %d bytes, max is %d\n", len(rt), maxResultTemplateName)
-		return nil, errBufferOverflow, false
-	}
-	if code := checkParams(&row, c.stderr); code != 0 {
-		return nil, code, false
-	}
-	return &row, 0, false
-}
-
-// checkParams is create_work2's parameter sanity check.
-func checkParams(w *wuRow, stderr io.Writer) int {
-	nonzero := []struct {
-		name string
-		zero bool
-	}{
-		{"rsc_fpops_est", w.rscFpopsEst == 0}, {"rsc_fpops_bound", w.rscFpopsBound == 0},
-		{"rsc_disk_bound", w.rscDiskBound == 0}, {"target_nresults", w.targetNResults == 0},
-		{"max_error_results", w.maxErrorResults == 0}, {"max_total_results", w.maxTotalResults == 0},
-		{"max_success_results", w.maxSuccessResults == 0},
-	}
-	for _, f := range nonzero {
-		if f.zero {
-			fmt.Fprintf(stderr, "no %s given; can't create job\n", f.name)
-			return errNoOption
-		}
-	}
-	switch {
-	case w.maxSuccessResults > w.maxTotalResults:
-		fmt.Fprintf(stderr, "max_success_results > max_total_results; can't create job\n")
-	case w.maxErrorResults > w.maxTotalResults:
-		fmt.Fprintf(stderr, "max_error_results > max_total_results; can't create job\n")
-	case w.targetNResults > w.maxSuccessResults:
-		fmt.Fprintf(stderr, "target_nresults %d > max_success_results %d; can't create job\n", w.targetNResults, w.maxSuccessResults)
-	default:
-		return 0
-	}
-	return errInvalidParam
-}
-
-// mysqlMessage words a database error the way MySQL would.
-func mysqlMessage(err error, name string) string {
-	var tl errTooLong
-	switch {
-	case isUniqueViolation(err):
-		return fmt.Sprintf("Duplicate entry '%s' for key 'name'", name)
-	case errors.As(err, &tl):
-		return tl.Error()
-	case sqldb.IsTooLong(err):
-		return errTooLong{name}.Error()
-	}
-	return err.Error()
-}
-
-var xmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
-
-func xmlEscape(s string) string { return xmlEscaper.Replace(s) }

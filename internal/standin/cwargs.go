@@ -6,29 +6,21 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/rboinc/rboinc/internal/wucreate"
 )
 
 // Assignment target types (BOINC's ASSIGN_*).
 const (
-	assignNone = 0
-	assignHost = 1
-	assignUser = 2
-	assignTeam = 3
+	assignNone = wucreate.AssignNone
+	assignHost = wucreate.AssignHost
+	assignUser = wucreate.AssignUser
+	assignTeam = wucreate.AssignTeam
 )
 
-// job is one job to create, create_work's JOB_DESC. The command line fills a
-// job that serves as the default of every --stdin line.
-type job struct {
-	wu             wuRow
-	wuTemplateFile string
-	files          []inFile
-	commandLine    string
-	assign         bool
-	assignMulti    bool
-	assignType     int
-	assignID       int
-	subApp         string
-}
+// job is one job to create; the command line fills a job that serves as
+// the default of every --stdin line.
+type job = wucreate.Job
 
 type cwOptions struct {
 	app             string
@@ -101,13 +93,13 @@ func (argError) Error() string { return "bad create_work arguments" }
 // parseArgs parses create_work's command line. BOINC crashes on a missing
 // option value; the stand-in reports it.
 func parseArgs(args []string, stderr io.Writer) (*cwOptions, error) {
-	o := &cwOptions{showName: true, job: job{wu: defaultRow()}}
+	o := &cwOptions{showName: true, job: job{WU: wucreate.DefaultRow()}}
 	j := &o.job
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		name, isOpt := optName(a)
 		if !isOpt {
-			j.files = append(j.files, inFile{name: a})
+			j.Files = append(j.Files, wucreate.InFile{Name: a})
 			continue
 		}
 		need := func(n int) ([]string, error) {
@@ -121,7 +113,7 @@ func parseArgs(args []string, stderr io.Writer) (*cwOptions, error) {
 		}
 		switch name {
 		case "broadcast":
-			j.assign, j.assignMulti, j.assignType = true, true, assignNone
+			j.Assign, j.AssignMulti, j.AssignType = true, true, assignNone
 			continue
 		case "help":
 			fmt.Fprint(stderr, usageText)
@@ -140,7 +132,7 @@ func parseArgs(args []string, stderr io.Writer) (*cwOptions, error) {
 			if err != nil {
 				return nil, err
 			}
-			j.files = append(j.files, inFile{remote: true, url: v[0], nbytes: atof(v[1]), md5: v[2]})
+			j.Files = append(j.Files, wucreate.InFile{Remote: true, URL: v[0], NBytes: atof(v[1]), MD5: v[2]})
 			continue
 		}
 		if !singleValueOpts[name] {
@@ -171,7 +163,7 @@ var singleValueOpts = map[string]bool{
 
 func (o *cwOptions) setOption(name, v string, stderr io.Writer) error {
 	j := &o.job
-	w := &j.wu
+	w := &j.WU
 	switch name {
 	case "appname":
 		o.app = v
@@ -179,67 +171,67 @@ func (o *cwOptions) setOption(name, v string, stderr io.Writer) error {
 		// debug level: nothing to log in the stand-in
 	case "wu_name":
 		o.showName = false
-		w.name = v
+		w.Name = v
 	case "wu_template":
-		j.wuTemplateFile = v
+		j.WUTemplateFile = v
 	case "result_template":
-		w.resultTemplateFile = v
+		w.ResultTemplateFile = v
 	case "config_dir":
 		o.configDir = v
 	case "batch":
-		w.batch = atoi(v)
+		w.Batch = atoi(v)
 	case "priority":
-		w.priority = atoi(v)
+		w.Priority = atoi(v)
 	case "credit":
-		w.credit = atof(v)
+		w.Credit = atof(v)
 	case "rsc_fpops_est":
-		w.rscFpopsEst = atof(v)
+		w.RscFpopsEst = atof(v)
 	case "rsc_fpops_bound":
-		w.rscFpopsBound = atof(v)
+		w.RscFpopsBound = atof(v)
 	case "rsc_memory_bound":
-		w.rscMemoryBound = atof(v)
+		w.RscMemoryBound = atof(v)
 	case "rsc_disk_bound":
-		w.rscDiskBound = atof(v)
+		w.RscDiskBound = atof(v)
 	case "size_class":
-		w.sizeClass = atoi(v)
+		w.SizeClass = atoi(v)
 	case "app_version_num":
-		w.appVersionNum = atoi(v)
+		w.AppVersionNum = atoi(v)
 	case "delay_bound":
-		w.delayBound = atoi(v)
+		w.DelayBound = atoi(v)
 	case "hr_class":
-		w.hrClass = atoi(v)
+		w.HRClass = atoi(v)
 	case "min_quorum":
-		w.minQuorum = atoi(v)
+		w.MinQuorum = atoi(v)
 	case "target_nresults":
-		w.targetNResults = atoi(v)
+		w.TargetNResults = atoi(v)
 	case "max_error_results":
-		w.maxErrorResults = atoi(v)
+		w.MaxErrorResults = atoi(v)
 	case "max_total_results":
-		w.maxTotalResults = atoi(v)
+		w.MaxTotalResults = atoi(v)
 	case "max_success_results":
-		w.maxSuccessResults = atoi(v)
+		w.MaxSuccessResults = atoi(v)
 	case "command_line":
-		j.commandLine = v
+		j.CommandLine = v
 	case "wu_id":
-		w.id = int64(atoi(v))
+		w.ID = int64(atoi(v))
 	case "keywords":
-		w.keywords = v
+		w.Keywords = v
 	case "sub_appname":
-		j.subApp = v
+		j.SubApp = v
 	case "broadcast_user", "broadcast_team", "target_host", "target_user", "target_team":
-		return j.setAssign(name, v, stderr)
+		return setAssign(j, name, v, stderr)
 	}
 	return nil
 }
 
-func (j *job) setAssign(name, v string, stderr io.Writer) error {
+func setAssign(j *job, name, v string, stderr io.Writer) error {
 	types := map[string]int{
 		"broadcast_user": assignUser, "broadcast_team": assignTeam,
 		"target_host": assignHost, "target_user": assignUser, "target_team": assignTeam,
 	}
-	j.assign, j.assignType, j.assignID = true, types[name], atoi(v)
-	j.assignMulti = strings.HasPrefix(name, "broadcast")
-	if j.assignID == 0 {
+	j.Assign, j.AssignType, j.AssignID = true, types[name], atoi(v)
+	j.AssignMulti = strings.HasPrefix(name, "broadcast")
+	if j.AssignID == 0 {
 		fmt.Fprintf(stderr, "you must specify a nonzero database ID for assigning jobs to users, teams, or hosts.\n")
 		return argError{}
 	}
@@ -247,12 +239,12 @@ func (j *job) setAssign(name, v string, stderr io.Writer) error {
 }
 
 // parseStdinLine applies the per-job words of one --stdin line.
-func (j *job) parseStdinLine(words []string, stderr io.Writer) error {
+func parseStdinLine(j *job, words []string, stderr io.Writer) error {
 	for i := 0; i < len(words); i++ {
 		a := words[i]
 		name, isOpt := optName(a)
 		if !isOpt {
-			j.files = append(j.files, inFile{name: a})
+			j.Files = append(j.Files, wucreate.InFile{Name: a})
 			continue
 		}
 		n := 1
@@ -272,24 +264,24 @@ func (j *job) parseStdinLine(words []string, stderr io.Writer) error {
 		i += n
 		switch name {
 		case "command_line":
-			if j.commandLine != "" {
-				j.commandLine += " "
+			if j.CommandLine != "" {
+				j.CommandLine += " "
 			}
-			j.commandLine += v[0]
+			j.CommandLine += v[0]
 		case "wu_name":
-			j.wu.name = v[0]
+			j.WU.Name = v[0]
 		case "wu_template":
-			j.wuTemplateFile = v[0]
+			j.WUTemplateFile = v[0]
 		case "result_template":
-			j.wu.resultTemplateFile = v[0]
+			j.WU.ResultTemplateFile = v[0]
 		case "remote_file":
-			j.files = append(j.files, inFile{remote: true, url: v[0], nbytes: atof(v[1]), md5: v[2]})
+			j.Files = append(j.Files, wucreate.InFile{Remote: true, URL: v[0], NBytes: atof(v[1]), MD5: v[2]})
 		case "target_host", "target_user":
-			if err := j.setAssign(name, v[0], stderr); err != nil {
+			if err := setAssign(j, name, v[0], stderr); err != nil {
 				return err
 			}
 		case "priority":
-			j.wu.priority = atoi(v[0])
+			j.WU.Priority = atoi(v[0])
 		}
 	}
 	return nil

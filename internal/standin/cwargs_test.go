@@ -34,9 +34,9 @@ func TestParseArgs(t *testing.T) {
 		t.Fatal(err)
 	}
 	j := o.job
-	if o.app != "a" || o.showName || j.wu.name != "w" || j.wu.batch != 3 || j.wu.priority != 2 || j.wu.rscFpopsEst != 1e9 ||
-		j.wu.targetNResults != 2 || j.wu.maxTotalResults != 4 || j.commandLine != "x" || j.subApp != "s" ||
-		!o.useStdin || !o.verbose || !o.continueOnError || len(j.files) != 3 || !j.files[0].remote || j.files[2].name != "f2" {
+	if o.app != "a" || o.showName || j.WU.Name != "w" || j.WU.Batch != 3 || j.WU.Priority != 2 || j.WU.RscFpopsEst != 1e9 ||
+		j.WU.TargetNResults != 2 || j.WU.MaxTotalResults != 4 || j.CommandLine != "x" || j.SubApp != "s" ||
+		!o.useStdin || !o.verbose || !o.continueOnError || len(j.Files) != 3 || !j.Files[0].Remote || j.Files[2].Name != "f2" {
 		t.Errorf("parsed %+v", o)
 	}
 	for _, bad := range [][]string{{"---appname", "a"}, {"-"}, {"--appname"}, {"--remote_file", "u", "1"}, {"--broadcast_team", "0"}} {
@@ -60,6 +60,12 @@ func FuzzSplitJobLine(f *testing.F) {
 			}
 		}
 		var j job
-		j.parseStdinLine(words, io.Discard)
+		parseStdinLine(&j, words, io.Discard)
 	})
+}
+
+func TestCAtoiAtof(t *testing.T) {
+	if atoi("12abc") != 12 || atoi("  -4") != -4 || atoi("x") != 0 || atof("1.5e3x") != 1500 || atof("abc") != 0 {
+		t.Error("atoi/atof")
+	}
 }

@@ -1,6 +1,10 @@
 package standin
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/rboinc/rboinc/internal/wucreate"
+)
 
 // xnode is a loose element tree of a BOINC XML document (workunit.xml_doc,
 // result.xml_doc_in). It is built with the BOINC tokeniser and tolerates what
@@ -14,18 +18,18 @@ type xnode struct {
 func parseTree(doc string) *xnode {
 	root := &xnode{}
 	stack := []*xnode{root}
-	x := newScanner(doc)
+	x := wucreate.NewTokens(doc)
 	for {
-		t, k := x.get(0)
+		t, k := x.Next()
 		top := stack[len(stack)-1]
 		switch k {
-		case tokEOF:
+		case wucreate.TokEOF:
 			return root
-		case tokData:
-			top.text += xmlUnescape(t)
-		case tokCDATA:
+		case wucreate.TokData:
+			top.text += wucreate.XMLUnescape(t)
+		case wucreate.TokCDATA:
 			top.text += t
-		case tokTag:
+		case wucreate.TokTag:
 			switch {
 			case t == "" || t[0] == '?' || t[0] == '!':
 			case t[0] == '/':

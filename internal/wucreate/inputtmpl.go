@@ -1,4 +1,4 @@
-package standin
+package wucreate
 
 import (
 	"fmt"
@@ -12,33 +12,37 @@ import (
 // maxXMLString is BOINC's MAX_XML_STRING, the parse_string buffer.
 const maxXMLString = 262144
 
-// maxBlob is the size limit of workunit.xml_doc (BLOB_SIZE - 1).
-const maxBlob = 65535
+// MaxBlob is the size limit of workunit.xml_doc (BLOB_SIZE - 1).
+const MaxBlob = 65535
 
-// inFile is a variable input given to create_work: a physical name, or a
+// InFile is a variable input given to create_work: a physical name, or a
 // --remote_file description.
-type inFile struct {
-	name   string
-	remote bool
-	url    string
-	nbytes float64
-	md5    string
+type InFile struct {
+	Name   string
+	Remote bool
+	URL    string
+	NBytes float64
+	MD5    string
 }
 
 // templateRun carries what process_input_template needs besides the template.
 type templateRun struct {
 	p              *boinc.Project
-	vars           []inFile
+	vars           []InFile
 	cmdline        string // create_work's own command line (may be empty)
 	additionalXML  string // e.g. <sub_appname>
 	stdout, stderr io.Writer
+	// sidecars: read inputs' MD5 and size from their .md5 sidecars
+	// (native creation); staged, when not nil, remembers them by name.
+	sidecars bool
+	staged   map[string]stagedFile
 }
 
 // processInputTemplate turns an input template into workunit.xml_doc the way
 // BOINC's process_input_template does, staging and hashing the inputs on the
 // way, and copies the template's job parameters into wu. A non-zero result is
 // the BOINC error code; the specific message has been printed already.
-func (r *templateRun) processInputTemplate(tmpl string, wu *wuRow) (string, int) {
+func (r *templateRun) processInputTemplate(tmpl string, wu *Row) (string, int) {
 	var out strings.Builder
 	var infiles []string // physical names of the file_infos seen so far
 	nVar := 0
@@ -74,8 +78,8 @@ func (r *templateRun) processInputTemplate(tmpl string, wu *wuRow) (string, int)
 		fmt.Fprintf(r.stderr, "process_input_template: %d input files given, but template has %d\n", len(r.vars), nVar)
 		return "", errXMLParseCode
 	}
-	if out.Len() > maxBlob {
-		fmt.Fprintf(r.stderr, "create_work: WU XML field is too long (%d bytes; max is %d)\n", out.Len(), maxBlob)
+	if out.Len() > MaxBlob {
+		fmt.Fprintf(r.stderr, "create_work: WU XML field is too long (%d bytes; max is %d)\n", out.Len(), MaxBlob)
 		return "", errBufferOverflow
 	}
 	return out.String(), 0
@@ -129,7 +133,7 @@ func (r *templateRun) processFileInfo(x *xmlScanner, out *strings.Builder, nVar 
 }
 
 func (r *templateRun) finishFileInfo(out *strings.Builder, nVar *int, physical string, gzip, remoteDef bool) (string, int) {
-	var v inFile
+	var v InFile
 	if physical == "" {
 		if *nVar >= len(r.vars) {
 			fmt.Fprintf(r.stderr, "Too few var input files given; need at least %d\n", *nVar+1)
@@ -137,15 +141,15 @@ func (r *templateRun) finishFileInfo(out *strings.Builder, nVar *int, physical s
 		}
 		v = r.vars[*nVar]
 	}
-	if remoteDef || (physical == "" && v.remote) {
+	if remoteDef || (physical == "" && v.Remote) {
 		fmt.Fprintf(r.stderr, "process_input_template: remote input files (<nbytes> in the template, or --remote_file) are not supported by the BOINC stand-in\n")
 		return "", errXMLParseCode
 	}
 	name := physical
 	if name == "" {
-		name = v.name
+		name = v.Name
 	}
-	if badPhysicalName(name) {
+	if BadPhysicalName(name) {
 		fmt.Fprintf(r.stderr, "process_input_template: bad physical file name '%s'\n", name)
 		return "", errXMLParseCode
 	}
@@ -155,8 +159,13 @@ func (r *templateRun) finishFileInfo(out *strings.Builder, nVar *int, physical s
 	)
 	if physical != "" {
 		sf, code = stageConstInput(r.p, name, r.stderr)
+	} else if s, ok := r.staged[name]; ok {
+		sf = s
 	} else {
-		sf, code = stageVarInput(r.p, name, r.stdout, r.stderr)
+		sf, code = stageVarInput(r.p, name, r.sidecars, r.stdout, r.stderr)
+		if code == 0 && r.staged != nil {
+			r.staged[name] = sf
+		}
 	}
 	if code != 0 {
 		return "", code
@@ -181,7 +190,7 @@ func (r *templateRun) finishFileInfo(out *strings.Builder, nVar *int, physical s
 // processWorkunit handles the <workunit> element: file_refs bound by
 // position, the command line, and job parameters that override the command
 // line's.
-func (r *templateRun) processWorkunit(x *xmlScanner, out *strings.Builder, infiles []string, wu *wuRow) int {
+func (r *templateRun) processWorkunit(x *xmlScanner, out *strings.Builder, infiles []string, wu *Row) int {
 	out.WriteString("<workunit>\n<command_line>\n" + r.cmdline + "\n</command_line>\n")
 	nRefs := 0
 	for x.getTag() {
@@ -223,8 +232,8 @@ func (r *templateRun) processWorkunit(x *xmlScanner, out *strings.Builder, infil
 		out.WriteByte('\n')
 	}
 	// Fill in replication limits the template left too small.
-	wu.maxSuccessResults = max(wu.maxSuccessResults, wu.targetNResults)
-	wu.maxTotalResults = max(wu.maxTotalResults, wu.targetNResults)
+	wu.MaxSuccessResults = max(wu.MaxSuccessResults, wu.TargetNResults)
+	wu.MaxTotalResults = max(wu.MaxTotalResults, wu.TargetNResults)
 	if nRefs != len(infiles) {
 		fmt.Fprintf(r.stderr, "#file refs != #file infos\n")
 		return errXMLParseCode
@@ -275,14 +284,14 @@ func (r *templateRun) processFileRef(x *xmlScanner, out *strings.Builder, name s
 }
 
 // parseParam consumes a job parameter of the template's <workunit>.
-func (wu *wuRow) parseParam(x *xmlScanner) bool {
+func (wu *Row) parseParam(x *xmlScanner) bool {
 	floats := []struct {
 		tag string
 		v   *float64
 	}{
-		{"rsc_fpops_est", &wu.rscFpopsEst}, {"rsc_fpops_bound", &wu.rscFpopsBound},
-		{"rsc_memory_bound", &wu.rscMemoryBound}, {"rsc_bandwidth_bound", &wu.rscBandwidthBound},
-		{"rsc_disk_bound", &wu.rscDiskBound},
+		{"rsc_fpops_est", &wu.RscFpopsEst}, {"rsc_fpops_bound", &wu.RscFpopsBound},
+		{"rsc_memory_bound", &wu.RscMemoryBound}, {"rsc_bandwidth_bound", &wu.RscBandwidthBound},
+		{"rsc_disk_bound", &wu.RscDiskBound},
 	}
 	for _, f := range floats {
 		if v, ok := x.parseDouble(f.tag); ok {
@@ -294,10 +303,10 @@ func (wu *wuRow) parseParam(x *xmlScanner) bool {
 		tag string
 		v   *int
 	}{
-		{"batch", &wu.batch}, {"delay_bound", &wu.delayBound}, {"min_quorum", &wu.minQuorum},
-		{"target_nresults", &wu.targetNResults}, {"max_error_results", &wu.maxErrorResults},
-		{"max_total_results", &wu.maxTotalResults}, {"max_success_results", &wu.maxSuccessResults},
-		{"size_class", &wu.sizeClass},
+		{"batch", &wu.Batch}, {"delay_bound", &wu.DelayBound}, {"min_quorum", &wu.MinQuorum},
+		{"target_nresults", &wu.TargetNResults}, {"max_error_results", &wu.MaxErrorResults},
+		{"max_total_results", &wu.MaxTotalResults}, {"max_success_results", &wu.MaxSuccessResults},
+		{"size_class", &wu.SizeClass},
 	}
 	for _, f := range ints {
 		if v, ok := x.parseInt(f.tag); ok {

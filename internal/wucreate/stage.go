@@ -1,4 +1,4 @@
-package standin
+package wucreate
 
 import (
 	"errors"
@@ -33,14 +33,26 @@ func hierPath(p *boinc.Project, name string) string {
 
 // stageVarInput locates (or copies from the top of download/) a variable
 // input file and gets its MD5 and size, printing what create_work prints.
-func stageVarInput(p *boinc.Project, name string, stdout, stderr io.Writer) (stagedFile, int) {
+// With sidecars set (native creation: rboinc staged the file and wrote its
+// sidecar) the sidecar is read as BOINC reads its MD5 cache, whether or not
+// the project caches: the file's name is its MD5 already.
+func stageVarInput(p *boinc.Project, name string, sidecars bool, stdout, stderr io.Writer) (stagedFile, int) {
+	if sidecars {
+		// The common case first, with the fewest system calls: the file
+		// and a sidecar no older than it in place (what got_md5_info
+		// accepts); anything else goes the long way below.
+		path := boinc.HierPath(p.DownloadDir, name, p.Fanout)
+		if sum, n, ok := boinc.ReadSidecar(path); ok {
+			return stagedFile{path, sum, n}, 0
+		}
+	}
 	path := hierPath(p, name)
 	if !fileExists(path) {
 		top := p.DownloadDir + "/" + name
 		copyFile(top, path) // BOINC reports the copy whether or not it worked
 		fmt.Fprintf(stdout, "copy %s to %s\n", top, path)
 	}
-	if p.CacheMD5 {
+	if p.CacheMD5 || sidecars {
 		if sum, n, ok := gotMD5Info(path, stderr); ok {
 			return stagedFile{path, sum, n}, 0
 		}
@@ -49,7 +61,7 @@ func stageVarInput(p *boinc.Project, name string, stdout, stderr io.Writer) (sta
 	if err != nil {
 		fmt.Fprintf(stderr, "md5_file: can't open %s\n", path)
 		fmt.Fprintf(stderr, "md5_file: %s\n", strerror(err))
-		fmt.Fprintf(stderr, "process_input_template: md5_file %s\n", boincError(errFopen))
+		fmt.Fprintf(stderr, "process_input_template: md5_file %s\n", BoincError(errFopen))
 		return stagedFile{}, errFopen
 	}
 	if p.CacheMD5 && !fileExists(path+".md5") {
@@ -106,8 +118,8 @@ func strerror(err error) string {
 	return err.Error()
 }
 
-// badPhysicalName refuses names that would leave the download hierarchy.
+// BadPhysicalName refuses names that would leave the download hierarchy.
 // BOINC does not check; the stand-in does, to catch such bugs in rboinc.
-func badPhysicalName(name string) bool {
+func BadPhysicalName(name string) bool {
 	return name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00")
 }

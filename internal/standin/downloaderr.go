@@ -2,35 +2,6 @@ package standin
 
 import "strconv"
 
-// BOINC error numbers (lib/error_numbers.h) that create_work reports.
-const (
-	errFopen          = -108
-	errXMLParseCode   = -112
-	errBufferOverflow = -118
-	errFileMissing    = -163
-	errInvalidParam   = -178
-	errNoOption       = -191
-)
-
-// boincError is BOINC's boincerror(): the text create_work prints for a code.
-func boincError(code int) string {
-	switch code {
-	case errFopen:
-		return "fopen() failed"
-	case errXMLParseCode:
-		return "unexpected XML tag or syntax"
-	case errBufferOverflow:
-		return "buffer overflow"
-	case errFileMissing:
-		return "file missing"
-	case errInvalidParam:
-		return "invalid parameter"
-	case errNoOption:
-		return "no option"
-	}
-	return "Error " + strconv.Itoa(code)
-}
-
 // What a volunteer's client reports when it cannot get a work unit's input
 // (lib/error_numbers.h; client/client_state.cpp report_result_error): the
 // result's exit_status is ERR_RESULT_DOWNLOAD and its client_state stays

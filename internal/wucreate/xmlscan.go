@@ -1,4 +1,4 @@
-package standin
+package wucreate
 
 import (
 	"errors"
@@ -45,18 +45,18 @@ func newScanner(s string) *xmlScanner {
 	return &xmlScanner{s: s}
 }
 
-func isCSpace(c byte) bool {
+func IsCSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
 }
 
-func stripWS(s string) string {
-	return strings.TrimFunc(s, func(r rune) bool { return r < 0x80 && isCSpace(byte(r)) })
+func StripWS(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool { return r < 0x80 && IsCSpace(byte(r)) })
 }
 
 // get reads the next token; limit is the C buffer size (0: unlimited).
 func (x *xmlScanner) get(limit int) (string, tokKind) {
 	for {
-		for x.i < len(x.s) && isCSpace(x.s[x.i]) {
+		for x.i < len(x.s) && IsCSpace(x.s[x.i]) {
 			x.i++
 		}
 		if x.i >= len(x.s) {
@@ -68,7 +68,7 @@ func (x *xmlScanner) get(limit int) (string, tokKind) {
 			if k == tokComment {
 				continue
 			}
-			return stripWS(t), k
+			return StripWS(t), k
 		}
 		// Text runs to the next '<'; text at the very end is lost, as in BOINC.
 		j := strings.IndexByte(x.s[x.i:], '<')
@@ -81,7 +81,7 @@ func (x *xmlScanner) get(limit int) (string, tokKind) {
 		}
 		t := x.s[x.i : x.i+j]
 		x.i += j
-		return stripWS(t), tokData
+		return StripWS(t), tokData
 	}
 }
 
@@ -103,7 +103,7 @@ func (x *xmlScanner) scanTag(limit int) (string, tokKind) {
 		switch {
 		case c == '>':
 			return b.String(), tokTag
-		case isCSpace(c):
+		case IsCSpace(c):
 			foundSpace = true
 		case c == '/' || !foundSpace:
 			room--
@@ -180,7 +180,7 @@ func (x *xmlScanner) parseStr(tag string, limit int) (string, bool) {
 	if k == tokCDATA {
 		return t, true
 	}
-	return xmlUnescape(t), true
+	return XMLUnescape(t), true
 }
 
 // parseNumber is the shared body of parse_int and parse_double.
@@ -215,7 +215,7 @@ func (x *xmlScanner) parseInt(tag string) (int, bool) {
 }
 
 func (x *xmlScanner) parseDouble(tag string) (float64, bool) {
-	return x.parseNumber(tag, cStrtod)
+	return x.parseNumber(tag, CStrtod)
 }
 
 // parseBool is XML_PARSER::parse_bool: <tag/> or <tag>int</tag>.
@@ -261,7 +261,7 @@ func (x *xmlScanner) copyElement() (string, error) {
 		x.i = len(x.s)
 		return "", errXMLParse
 	}
-	inner := stripWS(x.s[x.i : x.i+j])
+	inner := StripWS(x.s[x.i : x.i+j])
 	x.i += j + len(end)
 	return "<" + tag + ">" + inner + end, nil
 }
@@ -310,8 +310,8 @@ func isDigitBase(c byte, base int) bool {
 	return c >= '0' && c <= '9'
 }
 
-// cStrtod parses a whole string as a C double.
-func cStrtod(s string) (float64, bool) {
+// CStrtod parses a whole string as a C double.
+func CStrtod(s string) (float64, bool) {
 	if strings.ContainsRune(s, '_') {
 		return 0, false
 	}
@@ -322,8 +322,8 @@ func cStrtod(s string) (float64, bool) {
 	return v, true
 }
 
-// xmlUnescape is BOINC's xml_unescape.
-func xmlUnescape(s string) string {
+// XMLUnescape is BOINC's xml_unescape.
+func XMLUnescape(s string) string {
 	if !strings.Contains(s, "&") {
 		return s
 	}
@@ -376,3 +376,24 @@ var xmlEntities = []struct {
 	{"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}, {"&amp;", '&'},
 	{"&#xD;", '\r'}, {"&#xd;", '\r'}, {"&#xA;", '\n'}, {"&#xa;", '\n'},
 }
+
+// TokKind is the kind of a token from Tokens.
+type TokKind = tokKind
+
+// The token kinds readers outside this package see.
+const (
+	TokEOF   = tokEOF
+	TokTag   = tokTag
+	TokData  = tokData
+	TokCDATA = tokCDATA
+)
+
+// Tokens is the same tokeniser for readers of BOINC documents outside
+// this package (the stand-in reads xml_doc with it).
+type Tokens struct{ x *xmlScanner }
+
+// NewTokens tokenises doc.
+func NewTokens(doc string) *Tokens { return &Tokens{newScanner(doc)} }
+
+// Next returns the next token, comments included, without a length limit.
+func (t *Tokens) Next() (string, TokKind) { return t.x.get(0) }

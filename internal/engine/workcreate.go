@@ -1,0 +1,144 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/rboinc/rboinc/internal/boinc"
+	"github.com/rboinc/rboinc/internal/boincdb"
+	"github.com/rboinc/rboinc/internal/wucreate"
+)
+
+// The ways work units enter BOINC (rboinc.json "create").
+const (
+	CreateWithCreateWork = "create_work" // the project's bin/create_work --stdin (the default)
+	CreateNative         = "native"      // rboinc inserts the rows itself (package wucreate)
+)
+
+// CheckCreate refuses an unknown "create" value.
+func CheckCreate(v string) error {
+	switch v {
+	case "", CreateWithCreateWork, CreateNative:
+		return nil
+	}
+	return fmt.Errorf(`"create": %q is not a way to create work units: use %q (BOINC's create_work, the default) or %q (rboinc inserts them into BOINC's database)`, v, CreateWithCreateWork, CreateNative)
+}
+
+// workCreator makes BOINC work units, all or nothing per run; the rest of
+// the engine does not know which kind it uses. Both kinds leave the
+// chains' records to the caller: work units are made only after the
+// steps that own them are recorded (state "creating" or "pending"), and
+// the steps are marked queued only after the work units exist, so a
+// process that dies in between leaves steps that revival creates, never
+// a work unit without its step.
+type workCreator interface {
+	// start begins a run for jobs sharing params; its jobs exist once
+	// Finish returns nil, none if it is aborted.
+	start(ctx context.Context, params boinc.WorkParams) (workRun, error)
+	// createAll creates jobs in one run.
+	createAll(ctx context.Context, params boinc.WorkParams, jobs []boinc.Job) error
+}
+
+// workRun is one run of a workCreator, fed a job at a time.
+type workRun interface {
+	Add(boinc.Job) error
+	Flush() error // hands over what is buffered
+	Finish() error
+	Abort()
+	CPU() time.Duration
+}
+
+// creator returns the engine's workCreator, opening BOINC's database for
+// native creation at the first use. A failure is not kept: the next call
+// tries again (BOINC's database may come back, its schema be upgraded).
+func (e *Engine) creator(ctx context.Context) (workCreator, error) {
+	e.creationMu.Lock()
+	defer e.creationMu.Unlock()
+	if e.creation != nil {
+		return e.creation, nil
+	}
+	if e.Cfg.Create != CreateNative {
+		e.creation = createWorkCreator{p: e.Proj}
+		return e.creation, nil
+	}
+	db, err := e.openNativeDB(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// The stand-in (also served as if real, its config.xml naming its
+	// default script) declares apps by their program, as its create_work
+	// does.
+	e.creation = &nativeCreator{p: e.Proj, db: db, standin: e.Cfg.Simulated || e.Proj.StandinScript != ""}
+	return e.creation, nil
+}
+
+// openNativeDB opens BOINC's database for native creation and makes sure
+// its schema has every column native creation writes. Nothing is created
+// or altered in it.
+func (e *Engine) openNativeDB(ctx context.Context) (*boincdb.DB, error) {
+	db, err := e.OpenBoincDB(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("native creation needs BOINC's database: %w", err)
+	}
+	if err := db.CheckCreateColumns(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// CheckCreation makes sure work units can be created the configured way:
+// for native creation, that BOINC's database is reachable and has every
+// column it writes. Servers and daemons call it before they start.
+func (e *Engine) CheckCreation(ctx context.Context) error {
+	_, err := e.creator(ctx)
+	return err
+}
+
+// createWorkCreator runs the project's bin/create_work --stdin.
+type createWorkCreator struct{ p *boinc.Project }
+
+func (c createWorkCreator) start(ctx context.Context, params boinc.WorkParams) (workRun, error) {
+	r, err := boinc.StartCreateWork(ctx, c.p, params)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (c createWorkCreator) createAll(ctx context.Context, params boinc.WorkParams, jobs []boinc.Job) error {
+	return boinc.CreateWork(ctx, c.p, params, jobs)
+}
+
+// nativeCreator inserts the work units into BOINC's database itself.
+type nativeCreator struct {
+	p       *boinc.Project
+	db      *boincdb.DB
+	standin bool
+}
+
+func (c *nativeCreator) start(ctx context.Context, params boinc.WorkParams) (workRun, error) {
+	r, err := wucreate.Start(ctx, c.p, c.db, params, c.standin)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (c *nativeCreator) createAll(ctx context.Context, params boinc.WorkParams, jobs []boinc.Job) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	r, err := c.start(ctx, params)
+	if err != nil {
+		return err
+	}
+	for _, j := range jobs {
+		if err := r.Add(j); err != nil {
+			r.Abort()
+			return err
+		}
+	}
+	return r.Finish()
+}
