@@ -31,9 +31,9 @@ import (
 const submitterEnv = "RBOINC_TEST_SUBMITTER"
 
 type submitterSpec struct {
-	Root    string
-	UserID  int64
-	User    string
+	Root     string
+	UserID   int64
+	User     string
 	Requests []wire.SubmitRequest
 }
 
