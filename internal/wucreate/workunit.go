@@ -55,12 +55,18 @@ func DefaultRow() Row {
 const maxNameLen = 191
 
 // row is the workunit row create_work writes: BOINC's columns, with a
-// transition_time of now so that the transitioner takes it up.
+// transition_time of now so that the transitioner takes it up, or never
+// for an assigned job (transitioner_flags set), whose results the
+// scheduler makes (backend_lib.cpp; e2e/realboinc stage 9 saw it).
 func (w *Row) row(appID int64) *boincdb.Workunit {
+	transition := w.CreateTime
+	if w.TransitionerFlags != 0 {
+		transition = boincdb.Never
+	}
 	return &boincdb.Workunit{ID: w.ID, CreateTime: w.CreateTime, AppID: appID, Name: w.Name, XMLDoc: w.XMLDoc,
 		Batch: int64(w.Batch), RscFpopsEst: w.RscFpopsEst, RscFpopsBound: w.RscFpopsBound,
 		RscMemoryBound: w.RscMemoryBound, RscDiskBound: w.RscDiskBound, RscBandwidthBound: w.RscBandwidthBound,
-		TransitionTime: w.CreateTime, DelayBound: w.DelayBound, MinQuorum: w.MinQuorum, TargetNResults: w.TargetNResults,
+		TransitionTime: transition, DelayBound: w.DelayBound, MinQuorum: w.MinQuorum, TargetNResults: w.TargetNResults,
 		MaxErrorResults: w.MaxErrorResults, MaxTotalResults: w.MaxTotalResults, MaxSuccessResults: w.MaxSuccessResults,
 		ResultTemplateFile: w.ResultTemplateFile, Priority: w.Priority, SizeClass: w.SizeClass, HRClass: w.HRClass,
 		AppVersionNum: w.AppVersionNum, CanonicalCredit: w.Credit, Keywords: w.Keywords, TransitionerFlags: w.TransitionerFlags}
