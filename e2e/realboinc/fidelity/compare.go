@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -276,13 +277,20 @@ func split(rows []row, ga, gb []string) (a, b []row) {
 	return a, b
 }
 
-// value is column c of r as compared: with the row's names replaced in the
-// columns the spec normalises.
+// outputRandom is the random number BOINC's transitioner puts in the names
+// of a result's output files (RESULT_r<lrand48>_<k>), once the result's
+// name is {RESULT}.
+var outputRandom = regexp.MustCompile(`\{RESULT\}_r[0-9]+_`)
+
+// value is column c of r as compared: with the row's names (and the
+// random part of its output files' names) replaced in the columns the spec
+// normalises.
 func value(s tableSpec, r row, c string) sql.NullString {
 	v := r.vals[c]
 	if s.normalise[c] && v.Valid {
 		if r.label != r.wu {
 			v.String = strings.ReplaceAll(v.String, r.label, "{RESULT}")
+			v.String = outputRandom.ReplaceAllString(v.String, "{RESULT}_r{RANDOM}_")
 		}
 		v.String = strings.ReplaceAll(v.String, r.wu, "{WU}")
 	}
@@ -343,7 +351,7 @@ func report(w io.Writer, s tableSpec, cols []string, d tableDiff, ga, gb []strin
 		fmt.Fprintf(w, "    not compared: %s (%s)\n", c, s.ignore[c])
 	}
 	for c := range s.normalise {
-		fmt.Fprintf(w, "    compared with the row's names replaced: %s (the result's name by {RESULT}, the work unit's by {WU})\n", c)
+		fmt.Fprintf(w, "    compared with the row's names replaced: %s (the result's name by {RESULT}, the random number in its output files' names, RESULT_r<n>_k, by {RANDOM}, the work unit's name by {WU})\n", c)
 	}
 	for _, x := range d.diffs {
 		va, vb := value(s, x.a, x.column), value(s, x.b, x.column)
@@ -400,12 +408,12 @@ func lineDiff(a, b string) []string {
 			out = append(out, fmt.Sprintf("  %3d %s", i+1, la[i]))
 			i++
 			j++
-		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
-			out = append(out, fmt.Sprintf("+ %3d %s", j+1, strconv.Quote(lb[j])))
-			j++
-		default:
+		case i < n && (j == m || lcs[i+1][j] >= lcs[i][j+1]):
 			out = append(out, fmt.Sprintf("- %3d %s", i+1, strconv.Quote(la[i])))
 			i++
+		default:
+			out = append(out, fmt.Sprintf("+ %3d %s", j+1, strconv.Quote(lb[j])))
+			j++
 		}
 	}
 	return out

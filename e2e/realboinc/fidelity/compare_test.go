@@ -76,17 +76,23 @@ func TestCompareResults(t *testing.T) {
 	s := tables["result"]
 	cols := []string{"id", "name", "random", "xml_doc_in", "server_state"}
 	wa, wb := "f1-SCI_fa-0-2-RND0001", "f1-SCI_fb-0-2-RND0042"
-	in := func(r string) string { return "<file_info>\n<name>" + r + "_0</name>\n</file_info>" }
+	in := func(r, rnd string) string {
+		return "<file_info>\n<name>" + r + "_r" + rnd + "_0</name>\n<max_nbytes>1000000</max_nbytes>\n</file_info>"
+	}
 	a, b := split([]row{
-		mkrow(wa, wa+"_0", "id", "1", "name", wa+"_0", "random", "17", "xml_doc_in", in(wa+"_0"), "server_state", "2"),
-		mkrow(wb, wb+"_0", "id", "5", "name", wb+"_0", "random", "99", "xml_doc_in", in(wb+"_0"), "server_state", "2"),
+		mkrow(wa, wa+"_0", "id", "1", "name", wa+"_0", "random", "17", "xml_doc_in", in(wa+"_0", "997273935"), "server_state", "2"),
+		mkrow(wb, wb+"_0", "id", "5", "name", wb+"_0", "random", "99", "xml_doc_in", in(wb+"_0", "1858773394"), "server_state", "2"),
 	}, []string{"fa"}, []string{"fb"})
 	if d := compareRows(s, cols, a, b); d.pairs != 1 || len(d.diffs) != 0 {
 		t.Fatalf("results differing by names only: %+v", d)
 	}
-	b[0].vals["xml_doc_in"] = sql.NullString{String: in(wa + "_0"), Valid: true}
+	b[0].vals["xml_doc_in"] = sql.NullString{String: in(wa+"_0", "1"), Valid: true}
 	if d := compareRows(s, cols, a, b); len(d.diffs) != 1 || d.diffs[0].column != "xml_doc_in" {
 		t.Fatalf("a result naming the other side's result must differ: %+v", d)
+	}
+	b[0].vals["xml_doc_in"] = sql.NullString{String: strings.Replace(in(wb+"_0", "1"), "1000000", "1000001", 1), Valid: true}
+	if d := compareRows(s, cols, a, b); len(d.diffs) != 1 {
+		t.Fatalf("a different max_nbytes must differ: %+v", d)
 	}
 }
 
