@@ -1255,6 +1255,9 @@ fidelity() {
 	client --project "$MASTER_URL" nomorework >/dev/null 2>&1 || fail "boinccmd --project $MASTER_URL nomorework"
 	vid=$(sqlv "select id from user where email_addr = 'volunteer@example.invalid'")
 	[[ $vid =~ ^[0-9]+$ ]] || fail "no BOINC user id for the volunteer"
+	# Targeted work reaches a volunteer only with <enable_assignment> (the
+	# scheduler makes its result; the transitioner does not).
+	config_edit set enable_assignment 1
 
 	# The queue: every kind of input rboinc hands create_work (a file per
 	# chain; an optional one with a server default; an immutable server
@@ -1414,24 +1417,24 @@ EOT
 	fi
 	[ "$rc" = 0 ] || log "WARNING: rboinc-server doctor reported problems (above)"
 
-	# The assigned work is not run (the project has no <enable_assignment>):
-	# cancelled, as the scientist would.
-	for group in fidat fidbt; do
-		sci rboinc-retrieve -group "$group" -abort -yes >>"$LOGS/fid-abort.log" 2>&1 || fail "rboinc-retrieve -group $group -abort"
-	done
-
-	# The chains run in the second mode: its next steps too.
+	# The chains run in the second mode: its next steps too; the assigned
+	# ones through the scheduler's assignment.
 	client --project "$MASTER_URL" allowmorework >/dev/null 2>&1 || fail "boinccmd --project $MASTER_URL allowmorework"
-	local deadline=$(($(date +%s) + FID_TIMEOUT)) st last_poke=0 last_cron now ndone t1
+	local deadline=$(($(date +%s) + FID_TIMEOUT)) st last="" last_poke=0 last_cron now ndone t1
 	t1=$(date +%s)
 	last_cron=$t1
 	while :; do
 		now=$(date +%s)
-		st=$( { sci rboinc-retrieve -group fida -status; sci rboinc-retrieve -group fidb -status; } 2>&1) || true
-		ndone=$(state_count "$st" done)
-		[ "$ndone" = 8 ] && break
-		awk -F'\t' '$3 ~ /fail|stop|abort|attention/' <<<"$st" | grep -q . && { indent <<<"$st"; fail "a fidelity chain ended wrong"; }
-		[ "$now" -ge "$deadline" ] && { indent <<<"$st"; fail "timeout: the fidelity chains were not done after ${FID_TIMEOUT}s"; }
+		st=$(for group in fida fidb fidat fidbt; do sci rboinc-retrieve -group "$group" -status 2>&1 | sed "s/^/$group\t/"; done)
+		if [ "$st" != "$last" ]; then
+			log "status:"
+			indent <<<"$st"
+			last=$st
+		fi
+		ndone=$(awk -F'\t' '$4 == "done"' <<<"$st" | grep -c . || true)
+		[ "$ndone" = 10 ] && break
+		awk -F'\t' '$4 ~ /fail|stop|abort|attention/' <<<"$st" | grep -q . && fail "a fidelity chain ended wrong (see the status above)"
+		[ "$now" -ge "$deadline" ] && fail "timeout: the fidelity chains were not done after ${FID_TIMEOUT}s"
 		check_daemons
 		if [ $((now - last_poke)) -ge 20 ]; then
 			client --project "$MASTER_URL" update >/dev/null 2>&1 || true
@@ -1444,7 +1447,6 @@ EOT
 		sleep 5
 	done
 	TIMES[fid_chains]=$(($(date +%s) - t1))s
-	indent <<<"$st"
 	local bad=0 want wantlog f s param args
 	for group in fida fidb; do
 		mkdir -p "$SCI/fidres-$group"
@@ -1469,10 +1471,29 @@ EOT
 			done
 		done
 	done
+	# The assigned chain: one step, no arguments of its own, the template's
+	# command line (its work unit holds create_work's empty <command_line>
+	# first, then the template's).
+	for group in fidat fidbt; do
+		mkdir -p "$SCI/fidres-$group"
+		sci rboinc-retrieve -group "$group" -into "fidres-$group" >>"$LOGS/fid-retrieve.log" 2>&1 || fail "rboinc-retrieve -group $group"
+		want=$(printf 'chain ft1\nstep 1 fid-default')
+		f=$(find "$SCI/fidres-$group" -maxdepth 1 -regextype posix-extended -iregex ".*/t1-${SCI_USER}_$group-0-1-RND[0-9]+(_asgn)?_0\.state" | head -n 1)
+		if [ -z "$f" ] || [ "$(cat "$f")" != "$want" ]; then
+			log "MISSING or WRONG: t1 of $group, state (${f:-no file}): $(cat "$f" 2>/dev/null)"
+			bad=$((bad + 1))
+		fi
+		wantlog="rbstep: wrote step 1 args: fixedarg"
+		f=$(find "$SCI/fidres-$group" -maxdepth 1 -regextype posix-extended -iregex ".*/t1-${SCI_USER}_$group-0-1-RND[0-9]+(_asgn)?_1\.log" | head -n 1)
+		if [ -z "$f" ] || [ "$(cat "$f")" != "$wantlog" ]; then
+			log "MISSING or WRONG: t1 of $group, log (${f:-no file}): want '$wantlog', got '$(cat "$f" 2>/dev/null)'"
+			bad=$((bad + 1))
+		fi
+	done
 	[ "$bad" = 0 ] || fail "$bad problems in the fidelity chains' results"
 	n=$(sqlv "select count(*) from workunit where name like 'f%-${up}\\_fidb-1-2-%'")
 	[ "$n" = 4 ] || fail "$n step-1 work units of group fidb in BOINC, want 4"
-	log "fidelity: 0 differing columns between $ma and $mb; all 8 chains (4 per mode, next steps made by $mb) came back right with their arguments (both submissions ${TIMES[fid_submit]}, compared by ${TIMES[fid_compare]}, chains ${TIMES[fid_chains]})"
+	log "fidelity: 0 differing columns between $ma and $mb; all 10 chains (5 per mode, 1 of them assigned; next steps made by $mb) came back right with their arguments (both submissions ${TIMES[fid_submit]}, compared by ${TIMES[fid_compare]}, chains ${TIMES[fid_chains]})"
 }
 
 # -------------------------------------------------------------- main
