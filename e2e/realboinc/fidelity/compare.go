@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"regexp"
 	"slices"
@@ -33,6 +34,9 @@ type tableSpec struct {
 	// normalise: columns holding the row's names, compared with the result
 	// name replaced by {RESULT} and the work unit's by {WU}.
 	normalise map[string]bool
+	// byMeaning: time columns compared by what they tell BOINC's daemons
+	// (see when), relative to the row's create_time.
+	byMeaning map[string]bool
 }
 
 // tables are the rows native creation must write as create_work does
@@ -41,12 +45,12 @@ type tableSpec struct {
 var tables = map[string]tableSpec{
 	"workunit": {name: "workunit", from: "workunit t", wuName: "t.name", label: "t.name",
 		ignore: map[string]string{
-			"id":              "row id",
-			"name":            "the work unit's name: chain, group and random tag",
-			"create_time":     "time of the insert",
-			"mod_time":        "time of the last update (a TIMESTAMP)",
-			"transition_time": "time the transitioner is to look: the insert's time, later its own",
-		}},
+			"id":          "row id",
+			"name":        "the work unit's name: chain, group and random tag",
+			"create_time": "time of the insert",
+			"mod_time":    "time of the last update (a TIMESTAMP)",
+		},
+		byMeaning: map[string]bool{"transition_time": true}},
 	"assignment": {name: "assignment", from: "assignment t JOIN workunit w ON w.id = t.workunitid", wuName: "w.name", label: "w.name",
 		ignore: map[string]string{
 			"id":          "row id",
@@ -282,10 +286,33 @@ func split(rows []row, ga, gb []string) (a, b []row) {
 // name is {RESULT}.
 var outputRandom = regexp.MustCompile(`\{RESULT\}_r[0-9]+_`)
 
+// when says what time column c of r tells BOINC's daemons: never
+// (INT_MAX: create_work's transition_time for assigned work, the
+// transitioner's once a work unit is over), at the row's creation (within
+// a minute of its create_time: the transitioner looks at once), or so many
+// hours after it (the transitioner's ten-day safety net, a deadline).
+func when(r row, c string) sql.NullString {
+	v := r.vals[c]
+	t, err1 := strconv.ParseInt(v.String, 10, 64)
+	created, err2 := strconv.ParseInt(r.vals["create_time"].String, 10, 64)
+	switch {
+	case !v.Valid || err1 != nil || err2 != nil:
+		return v
+	case t == math.MaxInt32:
+		return sql.NullString{String: "never (INT_MAX)", Valid: true}
+	case t-created >= -60 && t-created <= 60:
+		return sql.NullString{String: "at its creation (within a minute of create_time)", Valid: true}
+	}
+	return sql.NullString{String: fmt.Sprintf("%+d hours from its creation", int64(math.Round(float64(t-created)/3600))), Valid: true}
+}
+
 // value is column c of r as compared: with the row's names (and the
 // random part of its output files' names) replaced in the columns the spec
-// normalises.
+// normalises, and time columns by their meaning.
 func value(s tableSpec, r row, c string) sql.NullString {
+	if s.byMeaning[c] {
+		return when(r, c)
+	}
 	v := r.vals[c]
 	if s.normalise[c] && v.Valid {
 		if r.label != r.wu {
@@ -349,6 +376,9 @@ func report(w io.Writer, s tableSpec, cols []string, d tableDiff, ga, gb []strin
 		s.name, d.pairs, la, strings.Join(ga, ","), lb, strings.Join(gb, ","), len(cols)-len(ignored), len(cols), verdict)
 	for _, c := range ignored {
 		fmt.Fprintf(w, "    not compared: %s (%s)\n", c, s.ignore[c])
+	}
+	for c := range s.byMeaning {
+		fmt.Fprintf(w, "    compared by meaning: %s (never = INT_MAX; at its creation = within a minute of create_time; else hours after create_time)\n", c)
 	}
 	for c := range s.normalise {
 		fmt.Fprintf(w, "    compared with the row's names replaced: %s (the result's name by {RESULT}, the random number in its output files' names, RESULT_r<n>_k, by {RANDOM}, the work unit's name by {WU})\n", c)

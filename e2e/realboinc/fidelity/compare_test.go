@@ -109,3 +109,34 @@ func TestParseJobs(t *testing.T) {
 		t.Fatal("a bad chain name was accepted")
 	}
 }
+
+// transition_time is compared by what it means: create_work's INT_MAX for
+// assigned work is not "now" (a native insert that wrote its create time
+// had the transitioner take up assigned work create_work leaves alone).
+func TestCompareTransitionTime(t *testing.T) {
+	s := tables["workunit"]
+	cols := []string{"create_time", "transition_time"}
+	wa, wb := "t1-SCI_fa-0-1-RND0001", "t1-SCI_fb-0-1-RND0002"
+	mk := func(aT, bT string) tableDiff {
+		a, b := split([]row{
+			mkrow(wa, wa, "create_time", "1000", "transition_time", aT),
+			mkrow(wb, wb, "create_time", "1005", "transition_time", bT),
+		}, []string{"fa"}, []string{"fb"})
+		return compareRows(s, cols, a, b)
+	}
+	if d := mk("1000", "1006"); len(d.diffs) != 0 {
+		t.Errorf("both at creation: %+v", d.diffs)
+	}
+	if d := mk("865007", "865012"); len(d.diffs) != 0 {
+		t.Errorf("both ten days after creation: %+v", d.diffs)
+	}
+	d := mk("2147483647", "1005")
+	if len(d.diffs) != 1 {
+		t.Fatalf("INT_MAX against creation time: %+v", d.diffs)
+	}
+	var out bytes.Buffer
+	report(&out, s, cols, d, []string{"fa"}, []string{"fb"}, "create_work", "native")
+	if !strings.Contains(out.String(), `"never (INT_MAX)"`) || !strings.Contains(out.String(), `"at its creation (within a minute of create_time)"`) {
+		t.Errorf("report:\n%s", out.String())
+	}
+}
