@@ -1381,7 +1381,6 @@ EOT
 			log "FID_BREAK=1: the queue's rsc_memory_bound changed before the second submission: the comparison must fail"
 		fi
 	done
-	mv -f "$cw.real" "$cw"
 	TIMES[fid_submit]=$(($(date +%s) - t0))s
 
 	local labels=(-label-a "$ma" -label-b "$mb") rc
@@ -1417,8 +1416,10 @@ EOT
 	fi
 	[ "$rc" = 0 ] || log "WARNING: rboinc-server doctor reported problems (above)"
 
-	# The chains run in the second mode: its next steps too; the assigned
-	# ones through the scheduler's assignment.
+	# The chains run in the second mode: its next steps too (create_work's
+	# runs still counted); the assigned ones through the scheduler's
+	# assignment.
+	: >"$RUN/fid-create_work-calls.log"
 	client --project "$MASTER_URL" allowmorework >/dev/null 2>&1 || fail "boinccmd --project $MASTER_URL allowmorework"
 	local deadline=$(($(date +%s) + FID_TIMEOUT)) st last="" last_poke=0 last_cron now ndone t1
 	t1=$(date +%s)
@@ -1447,6 +1448,14 @@ EOT
 		sleep 5
 	done
 	TIMES[fid_chains]=$(($(date +%s) - t1))s
+	calls=$(wc -l <"$RUN/fid-create_work-calls.log")
+	mv -f "$cw.real" "$cw"
+	log "$mb: bin/create_work ran $calls time(s) while the chains ran (their next steps)"
+	if [ "$mb" = native ]; then
+		[ "$calls" = 0 ] || fail "rboinc.json \"create\": \"native\", yet bin/create_work ran $calls time(s) for the next steps"
+	else
+		[ "$calls" -gt 0 ] || fail "rboinc.json \"create\": \"create_work\", yet bin/create_work made no next step"
+	fi
 	local bad=0 want wantlog f s param args
 	for group in fida fidb; do
 		mkdir -p "$SCI/fidres-$group"
