@@ -42,6 +42,12 @@ BOINC_JOBS=${BOINC_JOBS:-25}            # jobs of the BOINC batch (more than 20:
 RELINK_WAIT=${RELINK_WAIT:-90}          # seconds to wait for a missing input of a waiting work unit to be back
 COEX_TIMEOUT=${COEX_TIMEOUT:-900}       # seconds to wait for rboinc's chains after BOINC's batch
 COEX_GROUP=coex
+FIDELITY=${FIDELITY:-1}                 # 9: the same chains made by create_work and natively, BOINC's rows compared (0: skip)
+FID_MODES=${FID_MODES:-create_work native} # the creation modes of the two submissions compared
+FID_BREAK=${FID_BREAK:-0}               # 1: change the queue's rsc_memory_bound between the two submissions (the stage must fail)
+FID_BATCH=${FID_BATCH:-7}               # the BOINC batch id the fidelity chains are given
+FID_MEMORY_BOUND=2e8                    # the queue's rsc_memory_bound (FID_BREAK changes it)
+FID_TIMEOUT=${FID_TIMEOUT:-900}         # seconds for the fidelity chains to run
 KEEP=${KEEP:-0}                         # 1: leave the project running after the checks (run.sh --stop stops it)
 JOBS=${JOBS:-$(nproc)}
 SKIP_APT=${SKIP_APT:-0}
@@ -490,6 +496,8 @@ build_rboinc() {
 	stage "2. rboinc: go build ./cmd/... in $REPO"
 	mkdir -p "$RUN/bin"
 	(cd "$REPO" && "$GO" build -o "$RUN/bin/" ./cmd/...) >"$LOGS/go-build.log" 2>&1 || fail "go build (see $LOGS/go-build.log)"
+	# Stage 9's program, from this directory (it is part of the test).
+	(cd "$HERE/fidelity" && "$GO" build -o "$RUN/bin/fidelity" .) >>"$LOGS/go-build.log" 2>&1 || fail "go build of $HERE/fidelity (see $LOGS/go-build.log)"
 	chmod -R a+rX "$RUN/bin"
 	if [ "$ASSIMILATOR" = native ] && ! "$RUN/bin/rboinc-server" assimilator --help >"$LOGS/assimilator-help.log" 2>&1; then
 		log "SKIP: ASSIMILATOR=native, but this rboinc has no \`rboinc-server assimilator\` command:"
@@ -537,18 +545,25 @@ start_project() {
 	indent <"$LOGS/bin-status.log"
 }
 
-start_serve() {
-	stage "4. rboinc-server serve on 127.0.0.1:$RBOINC_PORT"
+# launch_serve starts `rboinc-server serve` and waits until it listens.
+launch_serve() {
+	rm -f "$RUN/serve.addr"
 	(cd "$RUN" && exec setsid runuser -u "$PROJECT_USER" -- "$RUN/bin/rboinc-server" serve --root "$RROOT" \
-		--listen "127.0.0.1:$RBOINC_PORT" --addr-file "$RUN/serve.addr") >"$LOGS/serve.log" 2>&1 &
+		--listen "127.0.0.1:$RBOINC_PORT" --addr-file "$RUN/serve.addr") >>"$LOGS/serve.log" 2>&1 &
 	PID_SERVE=$!
 	echo "$PID_SERVE" >"$RUN/pids/serve"
-		for _ in $(seq 100); do
+	for _ in $(seq 100); do
 		[ -s "$RUN/serve.addr" ] && break
 		kill -0 "$PID_SERVE" 2>/dev/null || fail "rboinc-server serve exited (see $LOGS/serve.log)"
 		sleep 0.1
 	done
 	[ -s "$RUN/serve.addr" ] || fail "rboinc-server serve did not start (see $LOGS/serve.log)"
+}
+
+start_serve() {
+	stage "4. rboinc-server serve on 127.0.0.1:$RBOINC_PORT"
+	: >"$LOGS/serve.log"
+	launch_serve
 	SCI_TOKEN=$(cd "$RUN" && as_owner "$RUN/bin/rboinc-server" user add --root "$RROOT" "$SCI_USER")
 	(
 		umask 077
@@ -867,7 +882,7 @@ control_work() {
 	# Cancel: -abort stops the chain and cancels its work unit in BOINC.
 	sci rboinc-retrieve -group "$CTL_GROUP" -name abortme -abort -yes 2>&1 | tee "$LOGS/ctl-abort.log" | indent
 	[ "${PIPESTATUS[0]}" = 0 ] || fail "rboinc-retrieve -abort"
-	grep -q "1 work unit(s) cancelled in BOINC" "$LOGS/ctl-abort.log" || fail "-abort cancelled no work unit in BOINC"
+	grep -qE "1 work unit(\(s\))? cancelled in BOINC" "$LOGS/ctl-abort.log" || fail "-abort cancelled no work unit in BOINC"
 	wait_sql "select error_mask & 16 from workunit where name like '$swu'" 5 16 || fail "the stopped chain's work unit lacks error_mask bit 16 (cancelled)"
 	wait_sql "select count(*) from result r join workunit w on w.id = r.workunitid where w.name like '$swu' and not (r.server_state = 5 and r.outcome = 5)" 5 0 ||
 		fail "the cancelled work unit's results are not over (5) and not needed (5)"
@@ -881,7 +896,7 @@ control_work() {
 	sleep 2
 	(cd "$RUN" && as_owner "$RUN/bin/rboinc-server" late --root "$RROOT" --after 1s) 2>&1 | tee "$LOGS/ctl-late.log" | indent
 	[ "${PIPESTATUS[0]}" = 0 ] || fail "rboinc-server late"
-	grep -qx "1 late step(s) given one more replica" "$LOGS/ctl-late.log" || fail "rboinc-server late did not give exactly one step a replica"
+	grep -qxE "1 late step(\(s\))? given one more replica" "$LOGS/ctl-late.log" || fail "rboinc-server late did not give exactly one step a replica"
 	wait_sql "select target_nresults from workunit where name like '$lwu'" 5 $((target + 1)) || fail "target_nresults not raised"
 	wait_sql "select priority from workunit where name like '$lwu'" 5 $((prio + 1000)) || fail "the work unit's priority not raised by 1000"
 	t0=$(date +%s)
@@ -898,7 +913,7 @@ control_work() {
 	local np=$((prio + 3000))
 	sci rboinc-retrieve -group "$CTL_GROUP" -name lateone -priority "$np" 2>&1 | tee "$LOGS/ctl-priority.log" | indent
 	[ "${PIPESTATUS[0]}" = 0 ] || fail "rboinc-retrieve -priority $np"
-	grep -qx "priority of 1 chain(s) set to $np; 1 work unit(s) changed in BOINC" "$LOGS/ctl-priority.log" ||
+	grep -qxE "priority of 1 chain(\(s\))? set to $np; 1 work unit(\(s\))? changed in BOINC" "$LOGS/ctl-priority.log" ||
 		fail "rboinc-retrieve -priority changed no work unit in BOINC"
 	wait_sql "select priority from workunit where name like '$lwu'" 5 "$np" || fail "the work unit's priority is not $np"
 	wait_sql "select count(*) from result r join workunit w on w.id = r.workunitid where w.name like '$lwu' and r.server_state = 2 and r.priority != $np" 5 0 ||
@@ -1192,6 +1207,304 @@ coexist() {
 	log "coexistence: all $COEX_CHAINS of rboinc's chains complete and right beside BOINC's aborted batch"
 }
 
+# ------------------------------------------------------------ 9. fidelity
+# set_create_mode sets rboinc.json's "create" (how rboinc makes BOINC's
+# work units: "create_work" or "native").
+set_create_mode() {
+	python3 - "$RROOT/rboinc.json" "$1" <<'PY'
+import json, sys
+path, mode = sys.argv[1:]
+cfg = json.load(open(path))
+cfg["create"] = mode
+open(path, "w").write(json.dumps(cfg, indent=2) + "\n")
+PY
+}
+
+# native_creation_known tells whether this rboinc has native creation
+# (`rboinc-server init --create`); an rboinc without it ignores rboinc.json's
+# "create" and would compare create_work with itself.
+native_creation_known() { "$RUN/bin/rboinc-server" init --help 2>&1 | grep -qE -- '--create( |=|$)'; }
+
+# fid runs the stage's program (fidelity/) as the project's user: it reads
+# the database's password from config.xml, as rboinc does. (Its submit runs
+# as the scientist, through sci.)
+fid() { (cd "$RUN" && as_owner "$RUN/bin/fidelity" "$@"); }
+
+# fidelity: the same chains submitted twice, once in each creation mode
+# (FID_MODES), with BOINC's daemons stopped so that the rows stay as made;
+# then fidelity/ compares BOINC's rows of the two submissions column by
+# column (workunit and assignment, then the results the transitioner makes),
+# and the chains run through the real transitioner, scheduler, volunteer,
+# validator and assimilator in the second mode and must come back right.
+fidelity() {
+	[ "$FIDELITY" = 1 ] || return 0
+	local ma mb
+	read -r ma mb <<<"$FID_MODES"
+	stage "9. fidelity: the same chains made by rboinc.json \"create\": \"$ma\", then \"$mb\"; BOINC's rows compared"
+	local m
+	for m in "$ma" "$mb"; do
+		case "$m" in create_work | native) ;; *) fail "FID_MODES must be two of create_work and native, not '$FID_MODES'" ;; esac
+	done
+	if { [ "$ma" = native ] || [ "$mb" = native ]; } && ! native_creation_known; then
+		log "SKIP: this rboinc has no native creation (\`rboinc-server init --help\` names no --create); FID_MODES=\"create_work create_work\" runs the stage on it"
+		TIMES[fidelity]="skipped (no native creation)"
+		return 0
+	fi
+	local t0 fq=fid up=${SCI_USER^^} vid c n path sum
+	t0=$(date +%s)
+	client --project "$MASTER_URL" nomorework >/dev/null 2>&1 || fail "boinccmd --project $MASTER_URL nomorework"
+	vid=$(sqlv "select id from user where email_addr = 'volunteer@example.invalid'")
+	[[ $vid =~ ^[0-9]+$ ]] || fail "no BOINC user id for the volunteer"
+	# Targeted work reaches a volunteer only with <enable_assignment> (the
+	# scheduler makes its result; the transitioner does not).
+	config_edit set enable_assignment 1
+
+	# The queue: every kind of input rboinc hands create_work (a file per
+	# chain; an optional one with a server default; an immutable server
+	# default; a constant file by <physical_name>), a template command line,
+	# the template's resource and replication options, elements BOINC copies
+	# as they are (<sticky/>, <no_delete/>).
+	cat >"$PROJECT_DIR/templates/rboinc_${fq}_wu" <<EOT
+<rboinc application="$APP_NAME" description="Fidelity: create_work and native creation compared"/>
+<file_info>
+    <number>0</number>
+</file_info>
+<file_info>
+    <number>1</number>
+</file_info>
+<file_info>
+    <number>2</number>
+    <sticky/>
+</file_info>
+<file_info>
+    <number>3</number>
+    <physical_name>rboinc_fid_const</physical_name>
+    <no_delete/>
+</file_info>
+<workunit>
+    <file_ref>
+        <file_number>0</file_number>
+        <open_name>in</open_name>
+        <copy_file/>
+        <rboinc parameter_name="state_file" parameter_description="The chain's state"/>
+    </file_ref>
+    <file_ref>
+        <file_number>1</file_number>
+        <open_name>conf</open_name>
+        <rboinc parameter_name="conf_file" parameter_description="One line, copied into each step line" optional="true"/>
+    </file_ref>
+    <file_ref>
+        <file_number>2</file_number>
+        <open_name>shared</open_name>
+        <rboinc immutable="true"/>
+    </file_ref>
+    <file_ref>
+        <file_number>3</file_number>
+        <open_name>const</open_name>
+    </file_ref>
+    <command_line>fixedarg</command_line>
+    <rsc_fpops_est>2e9</rsc_fpops_est>
+    <rsc_fpops_bound>1e13</rsc_fpops_bound>
+    <rsc_memory_bound>$FID_MEMORY_BOUND</rsc_memory_bound>
+    <rsc_disk_bound>2e8</rsc_disk_bound>
+    <rsc_bandwidth_bound>1000</rsc_bandwidth_bound>
+    <delay_bound>7200</delay_bound>
+    <min_quorum>1</min_quorum>
+    <target_nresults>1</target_nresults>
+    <max_error_results>9</max_error_results>
+    <max_success_results>4</max_success_results>
+</workunit>
+EOT
+	cp "$PROJECT_DIR/templates/rboinc_${QUEUE}_result" "$PROJECT_DIR/templates/rboinc_${fq}_result"
+	chown "$PROJECT_USER:" "$PROJECT_DIR"/templates/rboinc_${fq}_*
+	mkdir -p "$RROOT/etc/$fq"
+	echo "fid-default" >"$RROOT/etc/$fq/default_conf_file"
+	echo "shared by every step" >"$RROOT/etc/$fq/default_shared"
+	chown -R "$PROJECT_USER:" "$RROOT/etc"
+	path=$(download_path rboinc_fid_const) || fail "bin/dir_hier_path rboinc_fid_const"
+	echo "a constant file" >"$path"
+	sum=$(md5sum <"$path" | cut -d' ' -f1)
+	printf '%s %s\n' "$sum" "$(stat -c %s "$path")" >"$path.md5"
+	chown "$PROJECT_USER:" "$path" "$path.md5"
+
+	# The chains: own and default parameters, command-line arguments on
+	# some; and one chain of targeted work (assigned to the volunteer).
+	mkdir -p "$SCI/fid"
+	for c in 1 2 3 4 t1; do echo "chain f$c" >"$SCI/fid/f$c.state"; done
+	echo "param-f1" >"$SCI/fid/f1.conf"
+	echo "param-f3" >"$SCI/fid/f3.conf"
+	printf '%s\n' "f1 -state_file f1.state -conf_file f1.conf -- alpha beta" "f2 -state_file f2.state -- gamma" \
+		"f3 -state_file f3.state -conf_file f3.conf" "f4 -state_file f4.state" >"$SCI/fid/jobs.txt"
+	echo "t1 -state_file ft1.state" >"$SCI/fid/jobs-assigned.txt"
+	chown -R "$PROJECT_USER:" "$SCI/fid"
+
+	# create_work's calls are counted: one side must run it, native none.
+	local cw=$PROJECT_DIR/bin/create_work
+	if [ ! -e "$cw.real" ]; then
+		mv "$cw" "$cw.real"
+		printf '#!/bin/sh\n# the real-BOINC run counts create_work calls (stage 9)\necho "$$ $*" >>%q\nexec "$0.real" "$@"\n' \
+			"$RUN/fid-create_work-calls.log" >"$cw"
+		chmod 755 "$cw"
+		chown "$PROJECT_USER:" "$cw"
+	fi
+	: >"$RUN/fid-create_work-calls.log"
+	chown "$PROJECT_USER:" "$RUN/fid-create_work-calls.log"
+
+	# BOINC's daemons stay stopped while both sides submit: the rows stay as
+	# made, untouched by the transitioner.
+	(cd "$PROJECT_DIR" && as_owner bin/stop) >>"$LOGS/bin-stop.log" 2>&1 || fail "bin/stop"
+	local side mode group calls out
+	for side in a b; do
+		mode=$ma
+		[ "$side" = b ] && mode=$mb
+		group=fid$side
+		set_create_mode "$mode"
+		stop_pid "$PID_SERVE" "rboinc-server serve"
+		launch_serve
+		log "rboinc.json \"create\": \"$mode\"; serve restarted (pid $PID_SERVE); submitting groups $group and ${group}t"
+		: >"$RUN/fid-create_work-calls.log"
+		out=$(sci "$RUN/bin/fidelity" submit -queue "$fq" -group "$group" -jobs fid/jobs.txt -num_steps 2 \
+			-priority 50 -batch "$FID_BATCH" -min_quorum 1 -fpops_bound 5e12 2>&1) || { indent <<<"$out"; fail "fidelity submit of group $group ($mode)"; }
+		indent <<<"$out"
+		out=$(sci "$RUN/bin/fidelity" submit -queue "$fq" -group "${group}t" -jobs fid/jobs-assigned.txt -num_steps 1 \
+			-assign_user_all "$vid" 2>&1) || { indent <<<"$out"; fail "fidelity submit of group ${group}t ($mode)"; }
+		indent <<<"$out"
+		calls=$(wc -l <"$RUN/fid-create_work-calls.log")
+		log "$mode: bin/create_work ran $calls time(s) for the two submissions"
+		if [ "$mode" = native ]; then
+			[ "$calls" = 0 ] || fail "rboinc.json \"create\": \"native\", yet bin/create_work ran $calls time(s)"
+		else
+			[ "$calls" -gt 0 ] || fail "rboinc.json \"create\": \"create_work\", yet bin/create_work did not run"
+		fi
+		if [ "$side" = a ] && [ "$FID_BREAK" = 1 ]; then
+			sed -i 's|<rsc_memory_bound>[^<]*</rsc_memory_bound>|<rsc_memory_bound>3e8</rsc_memory_bound>|' "$PROJECT_DIR/templates/rboinc_${fq}_wu"
+			log "FID_BREAK=1: the queue's rsc_memory_bound changed before the second submission: the comparison must fail"
+		fi
+	done
+	TIMES[fid_submit]=$(($(date +%s) - t0))s
+
+	local labels=(-label-a "$ma" -label-b "$mb") rc
+	log "BOINC's rows as made (no BOINC daemon running): workunit and assignment"
+	fid compare -project "$PROJECT_DIR" -a fida,fidat -b fidb,fidbt "${labels[@]}" \
+		-tables workunit,assignment -want workunit=5,assignment=1 >"$LOGS/fid-compare-made.log" 2>&1 && rc=0 || rc=$?
+	indent <"$LOGS/fid-compare-made.log"
+	[ "$rc" = 0 ] || fail "the work units made by $ma and by $mb differ (above; $LOGS/fid-compare-made.log)"
+
+	# The transitioner makes the results (not for assigned work: the
+	# scheduler makes those, with <enable_assignment>).
+	(cd "$PROJECT_DIR" && as_owner bin/start) >>"$LOGS/bin-start.log" 2>&1 || fail "bin/start"
+	local pat="(w.name like 'f%-${up}\\_fida-0-%' or w.name like 'f%-${up}\\_fidb-0-%')"
+	wait_sql "select count(*) from result r join workunit w on w.id = r.workunitid where $pat and r.server_state = 2" 120 8 ||
+		fail "BOINC's transitioner made no unsent result for some of the 8 work units"
+	log "BOINC's rows after the transitioner: result, and workunit again"
+	fid compare -project "$PROJECT_DIR" -a fida,fidat -b fidb,fidbt "${labels[@]}" \
+		-tables result,workunit,assignment -want result=4,workunit=5,assignment=1 >"$LOGS/fid-compare-transitioned.log" 2>&1 && rc=0 || rc=$?
+	indent <"$LOGS/fid-compare-transitioned.log"
+	[ "$rc" = 0 ] || fail "the results (or work units) of $ma and $mb differ after the transitioner (above; $LOGS/fid-compare-transitioned.log)"
+	TIMES[fid_compare]=$(($(date +%s) - t0))s
+
+	# doctor in the second mode: native creation's schema check must pass.
+	log "rboinc-server doctor with \"create\": \"$mb\":"
+	(cd "$RUN" && as_owner "$RUN/bin/rboinc-server" doctor --root "$RROOT") >"$LOGS/fid-doctor.log" 2>&1 && rc=0 || rc=$?
+	indent <"$LOGS/fid-doctor.log"
+	# (Its words: a finding that names native creation or BOINC's columns;
+	# "schema" alone would also match the state database's own line.)
+	if [ "$mb" = native ]; then
+		grep -iE 'native creation|"create"|columns' "$LOGS/fid-doctor.log" | grep -qv '^PROBLEM' ||
+			fail "doctor in native mode said nothing about the columns native creation writes"
+		! grep '^PROBLEM' "$LOGS/fid-doctor.log" | grep -qiE 'native|column|schema' || fail "doctor in native mode refuses BOINC's schema (above)"
+	fi
+	[ "$rc" = 0 ] || log "WARNING: rboinc-server doctor reported problems (above)"
+
+	# The chains run in the second mode: its next steps too (create_work's
+	# runs still counted); the assigned ones through the scheduler's
+	# assignment.
+	: >"$RUN/fid-create_work-calls.log"
+	client --project "$MASTER_URL" allowmorework >/dev/null 2>&1 || fail "boinccmd --project $MASTER_URL allowmorework"
+	local deadline=$(($(date +%s) + FID_TIMEOUT)) st last="" last_poke=0 last_cron now ndone t1
+	t1=$(date +%s)
+	last_cron=$t1
+	while :; do
+		now=$(date +%s)
+		st=$(for group in fida fidb fidat fidbt; do sci rboinc-retrieve -group "$group" -status 2>&1 | sed "s/^/$group\t/"; done)
+		if [ "$st" != "$last" ]; then
+			log "status:"
+			indent <<<"$st"
+			last=$st
+		fi
+		ndone=$(awk -F'\t' '$4 == "done"' <<<"$st" | grep -c . || true)
+		[ "$ndone" = 10 ] && break
+		awk -F'\t' '$4 ~ /fail|stop|abort|attention/' <<<"$st" | grep -q . && fail "a fidelity chain ended wrong (see the status above)"
+		[ "$now" -ge "$deadline" ] && fail "timeout: the fidelity chains were not done after ${FID_TIMEOUT}s"
+		check_daemons
+		if [ $((now - last_poke)) -ge 20 ]; then
+			client --project "$MASTER_URL" update >/dev/null 2>&1 || true
+			last_poke=$now
+		fi
+		if [ "$CRON_EVERY" -gt 0 ] && [ $((now - last_cron)) -ge "$CRON_EVERY" ]; then
+			(cd "$PROJECT_DIR" && as_owner bin/start --cron) >>"$LOGS/bin-start-cron.log" 2>&1 || true
+			last_cron=$now
+		fi
+		sleep 5
+	done
+	TIMES[fid_chains]=$(($(date +%s) - t1))s
+	calls=$(wc -l <"$RUN/fid-create_work-calls.log")
+	mv -f "$cw.real" "$cw"
+	log "$mb: bin/create_work ran $calls time(s) while the chains ran (their next steps)"
+	if [ "$mb" = native ]; then
+		[ "$calls" = 0 ] || fail "rboinc.json \"create\": \"native\", yet bin/create_work ran $calls time(s) for the next steps"
+	else
+		[ "$calls" -gt 0 ] || fail "rboinc.json \"create\": \"create_work\", yet bin/create_work made no next step"
+	fi
+	local bad=0 want wantlog f s param args
+	for group in fida fidb; do
+		mkdir -p "$SCI/fidres-$group"
+		sci rboinc-retrieve -group "$group" -into "fidres-$group" >>"$LOGS/fid-retrieve.log" 2>&1 || fail "rboinc-retrieve -group $group"
+		for c in 1 2 3 4; do
+			param=fid-default args="fixedarg"
+			case $c in 1) param=param-f1 args="fixedarg alpha beta" ;; 2) args="fixedarg gamma" ;; 3) param=param-f3 ;; esac
+			want=$(printf 'chain f%d\nstep 1 %s\nstep 2 %s' "$c" "$param" "$param")
+			f=$(find "$SCI/fidres-$group" -maxdepth 1 -regextype posix-extended -iregex ".*/f$c-${SCI_USER}_$group-1-2-RND[0-9]+_0\.state" | head -n 1)
+			if [ -z "$f" ] || [ "$(cat "$f")" != "$want" ]; then
+				log "MISSING or WRONG: f$c of $group, last state (${f:-no file})"
+				bad=$((bad + 1))
+				continue
+			fi
+			for s in 0 1; do
+				wantlog="rbstep: wrote step $((s + 1)) args: $args"
+				f=$(find "$SCI/fidres-$group" -maxdepth 1 -regextype posix-extended -iregex ".*/f$c-${SCI_USER}_$group-$s-2-RND[0-9]+_1\.log" | head -n 1)
+				if [ -z "$f" ] || [ "$(cat "$f")" != "$wantlog" ]; then
+					log "MISSING or WRONG: f$c of $group, step $s's log (${f:-no file}): want '$wantlog', got '$(cat "$f" 2>/dev/null)'"
+					bad=$((bad + 1))
+				fi
+			done
+		done
+	done
+	# The assigned chain: one step, no arguments of its own, the template's
+	# command line (its work unit holds create_work's empty <command_line>
+	# first, then the template's).
+	for group in fidat fidbt; do
+		mkdir -p "$SCI/fidres-$group"
+		sci rboinc-retrieve -group "$group" -into "fidres-$group" >>"$LOGS/fid-retrieve.log" 2>&1 || fail "rboinc-retrieve -group $group"
+		want=$(printf 'chain ft1\nstep 1 fid-default')
+		f=$(find "$SCI/fidres-$group" -maxdepth 1 -regextype posix-extended -iregex ".*/t1-${SCI_USER}_$group-0-1-RND[0-9]+(_asgn)?_0\.state" | head -n 1)
+		if [ -z "$f" ] || [ "$(cat "$f")" != "$want" ]; then
+			log "MISSING or WRONG: t1 of $group, state (${f:-no file}): $(cat "$f" 2>/dev/null)"
+			bad=$((bad + 1))
+		fi
+		wantlog="rbstep: wrote step 1 args: fixedarg"
+		f=$(find "$SCI/fidres-$group" -maxdepth 1 -regextype posix-extended -iregex ".*/t1-${SCI_USER}_$group-0-1-RND[0-9]+(_asgn)?_1\.log" | head -n 1)
+		if [ -z "$f" ] || [ "$(cat "$f")" != "$wantlog" ]; then
+			log "MISSING or WRONG: t1 of $group, log (${f:-no file}): want '$wantlog', got '$(cat "$f" 2>/dev/null)'"
+			bad=$((bad + 1))
+		fi
+	done
+	[ "$bad" = 0 ] || fail "$bad problems in the fidelity chains' results"
+	n=$(sqlv "select count(*) from workunit where name like 'f%-${up}\\_fidb-1-2-%'")
+	[ "$n" = 4 ] || fail "$n step-1 work units of group fidb in BOINC, want 4"
+	log "fidelity: 0 differing columns between $ma and $mb; all 10 chains (5 per mode, 1 of them assigned; next steps made by $mb) came back right with their arguments (both submissions ${TIMES[fid_submit]}, compared by ${TIMES[fid_compare]}, chains ${TIMES[fid_chains]})"
+}
+
 # -------------------------------------------------------------- main
 mkdir -p "$WORK"
 # stop_stale stops what a previous run that could not clean up (killed with
@@ -1247,7 +1560,8 @@ wait_chains
 retrieve_and_check
 control_work
 coexist
+fidelity
 coex_report
 [ "$DAEMON_DEATHS" = 0 ] || log "note: $DAEMON_DEATHS BOINC daemon exit(s) seen while waiting (see the warnings above)"
 [ "$DOCTOR_PROBLEMS" = 0 ] || log "note: rboinc-server doctor reported problems (see above)"
-log "PASS (ASSIMILATOR=$ASSIMILATOR): build ${TIMES[build]}, first step ${TIMES[first_step]}, first chain ${TIMES[first_chain]}, all chains settled ${TIMES[all_chains]}, control ${TIMES[late_chain]:-skipped}, coexistence ${TIMES[coex_chains]:-skipped}, total $(($(date +%s) - T0))s"
+log "PASS (ASSIMILATOR=$ASSIMILATOR): build ${TIMES[build]}, first step ${TIMES[first_step]}, first chain ${TIMES[first_chain]}, all chains settled ${TIMES[all_chains]}, control ${TIMES[late_chain]:-skipped}, coexistence ${TIMES[coex_chains]:-skipped}, fidelity ${TIMES[fidelity]:-${TIMES[fid_chains]:-skipped}}, total $(($(date +%s) - T0))s"

@@ -5,6 +5,8 @@
 // "conf"), and writes a one-line report to the output "log". A chain of K
 // steps thus ends with K step lines, which the script checks. An input line
 // "fail-at N" makes step N fail (exit status 1), as a broken job would.
+// Command-line arguments, if any, are appended to the report line
+// (" args: A B ..."), so that the run can check they reached the step.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -39,7 +41,7 @@ static bool write_text(const char* logical, const std::string& text) {
     return fclose(f) == 0 && ok;
 }
 
-int main(int, char**) {
+int main(int argc, char** argv) {
     int rv = boinc_init();
     if (rv) {
         fprintf(stderr, "rbstep: boinc_init failed: %d\n", rv);
@@ -67,8 +69,12 @@ int main(int, char**) {
     text += "step " + std::to_string(steps) + " " + param + "\n";
     boinc_fraction_done(0.5);
     boinc_sleep(1);  // long enough for the client to see the task run
-    if (!write_text("out", text) ||
-        !write_text("log", "rbstep: wrote step " + std::to_string(steps) + "\n")) {
+    std::string report = "rbstep: wrote step " + std::to_string(steps);
+    if (argc > 1) {
+        report += " args:";
+        for (int i = 1; i < argc; i++) report += std::string(" ") + argv[i];
+    }
+    if (!write_text("out", text) || !write_text("log", report + "\n")) {
         fprintf(stderr, "rbstep: cannot write the outputs\n");
         boinc_finish(1);
     }
