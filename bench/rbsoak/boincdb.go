@@ -97,4 +97,3 @@ func (s *soak) checkWorkUnits(ctx context.Context, g *group, st map[string]wire.
 		}
 	}
 }
-

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -204,8 +206,17 @@ func (s *soak) fillDisk(ctx context.Context) error {
 	}
 	defer os.Remove(p)
 	defer f.Close()
-	if err := syscall.Fallocate(int(f.Fd()), 0, 0, free); err != nil {
+	// Most of it at once, then the rest block by block until the file
+	// system says it is full.
+	if err := syscall.Fallocate(int(f.Fd()), 0, 0, max(0, free-1<<20)); err != nil && !errors.Is(err, syscall.ENOSPC) {
 		return fmt.Errorf("filling %s: %w", s.mnt, err)
+	}
+	block := make([]byte, 4096)
+	f.Seek(0, io.SeekEnd)
+	for {
+		if _, err := f.Write(block); err != nil {
+			break
+		}
 	}
 	select {
 	case <-ctx.Done():

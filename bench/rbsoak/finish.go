@@ -302,4 +302,3 @@ func fileMD5(p string) string {
 	io.Copy(h, f)
 	return hex.EncodeToString(h.Sum(nil))
 }
-

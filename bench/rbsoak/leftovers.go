@@ -13,7 +13,7 @@ import (
 	"time"
 
 	_ "github.com/go-sql-driver/mysql" // the state in MariaDB
-	_ "modernc.org/sqlite"              // the state in SQLite
+	_ "modernc.org/sqlite"             // the state in SQLite
 )
 
 // leftovers is an inventory of what rboinc keeps: files under the server

@@ -246,8 +246,15 @@ func (s *soak) close() {
 	if s.hooks != nil {
 		s.hooks.close()
 	}
-	if !s.o.keep && s.root != "" {
+	if s.o.keep {
+		fmt.Printf("kept: the server root %s (a tmpfs: umount %s when done), MariaDB's data %s\n", s.root, s.mnt, s.dbDir)
+		return
+	}
+	if s.root != "" {
 		os.RemoveAll(s.root)
+	}
+	if s.dbDir != "" {
+		os.RemoveAll(s.dbDir)
 	}
 	if s.mounted {
 		if out, err := exec.Command("umount", s.mnt).CombinedOutput(); err != nil {
@@ -269,4 +276,3 @@ func (s *soak) intn(n int) int {
 	defer s.rmu.Unlock()
 	return s.rng.IntN(n)
 }
-

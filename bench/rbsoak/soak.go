@@ -41,16 +41,16 @@ type soak struct {
 	boincDBFile string
 	dbMu        sync.RWMutex // held for writing while MariaDB is down
 
-	mu       sync.Mutex
-	problems []string
-	skipped  map[string]string
-	faults   map[string]int
-	retries  map[string]int // client retries by command
-	groups   []*group
-	stepsOK  int // steps of finished chains, checked
-	chainsOK int
-	baseline leftovers
-	samples  []sample
+	mu        sync.Mutex
+	problems  []string
+	skipped   map[string]string
+	faults    map[string]int
+	retries   map[string]int // client retries by command
+	groups    []*group
+	stepsOK   int // steps of finished chains, checked
+	chainsOK  int
+	baseline  leftovers
+	samples   []sample
 	started   time.Time
 	inputs    string // directory of the submitters' input files
 	tmp       string // the TMPDIR of every process of the soak

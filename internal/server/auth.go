@@ -30,6 +30,10 @@ func HashToken(tok string) string {
 
 type userKey struct{}
 
+// errLookup marks an authentication that failed because the user could
+// not be looked up, not because the credentials are wrong.
+var errLookup = errors.New("looking up the token's user")
+
 // authenticate finds the user of a request: HTTP Basic (user name and token
 // as password) or a bearer token. With Basic, the name must be the token's.
 func (s *Server) authenticate(r *http.Request) (store.User, error) {
@@ -50,8 +54,12 @@ func (s *Server) authenticate(r *http.Request) (store.User, error) {
 		if err != nil {
 			return store.User{}, err
 		}
-	} else if err != nil {
+	} else if errors.Is(err, store.ErrNotFound) {
 		return store.User{}, errors.New("unknown or revoked token")
+	} else if err != nil {
+		// The database did not answer (MariaDB restarting): the token may
+		// be fine, so the answer must be one the clients retry.
+		return store.User{}, fmt.Errorf("%w: %w", errLookup, err)
 	}
 	if u.Disabled {
 		return store.User{}, errors.New("this account is disabled")
@@ -81,6 +89,10 @@ func looksLikeBoincAuthenticator(tok string) bool {
 func (s *Server) withUser(h func(http.ResponseWriter, *http.Request, store.User)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		u, err := s.authenticate(r)
+		if errors.Is(err, errLookup) {
+			s.internalError(w, r, err)
+			return
+		}
 		if err != nil {
 			w.Header().Set("WWW-Authenticate", `Basic realm="rboinc"`)
 			writeError(w, http.StatusUnauthorized, "unauthorized", err.Error())
