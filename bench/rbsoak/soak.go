@@ -67,6 +67,9 @@ func newSoak(ctx context.Context, o options) (*soak, error) {
 			return nil, fmt.Errorf("no fault %q (faults: %s)", k, strings.Join(allFaults, ","))
 		}
 	}
+	if !o.mariadb && o.faults != "all" && contains(strings.Split(o.faults, ","), "mariadb") {
+		return nil, errors.New("the mariadb fault needs -mariadb (the state and BOINC's database on MariaDB)")
+	}
 	if !o.mariadb && s.want("mariadb") && o.faults == "all" {
 		s.skipped["mariadb"] = "the state and BOINC's database are on SQLite (run with -mariadb)"
 	}
