@@ -97,3 +97,18 @@ func (s *soak) checkWorkUnits(ctx context.Context, g *group, st map[string]wire.
 		}
 	}
 }
+
+// countWorkUnits counts the work units made and those BOINC finished
+// (canonical result) over the whole run: BOINC keeps their rows after the
+// purges.
+func (s *soak) countWorkUnits() (done, all int64) {
+	s.dbMu.RLock()
+	defer s.dbMu.RUnlock()
+	db, err := s.openBoinc(s.ctx)
+	if err != nil {
+		return 0, 0
+	}
+	defer db.Close()
+	db.QueryRowContext(s.ctx, `SELECT count(*), coalesce(sum(CASE WHEN canonical_resultid > 0 THEN 1 ELSE 0 END), 0) FROM workunit`).Scan(&all, &done)
+	return done, all
+}

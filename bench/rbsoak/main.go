@@ -80,7 +80,7 @@ func main() {
 		def("chains", func() { o.chains = 2000 })
 		def("steps", func() { o.steps = 2 })
 		def("batch", func() { o.batch = 100 })
-		def("duration", func() { o.duration = 4 * time.Minute })
+		def("duration", func() { o.duration = 8 * time.Minute })
 		def("fault-every", func() { o.faultEvery = 1500 * time.Millisecond })
 		def("sample", func() { o.sample = 3 * time.Second })
 		def("retrieve-every", func() { o.retrieveGap = 3 * time.Second })

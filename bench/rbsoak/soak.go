@@ -55,6 +55,8 @@ type soak struct {
 	inputs    string // directory of the submitters' input files
 	tmp       string // the TMPDIR of every process of the soak
 	leftBytes int64
+	wuDone    int64           // work units BOINC finished (a canonical result), all groups
+	wuAll     int64           // work units made
 	runCtx    context.Context // the whole run's, for work a fault starts
 	extra     sync.WaitGroup  // groups a fault started
 }
@@ -179,6 +181,7 @@ func (s *soak) run() ([]string, error) {
 		s.reportStuck()
 	}
 	elapsed := time.Since(s.started)
+	s.wuDone, s.wuAll = s.countWorkUnits()
 	// Everything ended and was purged: the end checks, on a quiet site.
 	s.restoreAll()
 	s.checkEvents()
