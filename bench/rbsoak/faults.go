@@ -119,13 +119,13 @@ func (s *soak) killClient(ctx context.Context) (bool, error) {
 	n := s.faults["client"] + s.retries["client-early"]
 	s.mu.Unlock()
 	u := s.users[n%len(s.users)]
-	g := &group{user: u, name: fmt.Sprintf("k%05d", n), retrieved: map[string]*fileSeen{}, killed: true,
+	g := &group{user: u, name: fmt.Sprintf("k%05d", n), retrieved: map[string]*fileSeen{}, killed: true, steps: s.o.steps,
 		chains: []*chain{{name: "c1", kind: kindBig, steps: s.o.steps}, {name: "c0", kind: kindPlain, steps: s.o.steps}}}
 	if err := s.writeJobs(g); err != nil {
 		return false, err
 	}
 	args := []string{"-app_name", "langevin", "-group", g.name, "-jobs", g.jobs,
-		"-vel_file", s.inputFile("input.vel", coords), "-num_steps", fmt.Sprint(s.o.steps), "-quiet"}
+		"-vel_file", s.inputFile("input.vel", coords), "-num_steps", fmt.Sprint(g.steps), "-quiet"}
 	cmd := exec.CommandContext(ctx, filepath.Join(s.o.bin, "rboinc-submit"), args...)
 	cmd.Env = append(os.Environ(), "RBOINC_URL="+s.url, "RBOINC_TOKEN="+u.token, "RBOINC_HASH_CACHE=off")
 	if err := cmd.Start(); err != nil {

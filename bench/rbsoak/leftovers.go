@@ -31,6 +31,7 @@ var stateTables = []string{"users", "chains", "chain_inputs", "steps", "step_inp
 // why (docs/admin.md, docs/operations.md).
 var retained = map[string]string{
 	"users":          "accounts",
+	"chains":         "purged chains, state purged (their tags keep work-unit names unique; rboinc_chains{state=\"purged\"})",
 	"notify_targets": "the users' webhooks",
 	"schema_history": "migrations",
 	"counters":       "the metrics' counters",

@@ -49,6 +49,7 @@ type group struct {
 	chains []*chain
 	jobs   string // the -jobs file
 	killed bool   // a client was killed while submitting it
+	steps  int    // steps of its chains
 
 	mu        sync.Mutex // one retrieval at a time
 	retrieved map[string]*fileSeen
@@ -67,9 +68,12 @@ func (s *soak) plan() map[string][]*group {
 	n := 0
 	for b := 0; n < s.o.chains; b++ {
 		u := s.users[b%len(s.users)]
-		g := &group{user: u, name: fmt.Sprintf("b%05d", b), retrieved: map[string]*fileSeen{}}
+		g := &group{user: u, name: fmt.Sprintf("b%05d", b), retrieved: map[string]*fileSeen{}, steps: s.o.steps}
+		if s.o.oneStep > 0 && b%4 != 3 {
+			g.steps = 1 // -one-step: three groups in four of one step
+		}
 		for i := 0; i < s.o.batch && n < s.o.chains; i++ {
-			c := &chain{name: fmt.Sprintf("c%d", i), kind: kindPlain, steps: s.o.steps}
+			c := &chain{name: fmt.Sprintf("c%d", i), kind: kindPlain, steps: g.steps}
 			switch {
 			case i%50 == 7:
 				c.kind = kindBad
@@ -211,7 +215,7 @@ func (s *soak) submitLoop(ctx context.Context, u *user, groups []*group) {
 			continue
 		}
 		args := []string{"-app_name", "langevin", "-group", g.name, "-jobs", g.jobs,
-			"-vel_file", s.inputFile("input.vel", coords), "-num_steps", fmt.Sprint(s.o.steps), "-quiet"}
+			"-vel_file", s.inputFile("input.vel", coords), "-num_steps", fmt.Sprint(g.steps), "-quiet"}
 		if _, ok := s.retry(ctx, u, "submit", "rboinc-submit", args...); !ok {
 			<-sem
 			continue
