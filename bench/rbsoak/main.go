@@ -49,7 +49,7 @@ func main() {
 	var o options
 	flag.StringVar(&o.bin, "bin", "", "directory holding rboinc-server, rboinc-submit and rboinc-retrieve")
 	flag.StringVar(&o.work, "work", "", "working directory (created)")
-	short := flag.Bool("short", false, "the CI run: 2,000 chains (three groups in four of 1 step, the fourth of 2), every fault at least 5 times, in a few minutes")
+	short := flag.Bool("short", false, "the CI run: 1,200 chains (three groups in four of 1 step, the fourth of 2), every fault at least 5 times, in a few minutes")
 	flag.IntVar(&o.chains, "chains", 5000, "chains to submit (all users together)")
 	flag.IntVar(&o.steps, "steps", 4, "steps of an ordinary chain")
 	flag.IntVar(&o.users, "users", 3, "submitting users")
@@ -79,7 +79,7 @@ func main() {
 				apply()
 			}
 		}
-		def("chains", func() { o.chains = 2000 })
+		def("chains", func() { o.chains = 1200 })
 		def("steps", func() { o.steps = 2 })
 		def("one-step", func() { o.oneStep = 1 })
 		def("batch", func() { o.batch = 100 })
