@@ -30,6 +30,9 @@ func HashToken(tok string) string {
 
 type userKey struct{}
 
+// errLookup marks a failed look-up of a token (not a token found wanting).
+var errLookup = errors.New("looking the token up failed")
+
 // authenticate finds the user of a request: HTTP Basic (user name and token
 // as password) or a bearer token. With Basic, the name must be the token's.
 func (s *Server) authenticate(r *http.Request) (store.User, error) {
@@ -52,8 +55,12 @@ func (s *Server) authenticate(r *http.Request) (store.User, error) {
 		}
 	} else if store.Unreachable(err) {
 		return store.User{}, err // not the token's fault: withUser answers 503
-	} else if err != nil {
+	} else if errors.Is(err, store.ErrNotFound) {
 		return store.User{}, errors.New("unknown or revoked token")
+	} else if err != nil {
+		// The look-up itself failed: the token may be fine, so the answer
+		// is one the clients retry, not "revoked".
+		return store.User{}, fmt.Errorf("%w: %w", errLookup, err)
 	}
 	if u.Disabled {
 		return store.User{}, errors.New("this account is disabled")
@@ -85,6 +92,10 @@ func (s *Server) withUser(h func(http.ResponseWriter, *http.Request, store.User)
 		u, err := s.authenticate(r)
 		if store.Unreachable(err) {
 			s.stateUnavailable(w, r, err)
+			return
+		}
+		if errors.Is(err, errLookup) {
+			s.internalError(w, r, err)
 			return
 		}
 		if err != nil {

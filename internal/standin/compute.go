@@ -106,6 +106,17 @@ func (s *sim) compute(ctx context.Context, p *boinc.Project, t task) {
 		os.RemoveAll(slot)
 		return // stopped: the next Run sends the result again
 	}
+	if failure != "" && hostDiskFull(filepath.Dir(slot)) {
+		// The simulated host's slots share the project's disk: a full one
+		// is the host's lack of room, for which a real client waits (and
+		// an upload the server refused for lack of room is retried), not
+		// an error result. The result is sent again a moment later.
+		os.RemoveAll(slot)
+		deleteOutputs(p, t.resDoc) // what was already "uploaded" comes again
+		log.Warn("the host's disk is full; the result is sent again", "failure", failure)
+		s.resend(ctx, t)
+		return
+	}
 	elapsed := time.Since(start).Seconds()
 	stderrOut := tailFile(filepath.Join(slot, "stderr.txt"), 64<<10)
 	if downloading {
@@ -322,4 +333,27 @@ func tailString(s string, n int) string {
 		return "..." + s[len(s)-n:]
 	}
 	return s
+}
+
+// hostDiskFull tells whether the file system of dir has less than a
+// mebibyte left.
+func hostDiskFull(dir string) bool {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return false
+	}
+	return int64(st.Bavail)*st.Bsize < 1<<20
+}
+
+// resend puts a result the host could not run back among the unsent ones,
+// after a pause (the disk stays full a while; the host does not spin).
+func (s *sim) resend(ctx context.Context, t task) {
+	if _, err := s.db.ExecContext(context.WithoutCancel(ctx), `UPDATE result SET server_state = ?, sent_time = 0 WHERE id = ? AND server_state = ?`,
+		serverUnsent, t.resultID, serverInProgress); err != nil {
+		s.log.Error("cannot send the result again", "result", t.name, "err", err)
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(time.Second):
+	}
 }

@@ -1,0 +1,304 @@
+package main
+
+import (
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rboinc/rboinc/workflow/wire"
+)
+
+// terminal states: a chain in one of them runs no more steps.
+var terminal = map[string]bool{"done": true, "failed": true, "stopped": true, "aborted": true}
+
+// status of a group's chains, by name (retried through faults).
+func (s *soak) status(ctx context.Context, g *group) (map[string]wire.ChainStatus, bool) {
+	out, ok := s.retry(ctx, g.user, "status", "rboinc-retrieve", "-status", "-group", g.name, "-json")
+	if !ok {
+		return nil, false
+	}
+	var st wire.StatusResponse
+	if err := json.Unmarshal([]byte(out[:strings.LastIndexByte(out, '}')+1]), &st); err != nil {
+		s.problem("status of %s/%s: %v: %.200s", g.user.name, g.name, err, out)
+		return nil, false
+	}
+	m := map[string]wire.ChainStatus{}
+	for _, c := range st.Chains {
+		m[c.Name] = c
+	}
+	return m, true
+}
+
+// finish applies the group's control actions, waits until every chain
+// ends, retrieves what is left, checks the chains against what they must
+// be, and purges the group.
+func (s *soak) finish(ctx context.Context, g *group) {
+	time.Sleep(s.jitter(time.Second))
+	for _, c := range g.chains {
+		if c.control == "" || ctx.Err() != nil {
+			continue
+		}
+		u, gn := g.user, g.name
+		ctl := func(args ...string) bool {
+			_, ok := s.retry(ctx, u, c.control, "rboinc-retrieve", append(args, "-group", gn, "-name", c.name, "-yes")...)
+			return ok
+		}
+		switch c.control {
+		case ctlStop:
+			ctl("-stop")
+		case ctlAbort:
+			ctl("-abort")
+		case ctlResume:
+			if ctl("-stop") {
+				time.Sleep(s.jitter(500 * time.Millisecond))
+				ctl("-resume")
+			}
+		case ctlExtend:
+			ctl("-extend", "1")
+			c.steps++
+		case ctlPriority:
+			ctl("-priority", "5")
+		}
+		if c.control == ctlStop || c.control == ctlAbort {
+			// What the chain is right after the answer: stopped or
+			// aborted must stay so; one that finished first stays done.
+			if st, ok := s.status(ctx, g); ok {
+				c.mustStay = st[c.name].State
+			}
+		}
+	}
+	// Wait until no chain runs.
+	var st map[string]wire.ChainStatus
+	for ctx.Err() == nil {
+		var ok bool
+		st, ok = s.status(ctx, g)
+		if ok {
+			running := 0
+			for _, c := range st {
+				if !terminal[c.State] {
+					running++
+				}
+			}
+			if running == 0 {
+				break
+			}
+		}
+		time.Sleep(s.jitter(2 * time.Second))
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	s.retrieve(ctx, g)
+	s.checkGroup(ctx, g, st)
+	g.mu.Lock()
+	g.finished = true
+	g.mu.Unlock()
+	s.retry(ctx, g.user, "purge", "rboinc-retrieve", "-purge", "-group", g.name, "-yes")
+}
+
+// checkGroup compares every chain with what its kind and control say,
+// its results with what the retrievers got, and its work units in BOINC.
+func (s *soak) checkGroup(ctx context.Context, g *group, st map[string]wire.ChainStatus) {
+	id := g.user.name + "/" + g.name
+	if len(st) != len(g.chains) {
+		s.problem("%s: %d chains on the server, %d submitted", id, len(st), len(g.chains))
+	}
+	steps := 0
+	for _, c := range g.chains {
+		cs, ok := st[c.name]
+		if !ok {
+			s.problem("%s/%s: accepted but not on the server", id, c.name)
+			continue
+		}
+		want := "done"
+		switch {
+		case c.kind == kindBad:
+			want = "failed"
+		case c.mustStay != "":
+			want = c.mustStay
+		case c.control == ctlStop || c.control == ctlAbort:
+			want = "stopped or aborted (or done)"
+		}
+		got := cs.State
+		c.final = got
+		if want == "stopped or aborted (or done)" && (got == "stopped" || got == "aborted" || got == "done") {
+			want = got
+		}
+		if got != want {
+			s.problem("%s/%s (%s, control %q): ended %s (%d of %d steps; %s), want %s", id, c.name, c.kind, c.control, got, cs.StepsDone, cs.NumSteps, cs.Reason, want)
+		}
+		if got == "done" && (cs.StepsDone != c.steps || cs.NumSteps != c.steps) {
+			s.problem("%s/%s: done with %d of %d steps, want %d", id, c.name, cs.StepsDone, cs.NumSteps, c.steps)
+		}
+		steps += cs.StepsDone
+		// Every finished step's three outputs retrieved exactly once.
+		g.mu.Lock()
+		for step := 0; step < cs.StepsDone; step++ {
+			n := 0
+			for name, f := range g.retrieved {
+				if chainOf(name) == c.name && stepOf(name) == step {
+					n++
+					if f.times != 1 {
+						s.problem("%s/%s: %s retrieved %d times after acknowledgement", id, c.name, name, f.times)
+					}
+				}
+			}
+			if n != 3 {
+				s.problem("%s/%s step %d: %d result files retrieved, want 3", id, c.name, step, n)
+			}
+		}
+		g.mu.Unlock()
+	}
+	s.checkWorkUnits(ctx, g, st)
+	s.mu.Lock()
+	s.stepsOK += steps
+	s.chainsOK += len(st)
+	s.mu.Unlock()
+}
+
+// chainOf and stepOf read a result file's chain and step from its name,
+// <chain>-<USER>_<group>-<step>-<steps>-RND<n>_<index><alias>.
+func chainOf(file string) string {
+	c, _, _ := strings.Cut(file, "-")
+	return c
+}
+
+func stepOf(file string) int {
+	f := strings.Split(file, "-")
+	if len(f) < 3 {
+		return -1
+	}
+	n, err := strconv.Atoi(f[2])
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// retrieveLoop is the user's cron retriever: every few seconds, the
+// results of every group not yet finished, each run into a new directory.
+func (s *soak) retrieveLoop(ctx context.Context, u *user) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(s.jitter(s.o.retrieveGap)):
+		}
+		s.mu.Lock()
+		var gs []*group
+		for _, g := range s.groups {
+			if g.user == u {
+				gs = append(gs, g)
+			}
+		}
+		s.mu.Unlock()
+		for _, g := range gs {
+			g.mu.Lock()
+			done := g.finished
+			g.mu.Unlock()
+			if !done && ctx.Err() == nil {
+				s.retrieve(ctx, g)
+			}
+		}
+	}
+}
+
+// retrieve runs `rboinc-retrieve -into` once for the group, as cron
+// would, into a directory of its own, and books every file it got: its
+// MD5 against the server's list taken just before, and how often it came.
+func (s *soak) retrieve(ctx context.Context, g *group) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.finished {
+		return
+	}
+	sums := s.resultSums(ctx, g)
+	dir, err := os.MkdirTemp(s.o.work, "retrieve-")
+	if err != nil {
+		s.problem("retrieval directory: %v", err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	code, out := s.client(ctx, g.user, "rboinc-retrieve", "-group", g.name, "-into", dir, "-quiet")
+	if ctx.Err() != nil {
+		return
+	}
+	if code != 0 {
+		s.mu.Lock()
+		s.retries["retrieve"]++
+		s.mu.Unlock()
+		if code == 2 || code == 5 {
+			s.problem("retrieve %s/%s: exit %d: %s", g.user.name, g.name, code, firstLine(out))
+		}
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") {
+			continue // the client's own files (partial downloads, its lock)
+		}
+		f := g.retrieved[name]
+		if f == nil {
+			f = &fileSeen{}
+			g.retrieved[name] = f
+		}
+		if f.acked {
+			f.times++ // came again after a run that acknowledged it
+		} else {
+			f.times = 1
+		}
+		if code == 0 {
+			f.acked = true
+		}
+		if want, ok := sums[name]; ok {
+			if got := fileMD5(filepath.Join(dir, name)); got != want {
+				s.problem("%s/%s: %s has MD5 %s, the server listed %s", g.user.name, g.name, name, got, want)
+			}
+		}
+	}
+}
+
+// resultSums lists the group's results waiting on the server: file name
+// (as the retriever writes it) to MD5. Empty when the server is down.
+func (s *soak) resultSums(ctx context.Context, g *group) map[string]string {
+	sums := map[string]string{}
+	req, _ := http.NewRequestWithContext(ctx, "GET", s.url+wire.PathResults+"?group="+url.QueryEscape(g.name), nil)
+	req.Header.Set("Authorization", "Bearer "+g.user.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return sums
+	}
+	defer resp.Body.Close()
+	var rr wire.ResultsResponse
+	if resp.StatusCode != 200 || json.NewDecoder(resp.Body).Decode(&rr) != nil {
+		return sums
+	}
+	for _, f := range rr.Files {
+		n := f.Name
+		if len(f.Aliases) > 0 {
+			n += f.Aliases[0]
+		}
+		sums[n] = f.MD5
+	}
+	return sums
+}
+
+func fileMD5(p string) string {
+	f, err := os.Open(p)
+	if err != nil {
+		return "unreadable: " + err.Error()
+	}
+	defer f.Close()
+	h := md5.New()
+	io.Copy(h, f)
+	return hex.EncodeToString(h.Sum(nil))
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// sample is the server's memory and open descriptors at one moment.
+type sample struct {
+	at  time.Duration // since the start
+	rss int64         // bytes
+	fds int
+}
+
+// sampleLoop samples the server process every -sample.
+func (s *soak) sampleLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(s.o.sample):
+		}
+		pid := s.server.pid()
+		if pid == 0 {
+			continue
+		}
+		rss := vmRSS(pid)
+		ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+		if rss == 0 || err != nil {
+			continue
+		}
+		s.mu.Lock()
+		s.samples = append(s.samples, sample{at: time.Since(s.started), rss: rss, fds: len(ents)})
+		s.mu.Unlock()
+	}
+}
+
+func vmRSS(pid int) int64 {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			fs := strings.Fields(v)
+			if len(fs) == 2 {
+				n, _ := strconv.ParseInt(fs[0], 10, 64)
+				return n * 1024
+			}
+		}
+	}
+	return 0
+}
+
+// Growth below these is noise (a GC cycle, a connection more), not a leak.
+const (
+	rssFloor = 16 << 20
+	fdFloor  = 8
+)
+
+// checkFlat fails when the last quarter's median is more than 20% (and
+// more than the noise floor) above the median of the quarter after the
+// first fifth (the warm-up).
+func (s *soak) checkFlat() {
+	s.mu.Lock()
+	ss := slices.Clone(s.samples)
+	s.mu.Unlock()
+	if len(ss) < 10 {
+		fmt.Printf("memory and descriptors: %d samples, too few to judge (longer run or shorter -sample)\n", len(ss))
+		return
+	}
+	warm := len(ss) / 5
+	q := (len(ss) - warm) / 4
+	first, last := ss[warm:warm+q], ss[len(ss)-q:]
+	med := func(xs []sample, f func(sample) int64) int64 {
+		v := make([]int64, len(xs))
+		for i, x := range xs {
+			v[i] = f(x)
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	rss := func(x sample) int64 { return x.rss }
+	fds := func(x sample) int64 { return int64(x.fds) }
+	r0, r1 := med(first, rss), med(last, rss)
+	f0, f1 := med(first, fds), med(last, fds)
+	fmt.Printf("server memory (VmRSS median): %.1f MiB early, %.1f MiB late; open descriptors: %d early, %d late\n", mib(r0), mib(r1), f0, f1)
+	if float64(r1) > 1.2*float64(r0) && r1-r0 > rssFloor {
+		s.problem("the server's memory grew: VmRSS median %.1f MiB after the warm-up, %.1f MiB at the end", mib(r0), mib(r1))
+	}
+	if float64(f1) > 1.2*float64(f0) && f1-f0 > fdFloor {
+		s.problem("the server's open descriptors grew: median %d after the warm-up, %d at the end", f0, f1)
+	}
+}
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }

@@ -1,0 +1,242 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rboinc/rboinc/internal/mariadbtest"
+)
+
+// soak is one run: the site, its actors and what they recorded.
+type soak struct {
+	ctx context.Context
+	o   options
+
+	rmu sync.Mutex
+	rng *rand.Rand
+
+	mnt, root string
+	mounted   bool
+	url       string
+	users     []*user
+	server    *proc
+	creator   *proc
+	notifier  *proc
+	hooks     *webhooks
+
+	// MariaDB mode
+	db          *mariadbtest.Server
+	dbDir       string
+	stateURL    string
+	boincURL    string
+	boincDBFile string
+	dbMu        sync.RWMutex // held for writing while MariaDB is down
+
+	mu        sync.Mutex
+	problems  []string
+	skipped   map[string]string
+	faults    map[string]int
+	retries   map[string]int // client retries by command
+	groups    []*group
+	stepsOK   int // steps of finished chains, checked
+	chainsOK  int
+	baseline  leftovers
+	samples   []sample
+	started   time.Time
+	inputs    string // directory of the submitters' input files
+	tmp       string // the TMPDIR of every process of the soak
+	leftBytes int64
+	wuDone    int64           // work units BOINC finished (a canonical result), all groups
+	wuAll     int64           // work units made
+	runCtx    context.Context // the whole run's, for work a fault starts
+	extra     sync.WaitGroup  // groups a fault started
+}
+
+func newSoak(ctx context.Context, o options) (*soak, error) {
+	s := &soak{ctx: ctx, o: o, rng: rand.New(rand.NewPCG(uint64(o.seed), 7)),
+		skipped: map[string]string{}, faults: map[string]int{}, retries: map[string]int{}}
+	for _, k := range strings.Split(o.faults, ",") {
+		if k = strings.TrimSpace(k); k != "" && k != "all" && !contains(allFaults, k) {
+			return nil, fmt.Errorf("no fault %q (faults: %s)", k, strings.Join(allFaults, ","))
+		}
+	}
+	if !o.mariadb && o.faults != "all" && contains(strings.Split(o.faults, ","), "mariadb") {
+		return nil, errors.New("the mariadb fault needs -mariadb (the state and BOINC's database on MariaDB)")
+	}
+	if !o.mariadb && s.want("mariadb") && o.faults == "all" {
+		s.skipped["mariadb"] = "the state and BOINC's database are on SQLite (run with -mariadb)"
+	}
+	if err := os.MkdirAll(o.work, 0o755); err != nil {
+		return nil, err
+	}
+	s.inputs = filepath.Join(o.work, "inputs")
+	if err := os.MkdirAll(s.inputs, 0o755); err != nil {
+		return nil, err
+	}
+	// Every process of the soak gets a TMPDIR of its own, checked empty
+	// at the end.
+	s.tmp = filepath.Join(o.work, "tmp")
+	if err := os.MkdirAll(s.tmp, 0o755); err != nil {
+		return nil, err
+	}
+	os.Setenv("TMPDIR", s.tmp)
+	var err error
+	if s.hooks, err = startWebhooks(); err != nil {
+		return nil, err
+	}
+	if err := s.setupSite(ctx); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// want tells whether fault kind k is asked for and not skipped.
+func (s *soak) want(k string) bool {
+	if s.skipped[k] != "" {
+		return false
+	}
+	return s.o.faults == "all" || contains(strings.Split(s.o.faults, ","), k)
+}
+
+func (s *soak) skip(k, why string) {
+	s.mu.Lock()
+	s.skipped[k] = why
+	s.mu.Unlock()
+	fmt.Printf("fault %s skipped: %s\n", k, why)
+}
+
+func (s *soak) problem(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	s.mu.Lock()
+	s.problems = append(s.problems, msg)
+	n := len(s.problems)
+	s.mu.Unlock()
+	if n <= 50 {
+		fmt.Println("PROBLEM:", msg)
+	}
+}
+
+// run drives the soak until every chain is checked and purged, then
+// checks what is left and prints the figures.
+func (s *soak) run() ([]string, error) {
+	if s.server == nil {
+		return nil, errors.New("the site did not start")
+	}
+	var err error
+	if s.baseline, err = s.leftovers(); err != nil {
+		return nil, fmt.Errorf("taking the empty root's inventory: %w", err)
+	}
+	s.started = time.Now()
+	ctx, cancel := context.WithTimeout(s.ctx, s.o.duration)
+	defer cancel()
+	s.runCtx = ctx
+
+	var wg sync.WaitGroup
+	actors, stopActors := context.WithCancel(ctx)
+	defer stopActors()
+	wg.Add(1)
+	go func() { defer wg.Done(); s.sampleLoop(actors) }()
+	faultsDone := make(chan struct{})
+	go func() { s.faultLoop(actors); close(faultsDone) }()
+	for _, u := range s.users {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.retrieveLoop(actors, u) }()
+	}
+	// The submitters share the chains out by batches; each user's groups
+	// are checked and purged by that user's finisher as they end.
+	work := s.plan()
+	var subWG sync.WaitGroup
+	for _, u := range s.users {
+		subWG.Add(1)
+		go func() { defer subWG.Done(); s.submitLoop(ctx, u, work[u.name]) }()
+	}
+	subWG.Wait()
+	// Wait for the faults' minimum, then stop faulting.
+	for ctx.Err() == nil && !s.faultsEnough() {
+		time.Sleep(200 * time.Millisecond)
+	}
+	stopActors()
+	<-faultsDone
+	wg.Wait()
+	if ctx.Err() != nil && s.ctx.Err() == nil {
+		s.problem("the run did not finish within -duration %s", s.o.duration)
+		s.reportStuck()
+	}
+	elapsed := time.Since(s.started)
+	s.wuDone, s.wuAll = s.countWorkUnits()
+	// Everything ended and was purged: the end checks, on a quiet site.
+	s.restoreAll()
+	s.checkEvents()
+	if ctx.Err() == nil {
+		s.checkLeftovers()
+		s.checkTemp()
+	} else {
+		fmt.Println("leftovers not checked: groups that never ended were not purged")
+	}
+	s.checkFlat()
+	s.report(elapsed)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sort.Strings(s.problems)
+	return s.problems, nil
+}
+
+// restoreAll makes sure every process runs again after the last fault.
+func (s *soak) restoreAll() {
+	for _, p := range []*proc{s.server, s.creator, s.notifier} {
+		if p.pid() == 0 {
+			p.start()
+		}
+	}
+	s.waitServer(s.ctx, 30*time.Second)
+}
+
+// reportStuck prints, for the groups that never ended, their chains by
+// state and reason.
+func (s *soak) reportStuck() {
+	s.mu.Lock()
+	gs := slices.Clone(s.groups)
+	s.mu.Unlock()
+	n := 0
+	for _, g := range gs {
+		g.mu.Lock()
+		done := g.finished
+		g.mu.Unlock()
+		if done {
+			continue
+		}
+		st, ok := s.status(s.ctx, g)
+		if !ok {
+			continue
+		}
+		by := map[string]int{}
+		for _, c := range st {
+			if !terminal[c.State] {
+				by[c.State+": "+c.Reason]++
+				n++
+			}
+		}
+		for k, c := range by {
+			fmt.Printf("  still running: %s/%s: %d chains %s\n", g.user.name, g.name, c, k)
+		}
+	}
+	s.problem("%d chains never ended", n)
+}
