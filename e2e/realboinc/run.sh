@@ -1223,7 +1223,13 @@ PY
 # native_creation_known tells whether this rboinc has native creation
 # (`rboinc-server init --create`); an rboinc without it ignores rboinc.json's
 # "create" and would compare create_work with itself.
-native_creation_known() { "$RUN/bin/rboinc-server" init --help 2>&1 | grep -qE -- '--create( |=|$)'; }
+# The help is read whole first: grep -q leaving a pipe early kills the
+# writer with SIGPIPE, which pipefail turns into "no" (the first run did so).
+native_creation_known() {
+	local help
+	help=$("$RUN/bin/rboinc-server" init --help 2>&1) || return 1
+	grep -qE -- '--create( |=|$)' <<<"$help"
+}
 
 # fid runs the stage's program (fidelity/) as the project's user: it reads
 # the database's password from config.xml, as rboinc does. (Its submit runs
