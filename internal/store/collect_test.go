@@ -21,7 +21,7 @@ func TestCollectBoundsItsWriteLock(t *testing.T) {
 	if _, err := db.CreateChains(ctx, u, []NewChain{batchChain("g", "kept", md5n(1), md5n(2))}); err != nil {
 		t.Fatal(err)
 	}
-	const n = 520
+	const n = 1020
 	var entries []PoolEntry
 	for i := 1; i <= n; i++ {
 		entries = append(entries, PoolEntry{MD5: md5n(i), Size: 1})
@@ -48,7 +48,10 @@ func TestCollectBoundsItsWriteLock(t *testing.T) {
 	if most > collectBatch {
 		t.Errorf("one call of remove got %d contents: the write lock was held over more than a batch of %d", most, collectBatch)
 	}
-	if all := time.Duration(n) * perContent; longest > all/3 {
+	// The batches hold it about a twentieth of that each; the margin is
+	// for a loaded machine.
+	t.Logf("longest write transaction: %v", longest)
+	if all := time.Duration(n) * perContent; longest > all/2 {
 		t.Errorf("the longest write transaction of the collection held the lock %v; removing all %d contents takes %v", longest, n, all)
 	}
 	want := make([]string, 0, n-2)
