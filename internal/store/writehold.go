@@ -29,8 +29,29 @@ func LongestWriteHold(reset bool) time.Duration {
 	return time.Duration(longestWriteHold.Load())
 }
 
-// writeHeld notes that a write transaction opened at t0 has ended.
-func writeHeld(t0 time.Time) {
+// holdWatch is called when a write transaction opens: one still open
+// after stillHeldAfter is logged then, with its opener (a transaction that
+// outlasts the busy timeout makes others fail before it ends and its own
+// timing is logged, if ever). The returned function is called when it
+// ends.
+func holdWatch() func() {
+	t0 := time.Now()
+	opener := txCaller()
+	timer := time.AfterFunc(stillHeldAfter, func() {
+		slog.Warn("a write transaction still holds the state database's write lock", "ms", time.Since(t0).Milliseconds(), "opened_by", opener)
+	})
+	return func() {
+		timer.Stop()
+		writeHeld(t0, opener)
+	}
+}
+
+// stillHeldAfter: see holdWatch.
+const stillHeldAfter = 10 * time.Second
+
+// writeHeld notes that a write transaction opened at t0 by opener has
+// ended.
+func writeHeld(t0 time.Time, opener string) {
 	d := time.Since(t0)
 	for {
 		old := longestWriteHold.Load()
@@ -40,7 +61,7 @@ func writeHeld(t0 time.Time) {
 	}
 	if d > longWriteHold {
 		slog.Warn("a write transaction held the state database's write lock long: other writers waited behind it",
-			"ms", d.Milliseconds(), "opened_by", txCaller())
+			"ms", d.Milliseconds(), "opened_by", opener)
 	}
 }
 
@@ -52,7 +73,7 @@ func txCaller() string {
 	frames := runtime.CallersFrames(pcs[:n])
 	for {
 		f, more := frames.Next()
-		if !strings.HasSuffix(f.Function, "store.(*DB).Tx") && !strings.HasSuffix(f.Function, "store.(*DB).Batch") && !strings.HasSuffix(f.Function, "store.writeHeld") {
+		if !strings.HasSuffix(f.Function, "store.(*DB).Tx") && !strings.HasSuffix(f.Function, "store.(*DB).Batch") && !strings.HasSuffix(f.Function, "store.holdWatch") {
 			return f.Function
 		}
 		if !more {
