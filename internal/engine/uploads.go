@@ -91,7 +91,7 @@ func (e *Engine) Collect(ctx context.Context, grace time.Duration) (int, error) 
 				return err
 			}
 		}
-		n = len(gone)
+		n += len(gone)
 		return nil
 	})
 	if err != nil {

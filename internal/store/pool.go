@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 )
 
 // PoolMissing returns the contents of md5s the user lacks, in order: those
@@ -66,34 +67,79 @@ func poolUpsert(ctx context.Context, ex execer, entries []PoolEntry) error {
 	return nil
 }
 
-// Collect finds, inside one write transaction, the pooled contents that no
-// live chain and no unfinished step refers to and that were not wanted since
-// before, and the contents that no unfinished step reads (their download
-// links may go). It calls remove with both lists while still holding the
-// write lock, so no concurrent submission or hook can start using a content
-// between the decision and the deletion; then forgets the collected ones.
+// Collect finds the pooled contents that no live chain and no unfinished
+// step refers to and that were not wanted since before, and the contents
+// that no unfinished step reads (their download links may go). It looks at
+// the pool collectBatch contents at a time, each batch in a write
+// transaction of its own: it calls remove with the batch's two lists while
+// still holding the write lock, so no concurrent submission or hook can
+// start using a content between the decision and the deletion; then
+// forgets the collected ones and lets go of the lock. One transaction over
+// the whole pool held the lock for as long as removing the files of every
+// content took (a pool of a hundred thousand contents: longer than the
+// busy timeout, and every other writer failed).
 func (d *DB) Collect(ctx context.Context, before int64, remove func(pool, links []string) error) error {
-	return d.Tx(ctx, func(tx *sql.Tx) error {
-		pool, err := column(ctx, tx, `SELECT md5 FROM pool p WHERE touched < ?
-			AND NOT EXISTS (SELECT 1 FROM chain_inputs ci JOIN chains c ON c.id = ci.chain_id WHERE ci.md5 = p.md5 AND c.state != 'purged')
-			AND NOT `+readByUnfinished("p.md5"), before)
-		if err != nil {
+	after := ""
+	for {
+		// The batch's bounds are read outside the transaction: a content
+		// added meanwhile is looked at by the next collection.
+		span, err := d.poolSpan(ctx, after, collectBatch)
+		if err != nil || len(span) == 0 {
 			return err
 		}
-		links, err := column(ctx, tx, `SELECT md5 FROM pool p WHERE NOT `+readByUnfinished("p.md5"))
-		if err != nil {
-			return err
-		}
-		if err := remove(pool, links); err != nil {
-			return err
-		}
-		for _, m := range pool {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM pool WHERE md5 = ?`, m); err != nil {
+		lo, hi := after, span[len(span)-1]
+		err = d.Tx(ctx, func(tx *sql.Tx) error {
+			pool, err := column(ctx, tx, `SELECT md5 FROM pool p WHERE p.md5 > ? AND p.md5 <= ? AND touched < ?
+				AND NOT EXISTS (SELECT 1 FROM chain_inputs ci JOIN chains c ON c.id = ci.chain_id WHERE ci.md5 = p.md5 AND c.state != 'purged')
+				AND NOT `+readByUnfinished("p.md5"), lo, hi, before)
+			if err != nil {
 				return err
 			}
+			links, err := column(ctx, tx, `SELECT md5 FROM pool p WHERE p.md5 > ? AND p.md5 <= ? AND NOT `+readByUnfinished("p.md5"), lo, hi)
+			if err != nil {
+				return err
+			}
+			if len(pool) == 0 && len(links) == 0 {
+				return nil
+			}
+			if err := remove(pool, links); err != nil {
+				return err
+			}
+			for _, m := range pool {
+				if _, err := tx.ExecContext(ctx, `DELETE FROM pool WHERE md5 = ?`, m); err != nil {
+					return err
+				}
+			}
+			return forgetOwners(ctx, tx, pool)
+		})
+		if err != nil || len(span) < collectBatch {
+			return err
 		}
-		return forgetOwners(ctx, tx, pool)
-	})
+		after = hi
+	}
+}
+
+// collectBatch bounds the contents one transaction of Collect looks at,
+// and so how long it holds the write lock (a variable for the tests).
+var collectBatch = 1000
+
+// poolSpan returns the next at most n contents of the pool after md5
+// after, in order.
+func (d *DB) poolSpan(ctx context.Context, after string, n int) ([]string, error) {
+	rows, err := d.sql.QueryContext(ctx, `SELECT md5 FROM pool WHERE md5 > ? ORDER BY md5 LIMIT ?`, after, n)
+	if err != nil {
+		return nil, fmt.Errorf("listing the pool's contents: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var m string
+		if err := rows.Scan(&m); err != nil {
+			return nil, fmt.Errorf("listing the pool's contents: %w", err)
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
 }
 
 func column(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]string, error) {

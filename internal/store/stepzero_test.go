@@ -33,7 +33,7 @@ func TestStepZeroReadsChainInputs(t *testing.T) {
 	links := func() []string {
 		t.Helper()
 		var got []string
-		if err := db.Collect(ctx, 0, func(_, l []string) error { got = l; return nil }); err != nil {
+		if err := db.Collect(ctx, 0, func(_, l []string) error { got = append(got, l...); return nil }); err != nil {
 			t.Fatal(err)
 		}
 		slices.Sort(got)

@@ -172,6 +172,7 @@ func (d *DB) Tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("state database: %w", err)
 	}
+	defer holdWatch()()
 	if err := fn(tx); err != nil {
 		tx.Rollback()
 		return err
@@ -236,6 +237,7 @@ func (d *DB) Batch(ctx context.Context, fn func(ctx context.Context) error) erro
 	if err != nil {
 		return fmt.Errorf("state database: %w", err)
 	}
+	defer holdWatch()()
 	b := &batch{db: d, tx: tx, stmts: newStmtCache(tx)}
 	defer b.stmts.Close()
 	if err := fn(context.WithValue(ctx, batchKey{}, b)); err != nil {
