@@ -99,6 +99,9 @@ func (s *soak) finish(ctx context.Context, g *group) {
 		return
 	}
 	s.retrieve(ctx, g)
+	if ctx.Err() != nil {
+		return // out of time mid-retrieval: the group is reported as unfinished, not as missing results
+	}
 	s.checkGroup(ctx, g, st)
 	g.mu.Lock()
 	g.finished = true
