@@ -63,8 +63,9 @@ func (s *soak) finish(ctx context.Context, g *group) {
 				ctl("-resume")
 			}
 		case ctlExtend:
-			ctl("-extend", "1")
-			c.steps++
+			if s.extend(ctx, g, c) {
+				c.steps++
+			}
 		case ctlPriority:
 			ctl("-priority", "5")
 		}
@@ -98,11 +99,51 @@ func (s *soak) finish(ctx context.Context, g *group) {
 		return
 	}
 	s.retrieve(ctx, g)
+	if ctx.Err() != nil {
+		return // out of time mid-retrieval: the group is reported as unfinished, not as missing results
+	}
 	s.checkGroup(ctx, g, st)
 	g.mu.Lock()
 	g.finished = true
 	g.mu.Unlock()
 	s.retry(ctx, g.user, "purge", "rboinc-retrieve", "-purge", "-group", g.name, "-yes")
+}
+
+// extend adds a step to chain c and tells whether the server did. A
+// failed try is not simply repeated: its answer may have been lost after
+// the server added the step (rboinc-retrieve says so), and a second
+// -extend would add another; the chain's length on the server tells.
+func (s *soak) extend(ctx context.Context, g *group, c *chain) bool {
+	before := -1
+	for attempt := 0; attempt < 600 && ctx.Err() == nil; attempt++ {
+		st, ok := s.status(ctx, g)
+		if !ok {
+			return false
+		}
+		n := st[c.name].NumSteps
+		if before < 0 {
+			before = n
+		} else if n > before {
+			return true // the last try added it; its answer was lost
+		}
+		code, out := s.client(ctx, g.user, "rboinc-retrieve", "-extend", "1", "-group", g.name, "-name", c.name, "-yes")
+		switch {
+		case code == 0:
+			// Refused ("extended 0 chains; not: ...") counts nothing.
+			return strings.Contains(out, "extended 1 chain")
+		case code == 2 || code == 5:
+			s.problem("extend of %s/%s/%s: exit %d: %s", g.user.name, g.name, c.name, code, strings.TrimSpace(out))
+			return false
+		}
+		s.mu.Lock()
+		s.retries["extend"]++
+		s.mu.Unlock()
+		time.Sleep(s.jitter(300 * time.Millisecond))
+	}
+	if ctx.Err() == nil {
+		s.problem("extend of %s/%s/%s never succeeded", g.user.name, g.name, c.name)
+	}
+	return false
 }
 
 // checkGroup compares every chain with what its kind and control say,

@@ -207,9 +207,17 @@ func (c *Client) Abort(ctx context.Context, ref wire.ChainRef) (*wire.CountRespo
 	return c.count(ctx, wire.PathAbort, ref)
 }
 
-// Extend adds steps to chains.
+// Extend adds steps to chains. It is not tried again once the request may
+// have reached the server (an answer lost when the server died after
+// adding the steps): a second try would add them twice.
 func (c *Client) Extend(ctx context.Context, req wire.ExtendRequest) (*wire.CountResponse, error) {
-	return c.count(ctx, wire.PathExtend, req)
+	once := *c
+	once.Retry.onlyUnsent = true
+	r, err := once.count(ctx, wire.PathExtend, req)
+	if err != nil && !unsent(err) && errors.Is(err, ErrUnreachable) {
+		return nil, fmt.Errorf("the answer to -extend was lost, the steps may have been added: look at -status before extending again: %w", err)
+	}
+	return r, err
 }
 
 // SetPriority gives chains a new base priority (their next steps, and

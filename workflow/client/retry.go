@@ -21,7 +21,9 @@ import (
 // server died between doing the work and answering; every request rboinc
 // retries is safe to repeat, submissions included), a proxy's 502, 503 or
 // 504, or 429 (too many requests at once). Others (a refusal, a bad token,
-// an unknown host) are final at once.
+// an unknown host) are final at once. Extend is the exception: adding
+// steps twice is not the same as once, so it is tried again only when the
+// server surely did not do it (see onlyUnsent).
 type RetryPolicy struct {
 	Attempts int           // tries in all; 1 tries once
 	First    time.Duration // wait before the second try; doubled each time, with jitter
@@ -29,6 +31,11 @@ type RetryPolicy struct {
 	// OnRetry, when set, hears of each retry before its wait (the clients
 	// print a line on a terminal, nothing under cron).
 	OnRetry func(attempt int, err error, wait time.Duration)
+	// onlyUnsent tries again only a request the server did not do: one
+	// whose connection was never made, or that the rboinc server refused
+	// with 503 or 429; not one whose answer was lost, nor a proxy's 502
+	// or 504 (the server behind it may have done it).
+	onlyUnsent bool
 }
 
 // DefaultRetry tries 6 times over about half a minute; RBOINC_RETRIES sets
@@ -74,7 +81,21 @@ func Transient(err error) bool {
 
 // again tells whether the attempt-th try's failure is tried again.
 func (p RetryPolicy) again(ctx context.Context, attempt int, err error) bool {
+	if p.onlyUnsent && !unsent(err) {
+		return false
+	}
 	return ctx.Err() == nil && attempt < p.Attempts && Transient(err)
+}
+
+// unsent tells whether a failed request surely was not done by the server:
+// its connection was never made, or the server refused it as busy.
+func unsent(err error) bool {
+	var api *APIError
+	if errors.As(err, &api) {
+		return api.Status == http.StatusServiceUnavailable || api.Status == http.StatusTooManyRequests
+	}
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
 }
 
 // wait sleeps before try attempt+1, or returns ctx's error.

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"testing"
+	"time"
+)
+
+// samples of a server whose descriptors swing with the requests in flight:
+// early as in the lead's run (25 to 38), late busier (half the samples
+// with 60 to 70 open), and fds(i) added to the i-th.
+func swinging(n int, fds func(i int) int) []sample {
+	early := []int{25, 29, 32, 35, 38, 27, 33}
+	late := []int{28, 64, 70, 30, 66, 64, 68, 29}
+	ss := make([]sample, n)
+	for i := range ss {
+		f := early[i%len(early)]
+		if i >= n*3/4 {
+			f = late[i%len(late)]
+		}
+		ss[i] = sample{at: time.Duration(i) * 3 * time.Second, rss: 25 << 20, fds: f + fds(i)}
+	}
+	return ss
+}
+
+func TestGrowthIgnoresRequestsInFlight(t *testing.T) {
+	line, problems := growth(swinging(92, func(int) int { return 0 }))
+	if len(problems) != 0 {
+		t.Errorf("a flat server with a busier end judged as growing: %q (%s)", problems, line)
+	}
+}
+
+func TestGrowthFindsADescriptorLeak(t *testing.T) {
+	// One descriptor lost per request, a request every 3 seconds: far
+	// slower than the soak's load, still a leak.
+	_, problems := growth(swinging(92, func(i int) int { return i }))
+	if len(problems) != 1 {
+		t.Errorf("a leak of a descriptor per sample: problems %q, want one", problems)
+	}
+}
+
+func TestGrowthFindsAMemoryLeak(t *testing.T) {
+	ss := swinging(92, func(int) int { return 0 })
+	for i := range ss {
+		ss[i].rss += int64(i) << 20
+	}
+	if _, problems := growth(ss); len(problems) != 1 {
+		t.Errorf("memory growing 1 MiB a sample: problems %q, want one", problems)
+	}
+}
