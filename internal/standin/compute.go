@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rboinc/rboinc/internal/boinc"
+	"github.com/rboinc/rboinc/internal/ctxsleep"
 	"github.com/rboinc/rboinc/internal/md5sum"
 )
 
@@ -95,6 +96,10 @@ const (
 	clientFilesUploaded    = 5
 )
 
+// reportRetry is the first wait before a result that could not be recorded
+// is reported again (doubling up to 30 s).
+var reportRetry = time.Second
+
 // compute runs one result like a volunteer host and reports it back.
 func (s *sim) compute(ctx context.Context, p *boinc.Project, t task) {
 	log := s.log.With("wu", t.wuName, "result", t.name)
@@ -131,31 +136,46 @@ func (s *sim) compute(ctx context.Context, p *boinc.Project, t task) {
 		outcome = outcomeClientError
 		deleteOutputs(p, t.resDoc) // what was already "uploaded" goes, as for any error result
 	}
+	// A real client keeps a finished task and reports it again until the
+	// scheduler takes it: a database away for a while (MariaDB restarting)
+	// must not leave the result in progress until its deadline. Once the
+	// stand-in stops, the result stays in progress and the next Run sends it
+	// again, as for a task cut short.
+	stop := ctx
 	ctx = context.WithoutCancel(ctx) // the result is over: record it even when stopping
 	var decidedBefore bool
-	err := inTx(ctx, s.db, func(tx *sql.Tx) error {
-		var state int
-		if err := tx.QueryRowContext(ctx, `SELECT assimilate_state FROM workunit WHERE id = ?`, t.wuID).Scan(&state); err != nil {
-			return err
-		}
-		decidedBefore = state != assimInit
-		clientState := clientFilesUploaded
-		switch {
-		case downloading:
-			clientState = clientFilesDownloading
-		case failure != "":
-			clientState = clientComputeError
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE result SET server_state = ?, outcome = ?, client_state = ?, exit_status = ?,
+	record := func() error {
+		return inTx(ctx, s.db, func(tx *sql.Tx) error {
+			var state int
+			if err := tx.QueryRowContext(ctx, `SELECT assimilate_state FROM workunit WHERE id = ?`, t.wuID).Scan(&state); err != nil {
+				return err
+			}
+			decidedBefore = state != assimInit
+			clientState := clientFilesUploaded
+			switch {
+			case downloading:
+				clientState = clientFilesDownloading
+			case failure != "":
+				clientState = clientComputeError
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE result SET server_state = ?, outcome = ?, client_state = ?, exit_status = ?,
 			elapsed_time = ?, cpu_time = ?, received_time = ?, stderr_out = ? WHERE id = ?`,
-			serverOver, outcome, clientState, exitStatus, elapsed, elapsed, time.Now().Unix(), stderrOut, t.resultID); err != nil {
-			return err
+				serverOver, outcome, clientState, exitStatus, elapsed, elapsed, time.Now().Unix(), stderrOut, t.resultID); err != nil {
+				return err
+			}
+			return s.transition(ctx, tx, p, t.wuID)
+		})
+	}
+	for wait := reportRetry; ; wait = min(2*wait, 30*time.Second) {
+		err := record()
+		if err == nil {
+			break
 		}
-		return s.transition(ctx, tx, p, t.wuID)
-	})
-	if err != nil {
-		log.Error("cannot record the result", "err", err)
-		return
+		log.Warn("cannot record the result yet; reporting it again", "err", err, "in", wait)
+		if !ctxsleep.Sleep(stop, wait) {
+			log.Error("cannot record the result; the stand-in stops, the next run sends it again", "err", err)
+			return
+		}
 	}
 	if decidedBefore && outcome == outcomeSuccess {
 		deleteOutputs(p, t.resDoc) // not needed any more, as after validation
