@@ -218,6 +218,8 @@ type Engine struct {
 
 	// lastSweep is when Collect last swept temporary files (UnixNano).
 	lastSweep atomic.Int64
+	// orphanCursor is where the last pass over the results area stopped.
+	orphanCursor orphanCursor
 	// digests remembers the MD5 of download files that are copies of pool
 	// contents, so that the input check reads each copy once.
 	digests digestCache

@@ -78,7 +78,8 @@ func (e *Engine) DiscardUpload(ctx context.Context, u store.User, id string) (wi
 func (e *Engine) DAVRoot(u store.User) string { return e.davDir(u.Name) }
 
 // Collect removes pool contents nothing refers to any more (untouched for
-// grace) and download links no unfinished step reads.
+// grace), download links no unfinished step reads, and result files no
+// unacknowledged result nor waiting step refers to (resultorphans.go).
 func (e *Engine) Collect(ctx context.Context, grace time.Duration) (int, error) {
 	n := 0
 	err := e.db.Collect(ctx, time.Now().Add(-grace).Unix(), func(gone, links []string) error {
@@ -98,6 +99,11 @@ func (e *Engine) Collect(ctx context.Context, grace time.Duration) (int, error) 
 		return n, err
 	}
 	e.expireUploads(ctx, time.Now().Add(-UploadLifetime))
+	if k, err := e.removeOrphanResults(ctx, grace); err != nil {
+		e.Log.Warn("looking for result files nothing refers to", "err", err)
+	} else if k > 0 {
+		e.Log.Info("removed result files nothing refers to (left by an acknowledgement or purge interrupted by a crash)", "files", k)
+	}
 	e.sweepTemps(grace)
 	e.forgetEvents(ctx)
 	return n, err
