@@ -106,7 +106,23 @@ func (e *Engine) Collect(ctx context.Context, grace time.Duration) (int, error) 
 	}
 	e.sweepTemps(grace)
 	e.forgetEvents(ctx)
+	e.forgetPurgedSteps(ctx, grace)
 	return n, err
+}
+
+// forgetPurgedSteps deletes the steps (and attempts) of chains purged more
+// than grace ago that BOINC no longer holds, a batch of chains per pass
+// (docs/operations.md, "What a purge leaves").
+func (e *Engine) forgetPurgedSteps(ctx context.Context, grace time.Duration) {
+	next, n, err := e.db.ForgetPurgedSteps(ctx, time.Now().Add(-grace).Unix(), e.purgedCursor.Load())
+	if err != nil {
+		e.Log.Warn("forgetting the steps of purged chains", "err", err)
+		return
+	}
+	e.purgedCursor.Store(next)
+	if n > 0 {
+		e.Log.Info("forgot the ended steps of purged chains", "steps", n)
+	}
 }
 
 // forgetEvents removes the events older than event_retention (days,
