@@ -21,6 +21,25 @@ func TestCollectForgetsPurgedSteps(t *testing.T) {
 		t.Fatalf("chain a: %v %v", old, err)
 	}
 	held := f.submit("held", "b", 2).Chains[0].FirstWU
+	// A chain failed: its step ended with an attempt recorded.
+	f.e.Cfg.RetryBackoff = 0.001
+	f.e.Cfg.MaxStepAttempts = 2
+	bad := f.submit("ended", "bad", 2).Chains[0].FirstWU
+	if err := hookCall(f.ctx, f.e, boinc.HookCall{Error: true, ErrorMask: 8, WUName: bad, WUID: 3}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(10 * time.Millisecond)
+	if _, err := f.e.CreatePending(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := f.e.Status(f.ctx, f.u, "ended", "bad"); err != nil || st.Chains[0].WU == "" || st.Chains[0].WU == bad {
+		t.Fatalf("the retry of chain bad: %+v %v", st, err)
+	} else if err := hookCall(f.ctx, f.e, boinc.HookCall{Error: true, ErrorMask: 2, WUName: st.Chains[0].WU, WUID: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := f.e.State().RowCounts(f.ctx); err != nil || c["step_attempts"] == 0 {
+		t.Fatalf("the failed step recorded no attempt: %v %v", c["step_attempts"], err)
+	}
 	for _, g := range []string{"ended", "held"} {
 		if _, err := f.e.Purge(f.ctx, f.u, wire.ChainRef{Group: g}); err != nil {
 			t.Fatal(err)
@@ -55,8 +74,8 @@ func TestCollectForgetsPurgedSteps(t *testing.T) {
 	if counts["steps"] != 0 || counts["step_attempts"] != 0 {
 		t.Errorf("after BOINC returned the last work unit: %d steps, %d attempts, want none", counts["steps"], counts["step_attempts"])
 	}
-	if counts["chains"] != 2 {
-		t.Errorf("%d chain rows, want the 2 purged chains kept", counts["chains"])
+	if counts["chains"] != 3 {
+		t.Errorf("%d chain rows, want the 3 purged chains kept", counts["chains"])
 	}
 	again := f.submit("ended", "a", 2).Chains[0].FirstWU
 	if again == old[0].WU(0) {
