@@ -16,7 +16,10 @@ const purgedStepsBatch = 500
 // last purged chain was looked at). The chain rows stay: their tags keep
 // a name's work units from ever being named alike again.
 func (d *DB) ForgetPurgedSteps(ctx context.Context, cutoff, after int64) (next, forgotten int64, err error) {
-	rows, err := d.sql.QueryContext(ctx, `SELECT id FROM chains WHERE id > ? AND state = 'purged' AND updated < ? ORDER BY id LIMIT ?`, after, cutoff, purgedStepsBatch)
+	// The chains are found by their ended steps, not by a cursor over the
+	// purged chains: a `gc` run from cron starts afresh each time.
+	rows, err := d.sql.QueryContext(ctx, `SELECT DISTINCT s.chain_id FROM steps s JOIN chains c ON c.id = s.chain_id
+		WHERE s.state IN ('done', 'failed') AND c.state = 'purged' AND c.updated < ? AND c.id > ? ORDER BY s.chain_id LIMIT ?`, cutoff, after, purgedStepsBatch)
 	if err != nil {
 		return after, 0, err
 	}
