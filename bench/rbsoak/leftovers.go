@@ -150,10 +150,19 @@ func (s *soak) checkLeftovers() {
 				bytes += size
 			}
 		}
-		if len(newFiles) == 0 || time.Now().After(deadline) {
+		// The steps of purged chains go at a collection once BOINC
+		// returned their work units (docs/operations.md, What a purge
+		// leaves): collected again while some remain.
+		stepsLeft := now.rows["steps"]-s.baseline.rows["steps"] > 0 || now.rows["step_attempts"]-s.baseline.rows["step_attempts"] > 0
+		if len(newFiles) == 0 && !stepsLeft || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(2 * time.Second)
+		if stepsLeft {
+			if out, err := exec.CommandContext(s.ctx, filepath.Join(s.o.bin, "rboinc-server"), "gc", "--root", s.root, "--grace", "0s").CombinedOutput(); err != nil {
+				s.problem("rboinc-server gc: %v: %s", err, out)
+			}
+		}
 	}
 	sort.Strings(newFiles)
 	if len(davKept) > 0 {

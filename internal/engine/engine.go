@@ -218,6 +218,11 @@ type Engine struct {
 
 	// lastSweep is when Collect last swept temporary files (UnixNano).
 	lastSweep atomic.Int64
+	// orphanCursor is where the last pass over the results area stopped.
+	orphanCursor orphanCursor
+	// purgedCursor is the purged chain id the next pass forgetting their
+	// steps starts after.
+	purgedCursor atomic.Int64
 	// digests remembers the MD5 of download files that are copies of pool
 	// contents, so that the input check reads each copy once.
 	digests digestCache

@@ -38,3 +38,11 @@ func (c *InputChecks) Run(ctx context.Context, e *Engine) { e.runInputCheck(ctx,
 // State is the engine's state database, for tests that set up or look at
 // what no engine method shows.
 func (e *Engine) State() *store.DB { return e.db }
+
+// SetOrphanScanLimit sets how many result files one collection pass looks
+// at, for the duration of test t.
+func SetOrphanScanLimit(t interface{ Cleanup(func()) }, n int) {
+	old := orphanScanLimit
+	orphanScanLimit = n
+	t.Cleanup(func() { orphanScanLimit = old })
+}

@@ -121,10 +121,9 @@ func TestNothingLeftAfterPurgingEverything(t *testing.T) {
 // (docs/operations.md, "What a purge leaves"): the users, the schema's
 // own, the server's counters and latency histograms, the live processes'
 // leases (this test's), the events (kept event_retention days), and the
-// purged chains with their steps, without inputs (a name's work units are
-// never named alike again; BOINC's late outputs are known as a purged
-// chain's).
+// purged chains (a name's work units are never named alike again); their
+// steps go at a collection once BOINC no longer holds them.
 var retained = map[string]bool{
 	"users": true, "schema_history": true, "notify_cursor": true, "counters": true, "latency": true,
-	"process_leases": true, "events": true, "chains": true, "steps": true,
+	"process_leases": true, "events": true, "chains": true,
 }

@@ -78,7 +78,8 @@ func (e *Engine) DiscardUpload(ctx context.Context, u store.User, id string) (wi
 func (e *Engine) DAVRoot(u store.User) string { return e.davDir(u.Name) }
 
 // Collect removes pool contents nothing refers to any more (untouched for
-// grace) and download links no unfinished step reads.
+// grace), download links no unfinished step reads, and result files no
+// unacknowledged result nor waiting step refers to (resultorphans.go).
 func (e *Engine) Collect(ctx context.Context, grace time.Duration) (int, error) {
 	n := 0
 	err := e.db.Collect(ctx, time.Now().Add(-grace).Unix(), func(gone, links []string) error {
@@ -98,9 +99,30 @@ func (e *Engine) Collect(ctx context.Context, grace time.Duration) (int, error) 
 		return n, err
 	}
 	e.expireUploads(ctx, time.Now().Add(-UploadLifetime))
+	if k, err := e.removeOrphanResults(ctx, grace); err != nil {
+		e.Log.Warn("looking for result files nothing refers to", "err", err)
+	} else if k > 0 {
+		e.Log.Info("removed result files nothing refers to (left by an acknowledgement or purge interrupted by a crash)", "files", k)
+	}
 	e.sweepTemps(grace)
 	e.forgetEvents(ctx)
+	e.forgetPurgedSteps(ctx, grace)
 	return n, err
+}
+
+// forgetPurgedSteps deletes the steps (and attempts) of chains purged more
+// than grace ago that BOINC no longer holds, a batch of chains per pass
+// (docs/operations.md, "What a purge leaves").
+func (e *Engine) forgetPurgedSteps(ctx context.Context, grace time.Duration) {
+	next, n, err := e.db.ForgetPurgedSteps(ctx, time.Now().Add(-grace).Unix(), e.purgedCursor.Load())
+	if err != nil {
+		e.Log.Warn("forgetting the steps of purged chains", "err", err)
+		return
+	}
+	e.purgedCursor.Store(next)
+	if n > 0 {
+		e.Log.Info("forgot the ended steps of purged chains", "steps", n)
+	}
 }
 
 // forgetEvents removes the events older than event_retention (days,

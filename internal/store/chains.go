@@ -540,7 +540,8 @@ func (d *DB) Purge(ctx context.Context, userID int64, group, name string) ([]Cha
 			// CompleteStepPooling forgets them then). A held step never
 			// reached BOINC: nothing will ask for it again. The other
 			// steps stay, so that BOINC's late outputs of a purged chain
-			// are known as such (docs/operations.md, What a purge leaves).
+			// are known as such, until collection forgets them once ended
+			// (ForgetPurgedSteps; docs/operations.md, What a purge leaves).
 			for _, q := range []string{
 				`DELETE FROM chain_inputs WHERE chain_id = ?`,
 				`DELETE FROM step_inputs WHERE wu_name IN (SELECT wu_name FROM steps WHERE chain_id = ? AND state NOT IN ('creating', 'pending', 'queued'))`,
