@@ -362,7 +362,7 @@ func hostDiskFull(dir string) bool {
 	if err := syscall.Statfs(dir, &st); err != nil {
 		return false
 	}
-	return int64(st.Bavail)*st.Bsize < 1<<20
+	return int64(st.Bavail)*int64(st.Bsize) < 1<<20 // Bsize is uint32 on some systems
 }
 
 // resend puts a result the host could not run back among the unsent ones,
