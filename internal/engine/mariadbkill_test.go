@@ -63,25 +63,9 @@ func TestMariaDBKilledUnderTheAdvancePath(t *testing.T) {
 		t.Skip("slow")
 	}
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "rbkill")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	srv, err := mariadbtest.Start(ctx, dir)
-	if err != nil {
-		t.Skip(err)
-	}
-	var srvMu sync.Mutex
-	t.Cleanup(func() { srvMu.Lock(); srv.Stop(); srvMu.Unlock() })
-	stateDSN, err := srv.NewDatabase(ctx, "state")
-	if err != nil {
-		t.Fatal(err)
-	}
-	boincDSN, err := srv.NewDatabase(ctx, "boinc")
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := startKillableMariaDB(t)
+	stateDSN := db.newDatabase(t, "state")
+	boincDSN := db.newDatabase(t, "boinc")
 	root := t.TempDir()
 	if _, err := setup.Init(ctx, setup.Options{Root: root, Exe: serverExe, URLBase: "http://127.0.0.1:1", Assimilator: setup.AssimNative,
 		StateDB: "mysql://" + stateDSN, BoincDB: "mysql://" + boincDSN}); err != nil {
@@ -171,16 +155,13 @@ func TestMariaDBKilledUnderTheAdvancePath(t *testing.T) {
 		if !polled(3*time.Minute, func() bool { return doneSteps() >= kill*total/3 }) {
 			t.Fatalf("%d of %d steps done before kill %d; daemons' log:\n%s", doneSteps(), total, kill, tail([]byte(log.String()), 4000))
 		}
-		srvMu.Lock()
-		if err := srv.Kill(); err != nil {
+		if err := db.kill(); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(3 * time.Second) // the daemons meet the outage
-		if srv, err = mariadbtest.Start(ctx, dir); err != nil {
-			srvMu.Unlock()
+		if err := db.start(); err != nil {
 			t.Fatal(err)
 		}
-		srvMu.Unlock()
 		t.Logf("MariaDB killed and started again (kill %d)", kill)
 	}
 	if !polled(4*time.Minute, func() bool { return doneSteps() == total }) {
@@ -258,21 +239,8 @@ func TestWebhookOnceAcrossMariaDBKill(t *testing.T) {
 		t.Skip("slow")
 	}
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "rbkill")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	srv, err := mariadbtest.Start(ctx, dir)
-	if err != nil {
-		t.Skip(err)
-	}
-	var srvMu sync.Mutex
-	t.Cleanup(func() { srvMu.Lock(); srv.Stop(); srvMu.Unlock() })
-	stateDSN, err := srv.NewDatabase(ctx, "state")
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := startKillableMariaDB(t)
+	stateDSN := db.newDatabase(t, "state")
 	root := t.TempDir()
 	if _, err := setup.Init(ctx, setup.Options{Root: root, Exe: serverExe, URLBase: "http://127.0.0.1:1", StateDB: "mysql://" + stateDSN}); err != nil {
 		t.Fatal(err)
@@ -295,19 +263,13 @@ func TestWebhookOnceAcrossMariaDBKill(t *testing.T) {
 		// The first call kills MariaDB before it is answered; MariaDB is
 		// back 3 s later.
 		once.Do(func() {
-			srvMu.Lock()
-			defer srvMu.Unlock()
-			if err := srv.Kill(); err != nil {
+			if err := db.kill(); err != nil {
 				restarted <- err
 				return
 			}
 			go func() {
 				time.Sleep(3 * time.Second)
-				srvMu.Lock()
-				defer srvMu.Unlock()
-				var err error
-				srv, err = mariadbtest.Start(ctx, dir)
-				restarted <- err
+				restarted <- db.start()
 			}()
 		})
 	}))
@@ -352,4 +314,56 @@ func TestWebhookOnceAcrossMariaDBKill(t *testing.T) {
 			t.Errorf("event %d (%s) delivered %d times, want once", ev.ID, ev.Type, got[ev.ID])
 		}
 	}
+}
+
+// killableMariaDB is a private MariaDB a test kills -9 and starts again on
+// the same data directory and socket.
+type killableMariaDB struct {
+	dir string
+	mu  sync.Mutex
+	srv *mariadbtest.Server
+}
+
+// startKillableMariaDB starts one for t (skipping t without MariaDB); it is
+// stopped and removed when t ends.
+func startKillableMariaDB(t *testing.T) *killableMariaDB {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "rbkill")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	db := &killableMariaDB{dir: dir}
+	if db.srv, err = mariadbtest.Start(context.Background(), dir); err != nil {
+		t.Skip(err)
+	}
+	t.Cleanup(func() { db.mu.Lock(); db.srv.Stop(); db.mu.Unlock() })
+	return db
+}
+
+func (db *killableMariaDB) newDatabase(t *testing.T, name string) string {
+	t.Helper()
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	dsn, err := db.srv.NewDatabase(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dsn
+}
+
+func (db *killableMariaDB) kill() error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	return db.srv.Kill()
+}
+
+func (db *killableMariaDB) start() error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	srv, err := mariadbtest.Start(context.Background(), db.dir)
+	if err == nil {
+		db.srv = srv
+	}
+	return err
 }
