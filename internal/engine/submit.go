@@ -313,9 +313,12 @@ func (e *Engine) checkSubmit(req wire.SubmitRequest) (boinc.WorkParams, int, int
 	if o.MinQuorum > tn {
 		return p, 0, 0, errf(KindBadRequest, "min_quorum (now %d) must be <= target_nresults (%d)", o.MinQuorum, tn)
 	}
+	// BOINC's transitioner makes target_nresults results at once; the
+	// server's max_total_results bounds them (raising it to the request
+	// would let one user have millions of result rows made).
 	maxErr, maxTot := e.Cfg.MaxErrorResults, e.Cfg.MaxTotalResults
-	if maxTot != 0 && maxTot < tn {
-		maxTot = tn
+	if maxTot != 0 && tn > maxTot {
+		return p, 0, 0, errf(KindQuota, "target_nresults %d is above this server's max_total_results of %d", tn, maxTot)
 	}
 	p = boinc.WorkParams{Batch: o.Batch, FpopsEst: o.FpopsEst, FpopsBound: o.FpopsBound, MemoryBound: o.MemoryBound,
 		TargetNResults: o.TargetNResults, MinQuorum: o.MinQuorum, MaxErrorResults: maxErr, MaxTotalResults: maxTot, TargetUser: o.AssignUserAll}
