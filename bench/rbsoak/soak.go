@@ -94,7 +94,10 @@ func newSoak(ctx context.Context, o options) (*soak, error) {
 		return nil, err
 	}
 	if err := s.setupSite(ctx); err != nil {
-		return s, err
+		// What it set up goes: the tmpfs, MariaDB, the webhook receiver
+		// (main exits without the soak to close).
+		s.close()
+		return nil, err
 	}
 	return s, nil
 }

@@ -24,10 +24,12 @@ func (e *Engine) UserByBoincAuthenticator(ctx context.Context, auth string) (sto
 		return store.User{}, fmt.Errorf("%w (BOINC's database, which BOINC authenticators need, is not available)", ErrNoBoincAccount)
 	}
 	acct, found, err := bdb.AccountByAuthenticator(ctx, auth)
-	if err != nil || !found {
-		if err != nil {
-			e.Log.Warn("cannot check a BOINC authenticator", "err", err)
-		}
+	if err != nil {
+		rid := reqid.New()
+		e.Log.Error("cannot check a BOINC authenticator", "request_id", rid, "err", err)
+		return store.User{}, fmt.Errorf("%w now: %s", ErrAccountCheck, reqid.Message(rid))
+	}
+	if !found {
 		return store.User{}, ErrNoBoincAccount
 	}
 	u, err := e.db.UserByBoincID(ctx, acct.ID)
@@ -73,8 +75,12 @@ func (e *Engine) CheckBoincAccount(ctx context.Context, id int64) error {
 func (e *Engine) cannotCheckAccount(id int64, err error) error {
 	rid := reqid.New()
 	e.Log.Error("checking a BOINC account", "request_id", rid, "boinc_user", id, "err", err)
-	return fmt.Errorf("cannot check BOINC account %d now: %s", id, reqid.Message(rid))
+	return fmt.Errorf("%w %d now: %s", ErrAccountCheck, id, reqid.Message(rid))
 }
+
+// ErrAccountCheck: a BOINC account could not be checked (a database
+// failed), which says nothing against the credential: not a 401.
+var ErrAccountCheck = errors.New("cannot check BOINC account")
 
 // AddUser creates a user with the given token hash (server.AddUser makes
 // the token): for a process that holds the engine, as the stand-in's

@@ -34,11 +34,18 @@ func checkBatchName(what, s string) error {
 	return nil
 }
 
-// checkArgs refuses what create_work's stdin cannot carry.
+// checkArgs refuses what create_work's stdin cannot carry, and XML
+// markup: the command line lands unescaped in the work unit's xml_doc
+// (create_work and native creation alike), where a <file_info> would
+// make BOINC's file deleter remove any file it names ("../" included) and
+// an entity would reach the application decoded.
 func checkArgs(chain string, args []string) error {
 	for _, a := range args {
 		if strings.ContainsAny(a, "\"\n\r") {
 			return errf(KindBadRequest, "chain %s: argument %q holds a double quote or a line break, which BOINC's create_work cannot pass", chain, a)
+		}
+		if strings.ContainsAny(a, "<>&") {
+			return errf(KindBadRequest, "chain %s: argument %q holds XML markup (<, > or &), which BOINC copies unescaped into the work unit's description", chain, a)
 		}
 	}
 	return nil

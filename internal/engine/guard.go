@@ -128,8 +128,18 @@ func (e *Engine) requestSizes(ctx context.Context, u store.User, req wire.Submit
 	return sums, func(m string) int64 { return sizes[m] }, nil
 }
 
+// maxAbsPriority bounds a chain's base priority: BOINC's priority columns
+// are 32-bit, and a work unit's priority is the base less its step (up to
+// wire.MaxChainSteps) or raised for a late step (latePriorityBoost). A
+// value beyond them fails a native multi-row insert in MariaDB's strict
+// mode, and with it every other chain's next step in that insert.
+const maxAbsPriority = 1 << 30
+
 // checkPolicy refuses submission options beyond the server's policy.
 func (e *Engine) checkPolicy(o wire.Options, prio int) error {
+	if prio > maxAbsPriority || prio < -maxAbsPriority {
+		return errf(KindBadRequest, "priority %d is beyond what BOINC can hold (between %d and %d)", prio, -maxAbsPriority, maxAbsPriority)
+	}
 	l := e.Cfg.Limits
 	if l.MaxPriority > 0 && prio > l.MaxPriority {
 		return errf(KindQuota, "priority %d is above this server's limit of %d", prio, l.MaxPriority)

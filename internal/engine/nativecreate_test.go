@@ -242,8 +242,9 @@ func TestNativeRevivedStepExists(t *testing.T) {
 		if os.Getenv("RBOINC_TEST_STATE_DB") == "mariadb" {
 			table = store.TablePrefix + "steps"
 		}
-		// What a kill between the insert and the record leaves.
-		if _, err := e.State().SQL().Exec(`UPDATE `+table+` SET state = 'creating' WHERE wu_name = ?`, resp.Chains[1].FirstWU); err != nil {
+		// What a kill between the insert and the record leaves: the step
+		// creating, owned by a process with no lease (this one lives).
+		if _, err := e.State().SQL().Exec(`UPDATE `+table+` SET state = 'creating', owner = 'killed' WHERE wu_name = ?`, resp.Chains[1].FirstWU); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := e.State().ReviveCreating(ctx, time.Now().Add(time.Hour)); err != nil {

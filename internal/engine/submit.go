@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -297,6 +298,9 @@ func (e *Engine) checkSubmit(req wire.SubmitRequest) (boinc.WorkParams, int, int
 	if o.FpopsEst < 0 || o.FpopsBound < 0 || o.MemoryBound < 0 || o.TargetNResults < 0 || o.MinQuorum < 0 || o.Batch < 0 || o.AssignUserAll < 0 {
 		return p, 0, 0, errf(KindBadRequest, "fpops_est, fpops_bound, memory_bound, target_nresults, min_quorum, batch and assign_user_all must not be negative")
 	}
+	if o.Batch > math.MaxInt32 || o.AssignUserAll > math.MaxInt32 {
+		return p, 0, 0, errf(KindBadRequest, "batch and assign_user_all are BOINC ids, at most %d", math.MaxInt32)
+	}
 	if limit := e.maxAttempts(store.Chain{}); o.MaxAttempts < 0 || o.MaxAttempts > limit {
 		return p, 0, 0, errf(KindBadRequest, "max_attempts must be between 1 and %d (the server's max_step_attempts), not %d", limit, o.MaxAttempts)
 	}
@@ -313,9 +317,12 @@ func (e *Engine) checkSubmit(req wire.SubmitRequest) (boinc.WorkParams, int, int
 	if o.MinQuorum > tn {
 		return p, 0, 0, errf(KindBadRequest, "min_quorum (now %d) must be <= target_nresults (%d)", o.MinQuorum, tn)
 	}
+	// BOINC's transitioner makes target_nresults results at once; the
+	// server's max_total_results bounds them (raising it to the request
+	// would let one user have millions of result rows made).
 	maxErr, maxTot := e.Cfg.MaxErrorResults, e.Cfg.MaxTotalResults
-	if maxTot != 0 && maxTot < tn {
-		maxTot = tn
+	if maxTot != 0 && tn > maxTot {
+		return p, 0, 0, errf(KindQuota, "target_nresults %d is above this server's max_total_results of %d", tn, maxTot)
 	}
 	p = boinc.WorkParams{Batch: o.Batch, FpopsEst: o.FpopsEst, FpopsBound: o.FpopsBound, MemoryBound: o.MemoryBound,
 		TargetNResults: o.TargetNResults, MinQuorum: o.MinQuorum, MaxErrorResults: maxErr, MaxTotalResults: maxTot, TargetUser: o.AssignUserAll}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/rboinc/rboinc/internal/engine"
 	"github.com/rboinc/rboinc/internal/naming"
 	"github.com/rboinc/rboinc/internal/store"
 	"github.com/rboinc/rboinc/workflow/wire"
@@ -50,6 +51,9 @@ func (s *Server) authenticate(r *http.Request) (store.User, error) {
 		// A BOINC account's authenticator logs in as the user linked to
 		// that account, as BOINC's remote job submission accepts it.
 		u, err = s.E.UserByBoincAuthenticator(r.Context(), tok)
+		if errors.Is(err, engine.ErrAccountCheck) {
+			return store.User{}, fmt.Errorf("%w: %w", errLookup, err) // 500, retried: the account may be fine
+		}
 		if err != nil {
 			return store.User{}, err
 		}

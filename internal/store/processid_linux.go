@@ -2,9 +2,11 @@ package store
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // hostKey names this machine's boot and pid namespace: two processes with
@@ -23,10 +25,19 @@ func hostKey() string {
 }
 
 // processStart is process pid's start time in clock ticks since boot
-// (field 22 of /proc/<pid>/stat), or -1 when no such process runs.
+// (field 22 of /proc/<pid>/stat), -1 when no such process runs, or
+// startUnknown when it runs but its start cannot be read: /proc mounted
+// with hidepid hides another user's processes (the web server's and the
+// creator's accounts may differ), and only a signal check still sees them.
 func processStart(pid int) int64 {
+	if pid <= 0 {
+		return -1 // kill(0) and kill(-1) would name groups of processes
+	}
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
+		if err := syscall.Kill(pid, 0); err == nil || errors.Is(err, syscall.EPERM) {
+			return startUnknown
+		}
 		return -1
 	}
 	// The command name (field 2) may hold spaces and parentheses: the

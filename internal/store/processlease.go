@@ -201,8 +201,16 @@ func (l leaseRow) dead(now int64, here processIdentity) bool {
 	if l.proc.host == "" || l.proc.host != here.host {
 		return false // another host's: its lease says
 	}
-	return processStart(l.proc.pid) != l.proc.started
+	s := processStart(l.proc.pid)
+	if s == startUnknown {
+		return false // it runs; whether it is the same process its lease says
+	}
+	return s != l.proc.started
 }
+
+// startUnknown is processStart's answer for a process that runs but whose
+// start this process may not read.
+const startUnknown = -2
 
 // ReviveCreating hands to the batch creator the steps left "creating" by
 // a process that is gone, and returns how many: a submission stopped (a

@@ -165,7 +165,7 @@ type ChainSpec struct {
 	Name  string             `json:"name"`
 	Files map[string]FileRef `json:"files"`
 	// Args is the application's command line at every step of the chain
-	// (words joined by spaces; none may hold a double quote or a newline).
+	// (words joined by spaces; none may hold a double quote, a newline, or <, > or &).
 	Args []string `json:"args,omitempty"`
 	// Job is the chain's job name in SubmitRequest.Batch (required there):
 	// printable ASCII, unique among the user's jobs.
