@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"io/fs"
 	"os"
@@ -12,8 +11,7 @@ import (
 	"strings"
 	"time"
 
-	_ "github.com/go-sql-driver/mysql" // the state in MariaDB
-	_ "modernc.org/sqlite"             // the state in SQLite
+	"github.com/rboinc/rboinc/internal/engine"
 )
 
 // leftovers is an inventory of what rboinc keeps: files under the server
@@ -85,22 +83,19 @@ func (s *soak) leftovers() (leftovers, error) {
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, time.Minute)
 	defer cancel()
-	var db *sql.DB
-	prefix := ""
-	if s.o.mariadb {
-		db, err = sql.Open("mysql", strings.TrimPrefix(s.stateURL, "mysql://"))
-		prefix = "rboinc_"
-	} else {
-		db, err = sql.Open("sqlite", filepath.Join(s.root, "state.db")+"?_busy_timeout=10000")
-	}
+	st, err := engine.OpenState(ctx, s.root)
 	if err != nil {
 		return l, err
 	}
-	defer db.Close()
+	defer st.Close()
+	counts, err := st.RowCounts(ctx)
+	if err != nil {
+		return l, err
+	}
 	for _, t := range stateTables {
-		var n int64
-		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM "+prefix+t).Scan(&n); err != nil {
-			return l, fmt.Errorf("counting %s: %w", t, err)
+		n, ok := counts[t]
+		if !ok {
+			return l, fmt.Errorf("the state has no table %s (renamed?)", t)
 		}
 		l.rows[t] = n
 	}
