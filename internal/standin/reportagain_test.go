@@ -1,6 +1,7 @@
 package standin
 
 import (
+	"os"
 	"testing"
 	"time"
 )
@@ -13,8 +14,13 @@ func TestVolunteerReportsAgain(t *testing.T) {
 	reportRetry = 100 * time.Millisecond
 	tp := setupCompute(t)
 	// Every report fails while the trigger is there.
-	if _, err := tp.db().Exec(`CREATE TRIGGER away BEFORE UPDATE OF server_state ON result
-		WHEN NEW.server_state = 5 BEGIN SELECT RAISE(ABORT, 'database away'); END`); err != nil {
+	refuse := `CREATE TRIGGER away BEFORE UPDATE OF server_state ON result
+		WHEN NEW.server_state = 5 BEGIN SELECT RAISE(ABORT, 'database away'); END`
+	if os.Getenv(testDBEnv) == "mariadb" {
+		refuse = `CREATE TRIGGER away BEFORE UPDATE ON result FOR EACH ROW BEGIN
+			IF NEW.server_state = 5 THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'database away'; END IF; END`
+	}
+	if _, err := tp.db().Exec(refuse); err != nil {
 		t.Fatal(err)
 	}
 	tp.stage("a_in1.coor", "coordinates\n")
