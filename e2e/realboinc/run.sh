@@ -846,6 +846,27 @@ wait_sql() {
 	return 1
 }
 
+# wait_sql_poking is wait_sql while work is to be computed: the volunteer
+# is told to ask for work every 20 s (its client backs off when it got
+# none) and BOINC's daemons are checked.
+wait_sql_poking() {
+	local q=$1 secs=$2 want=$3 got="" start now last_poke=0
+	start=$(date +%s)
+	while :; do
+		got=$(sqlv "$q" 2>&1) && [ "$got" = "$want" ] && return 0
+		now=$(date +%s)
+		[ $((now - start)) -ge "$secs" ] && break
+		if [ $((now - last_poke)) -ge 20 ]; then
+			client --project "$MASTER_URL" update >/dev/null 2>&1 || true
+			last_poke=$now
+		fi
+		check_daemons
+		sleep 2
+	done
+	log "waited ${secs}s for [$q] to print $want; it prints: $got"
+	return 1
+}
+
 # control_work: live control of work units already in BOINC, done by rboinc
 # in BOINC's database as BOINC's own tools do it; BOINC's daemons (the
 # transitioner, the feeder, the assimilator) must then do the rest. A
@@ -1231,6 +1252,27 @@ native_creation_known() {
 	grep -qE -- '--create( |=|$)' <<<"$help"
 }
 
+# count_create_work puts a wrapper in front of BOINC's bin/create_work
+# that logs each call to $RUN/fid-create_work-calls.log (emptied);
+# uncount_create_work puts create_work back.
+count_create_work() {
+	local cw=$PROJECT_DIR/bin/create_work
+	if [ ! -e "$cw.real" ]; then
+		mv "$cw" "$cw.real"
+		printf '#!/bin/sh\n# the real-BOINC run counts create_work calls (stage 9)\necho "$$ $*" >>%q\nexec "$0.real" "$@"\n' \
+			"$RUN/fid-create_work-calls.log" >"$cw"
+		chmod 755 "$cw"
+		chown "$PROJECT_USER:" "$cw"
+	fi
+	: >"$RUN/fid-create_work-calls.log"
+	chown "$PROJECT_USER:" "$RUN/fid-create_work-calls.log"
+}
+uncount_create_work() {
+	local cw=$PROJECT_DIR/bin/create_work
+	[ -e "$cw.real" ] && mv -f "$cw.real" "$cw"
+	return 0
+}
+
 # fid runs the stage's program (fidelity/) as the project's user: it reads
 # the database's password from config.xml, as rboinc does. (Its submit runs
 # as the scientist, through sci.)
@@ -1346,15 +1388,7 @@ EOT
 
 	# create_work's calls are counted: one side must run it, native none.
 	local cw=$PROJECT_DIR/bin/create_work
-	if [ ! -e "$cw.real" ]; then
-		mv "$cw" "$cw.real"
-		printf '#!/bin/sh\n# the real-BOINC run counts create_work calls (stage 9)\necho "$$ $*" >>%q\nexec "$0.real" "$@"\n' \
-			"$RUN/fid-create_work-calls.log" >"$cw"
-		chmod 755 "$cw"
-		chown "$PROJECT_USER:" "$cw"
-	fi
-	: >"$RUN/fid-create_work-calls.log"
-	chown "$PROJECT_USER:" "$RUN/fid-create_work-calls.log"
+	count_create_work
 
 	# BOINC's daemons stay stopped while both sides submit: the rows stay as
 	# made, untouched by the transitioner.
@@ -1455,7 +1489,7 @@ EOT
 	done
 	TIMES[fid_chains]=$(($(date +%s) - t1))s
 	calls=$(wc -l <"$RUN/fid-create_work-calls.log")
-	mv -f "$cw.real" "$cw"
+	uncount_create_work
 	log "$mb: bin/create_work ran $calls time(s) while the chains ran (their next steps)"
 	if [ "$mb" = native ]; then
 		[ "$calls" = 0 ] || fail "rboinc.json \"create\": \"native\", yet bin/create_work ran $calls time(s) for the next steps"
@@ -1509,6 +1543,67 @@ EOT
 	n=$(sqlv "select count(*) from workunit where name like 'f%-${up}\\_fidb-1-2-%'")
 	[ "$n" = 4 ] || fail "$n step-1 work units of group fidb in BOINC, want 4"
 	log "fidelity: 0 differing columns between $ma and $mb; all 10 chains (5 per mode, 1 of them assigned; next steps made by $mb) came back right with their arguments (both submissions ${TIMES[fid_submit]}, compared by ${TIMES[fid_compare]}, chains ${TIMES[fid_chains]})"
+}
+
+# fidelity_next: next steps made by each mode, compared. Each side's
+# group is submitted alone in its mode, with BOINC's daemons and the
+# volunteer running, and the stage waits until the assimilator has made its
+# step 1 (the other side's chains do not exist yet, so every next step of a
+# group is made in its mode). Both groups' work units are compared once all
+# are over (-settled: ids and times BOINC's daemons wrote while the work ran
+# are compared by whether they are set).
+fidelity_next() {
+	[ "$FIDELITY" = 1 ] && [ "$FID_BREAK" != 1 ] || return 0
+	local ma mb
+	read -r ma mb <<<"$FID_MODES"
+	if { [ "$ma" = native ] || [ "$mb" = native ]; } && ! native_creation_known; then
+		return 0
+	fi
+	stage "9b. fidelity of next steps: a group's step 1 made by the assimilator with \"create\": \"$ma\", another's with \"$mb\"; BOINC's rows compared"
+	local t0 up=${SCI_USER^^} side mode group out calls rc
+	t0=$(date +%s)
+	for side in a b; do
+		mode=$ma
+		[ "$side" = b ] && mode=$mb
+		group=fidn$side
+		set_create_mode "$mode"
+		stop_pid "$PID_SERVE" "rboinc-server serve"
+		launch_serve
+		# The assimilator (the hook, or rboinc's own daemon) reads the mode
+		# when BOINC starts it.
+		(cd "$PROJECT_DIR" && as_owner bin/stop && as_owner bin/start) >>"$LOGS/bin-start.log" 2>&1 || fail "bin/stop, bin/start"
+		count_create_work
+		log "rboinc.json \"create\": \"$mode\"; serve and BOINC's daemons restarted; submitting group $group"
+		out=$(sci "$RUN/bin/fidelity" submit -queue fid -group "$group" -jobs fid/jobs.txt -num_steps 2 \
+			-priority 50 -batch "$FID_BATCH" -min_quorum 1 -fpops_bound 5e12 2>&1) || { indent <<<"$out"; fail "fidelity submit of group $group ($mode)"; }
+		indent <<<"$out"
+		wait_sql_poking "select count(*) from workunit where name like 'f%-${up}\\_${group}-1-2-%'" "$FID_TIMEOUT" 4 ||
+			fail "the assimilator made no step 1 for all 4 chains of group $group within ${FID_TIMEOUT}s"
+		calls=$(wc -l <"$RUN/fid-create_work-calls.log")
+		uncount_create_work
+		log "$mode: bin/create_work ran $calls time(s) for group $group's submission and next steps"
+		if [ "$mode" = native ]; then
+			[ "$calls" = 0 ] || fail "rboinc.json \"create\": \"native\", yet bin/create_work ran $calls time(s)"
+		else
+			[ "$calls" -ge 2 ] || fail "rboinc.json \"create\": \"create_work\", yet bin/create_work ran $calls time(s) (the submission and the next steps)"
+		fi
+	done
+	local pat="(name like 'f%-${up}\\_fidna-%' or name like 'f%-${up}\\_fidnb-%')"
+	wait_sql_poking "select count(*) from workunit where $pat and assimilate_state = 2" "$FID_TIMEOUT" 16 ||
+		fail "the 16 work units of groups fidna and fidnb were not all assimilated within ${FID_TIMEOUT}s"
+	# A work unit is over once the transitioner has seen it assimilated
+	# (transition_time INT_MAX, its files for the deleter) and BOINC's
+	# file_deleter has taken its files (file_delete_state 2): both sides are
+	# compared in that state (the first run compared a work unit one
+	# transitioner pass before it).
+	wait_sql "select count(*) from workunit where $pat and transition_time = 2147483647 and file_delete_state = 2" 300 16 ||
+		fail "the 16 work units of groups fidna and fidnb were not over (transitioner and file_deleter done) within 300s"
+	fid compare -project "$PROJECT_DIR" -a fidna -b fidnb -label-a "$ma" -label-b "$mb" -settled \
+		-tables workunit -want workunit=8 >"$LOGS/fid-compare-next.log" 2>&1 && rc=0 || rc=$?
+	indent <"$LOGS/fid-compare-next.log"
+	[ "$rc" = 0 ] || fail "the work units (first and next steps) made by $ma and by $mb differ (above; $LOGS/fid-compare-next.log)"
+	TIMES[fid_next]=$(($(date +%s) - t0))s
+	log "fidelity of next steps: 0 differing columns between $ma's and $mb's 8 work units (4 chains of 2 steps each, next steps made by the assimilator), in ${TIMES[fid_next]}"
 }
 
 # -------------------------------------------------------------- main
@@ -1567,7 +1662,8 @@ retrieve_and_check
 control_work
 coexist
 fidelity
+fidelity_next
 coex_report
 [ "$DAEMON_DEATHS" = 0 ] || log "note: $DAEMON_DEATHS BOINC daemon exit(s) seen while waiting (see the warnings above)"
 [ "$DOCTOR_PROBLEMS" = 0 ] || log "note: rboinc-server doctor reported problems (see above)"
-log "PASS (ASSIMILATOR=$ASSIMILATOR): build ${TIMES[build]}, first step ${TIMES[first_step]}, first chain ${TIMES[first_chain]}, all chains settled ${TIMES[all_chains]}, control ${TIMES[late_chain]:-skipped}, coexistence ${TIMES[coex_chains]:-skipped}, fidelity ${TIMES[fidelity]:-${TIMES[fid_chains]:-skipped}}, total $(($(date +%s) - T0))s"
+log "PASS (ASSIMILATOR=$ASSIMILATOR): build ${TIMES[build]}, first step ${TIMES[first_step]}, first chain ${TIMES[first_chain]}, all chains settled ${TIMES[all_chains]}, control ${TIMES[late_chain]:-skipped}, coexistence ${TIMES[coex_chains]:-skipped}, fidelity ${TIMES[fidelity]:-${TIMES[fid_chains]:-skipped}}, next steps ${TIMES[fid_next]:-skipped}, total $(($(date +%s) - T0))s"

@@ -37,6 +37,22 @@ type tableSpec struct {
 	// byMeaning: time columns compared by what they tell BOINC's daemons
 	// (see when), relative to the row's create_time.
 	byMeaning map[string]bool
+	// whetherSet: columns compared only by whether they are set (not 0,
+	// not INT_MAX), for rows compared once their work is over (-settled):
+	// the canonical result's id, the credit it was granted (from its run's
+	// CPU time), the transitioner's last time.
+	whetherSet map[string]bool
+}
+
+// settled is s for rows of work units that are over: what BOINC's daemons
+// wrote while the work ran is compared by whether it is set, since two runs
+// never end at the same moment or with the same ids.
+func settled(s tableSpec) tableSpec {
+	if s.name != "workunit" {
+		return s
+	}
+	s.whetherSet = map[string]bool{"canonical_resultid": true, "canonical_credit": true, "transition_time": true}
+	return s
 }
 
 // tables are the rows native creation must write as create_work does
@@ -97,6 +113,7 @@ func runCompare(ctx context.Context, args []string) int {
 	labelA := fs.String("label-a", "a", "what the first submission is called in the report")
 	labelB := fs.String("label-b", "b", "what the second submission is called in the report")
 	tableList := fs.String("tables", "workunit,assignment", "tables to compare: workunit, assignment, result")
+	settle := fs.Bool("settled", false, "the work units are over: compare workunit's canonical_resultid and transition_time by whether they are set (results are not compared: their run differs)")
 	wantList := fs.String("want", "", "table=N,...: at least N pairs of rows that table must have (so that nothing compared is no pass)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -122,6 +139,13 @@ func runCompare(ctx context.Context, args []string) int {
 		if !ok {
 			fmt.Fprintf(os.Stderr, "fidelity compare: unknown table %q\n", t)
 			return 2
+		}
+		if *settle {
+			if s.name == "result" {
+				fmt.Fprintln(os.Stderr, "fidelity compare: -settled compares no results (their hosts' runs differ)")
+				return 2
+			}
+			s = settled(s)
 		}
 		specs = append(specs, s)
 	}
@@ -310,6 +334,12 @@ func when(r row, c string) sql.NullString {
 // random part of its output files' names) replaced in the columns the spec
 // normalises, and time columns by their meaning.
 func value(s tableSpec, r row, c string) sql.NullString {
+	if v := r.vals[c]; s.whetherSet[c] && v.Valid {
+		if f, err := strconv.ParseFloat(v.String, 64); err == nil && (f == 0 || f == math.MaxInt32) {
+			return sql.NullString{String: "unset (" + v.String + ")", Valid: true}
+		}
+		return sql.NullString{String: "set", Valid: true}
+	}
 	if s.byMeaning[c] {
 		return when(r, c)
 	}

@@ -140,3 +140,32 @@ func TestCompareTransitionTime(t *testing.T) {
 		t.Errorf("report:\n%s", out.String())
 	}
 }
+
+// Work units that are over: their canonical results' ids and the
+// transitioner's last times differ between two runs and compare equal
+// settled, by whether they are set; one left unset on one side still differs.
+func TestCompareSettledWorkunits(t *testing.T) {
+	cols := []string{"id", "name", "create_time", "canonical_resultid", "canonical_credit", "transition_time", "priority"}
+	wa := "f1-SCI_fna-1-2-RND0001"
+	wb := "f1-SCI_fnb-1-2-RND0042"
+	a, b := split([]row{
+		mkrow(wa, wa, "id", "1", "name", wa, "create_time", "100", "canonical_resultid", "17", "canonical_credit", "0.0205", "transition_time", "2147483647", "priority", "50"),
+		mkrow(wb, wb, "id", "9", "name", wb, "create_time", "400", "canonical_resultid", "23", "canonical_credit", "0.0211", "transition_time", "2147483647", "priority", "50"),
+	}, []string{"fna"}, []string{"fnb"})
+	if d := compareRows(tables["workunit"], cols, a, b); len(d.diffs) != 2 || d.diffs[0].column != "canonical_resultid" {
+		t.Fatalf("as made, the canonical results' ids and credits must differ: %+v", d.diffs)
+	}
+	s := settled(tables["workunit"])
+	if d := compareRows(s, cols, a, b); d.pairs != 1 || len(d.diffs) != 0 {
+		t.Fatalf("settled, equal work units differ: %+v", d.diffs)
+	}
+	b[0].vals["canonical_resultid"] = sql.NullString{String: "0", Valid: true}
+	b[0].vals["canonical_credit"] = sql.NullString{String: "0.000000", Valid: true}
+	b[0].vals["transition_time"] = sql.NullString{String: "500", Valid: true}
+	if d := compareRows(s, cols, a, b); len(d.diffs) != 3 {
+		t.Fatalf("settled, a work unit without its canonical result or credit and still transitioning must differ thrice: %+v", d.diffs)
+	}
+	if r := settled(tables["result"]); r.whetherSet != nil {
+		t.Fatal("results are not settled")
+	}
+}
