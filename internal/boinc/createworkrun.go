@@ -19,6 +19,10 @@ import (
 // prepares jobs while the caller is still producing them. create_work
 // inserts the jobs only once its standard input ends: Finish closes it and
 // waits; Abort kills the process before that, and then no job exists.
+// (BOINC's own create_work keeps to that only for unassigned jobs whose
+// rows stay under about 1 MB: it inserts larger batches in ~1 MB chunks,
+// and assigned jobs one by one, as it reads them: tools/create_work.cpp,
+// boinc-interfaces.md 1.4.)
 type CreateWorkRun struct {
 	cmd    *exec.Cmd
 	guard  *createWorkGuard // holds create_work's input open while this process lives
