@@ -18,15 +18,15 @@ import (
 // work units of chains it never recorded.
 //
 // The guard closes that gap. It is a small process (this program again,
-// package inputguard) in create_work's process group that holds a second copy of
-// the write end of create_work's input, so that the feeder's death alone
-// does not end that input, and reads a control pipe from the feeder. The
-// feeder writes inputguard.Release on it when it means to finish; the guard then
-// drops its copy and exits. If the control pipe ends without that byte (the
-// feeder died), the guard kills its whole process group, create_work,
-// whatever a wrapper started and itself, with one kill: SIGKILL is then
-// pending in every one of them before the guard's copy closes, so no
-// create_work runs another instruction after its input ends.
+// package inputguard) in create_work's process group that holds a second
+// copy of the write end of create_work's input, so that the feeder's death
+// alone does not end that input, and reads a control pipe from the feeder.
+// The feeder writes inputguard.Release on it when it means to finish; the
+// guard then drops its copy and exits. If the control pipe ends without
+// that byte (the feeder died), the guard kills its whole process group,
+// create_work, whatever a wrapper started and itself, with one kill:
+// SIGKILL is then pending in every one of them before the guard's copy
+// closes, so no create_work runs another instruction after its input ends.
 
 // createWorkGuard is the feeder's side of a guard.
 type createWorkGuard struct {
