@@ -3,6 +3,7 @@
 package boinc
 
 import (
+	"errors"
 	"os"
 	"syscall"
 )
@@ -14,3 +15,9 @@ import (
 func createWorkProcAttr() *syscall.SysProcAttr { return nil }
 
 func killCreateWork(p *os.Process) error { return p.Kill() }
+
+var errNoProcessGroups = errors.New("create_work runs only on Unix systems: its guard needs process groups")
+
+func guardExecutable() (string, error) { return "", errNoProcessGroups }
+
+func guardProcAttr(int) (*syscall.SysProcAttr, error) { return nil, errNoProcessGroups }
