@@ -71,6 +71,8 @@ func checkBack(t *testing.T, back []record, target int) {
 // units in flight until the target, each result taken once, each new work
 // unit started from the best result so far.
 func TestRunsToTarget(t *testing.T) {
+	// A server of its own, mostly waited on: beside the other test.
+	t.Parallel()
 	s := standinserver.Start(t, standinserver.Options{})
 	tok, err := s.AddUser("scientist")
 	if err != nil {
@@ -122,6 +124,8 @@ func TestRunsToTarget(t *testing.T) {
 // in the middle of its run and started again, takes every result into
 // account exactly once, and gets no acknowledged event again.
 func TestKilledAndRestarted(t *testing.T) {
+	// A server of its own, mostly waited on: beside the other test.
+	t.Parallel()
 	s := standinserver.Start(t, standinserver.Options{})
 	tok, err := s.AddUser("scientist")
 	if err != nil {

@@ -15,6 +15,9 @@ func TestMain(m *testing.M) { mariadbtest.Main(m) }
 func engines(t *testing.T, f func(t *testing.T, db *DB)) {
 	for _, e := range []sqldb.Engine{sqldb.SQLite, sqldb.MySQL} {
 		t.Run(string(e), func(t *testing.T) {
+			// A database of its own each: both at once (MariaDB's side
+			// mostly waits on its server).
+			t.Parallel()
 			f(t, openTest(t, e, true))
 		})
 	}

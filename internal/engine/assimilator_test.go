@@ -17,6 +17,7 @@ import (
 
 	"github.com/rboinc/rboinc/internal/boinctest"
 	"github.com/rboinc/rboinc/internal/engine"
+	"github.com/rboinc/rboinc/internal/longtest"
 	"github.com/rboinc/rboinc/internal/mariadbtest"
 	"github.com/rboinc/rboinc/internal/setup"
 	"github.com/rboinc/rboinc/internal/sqldb"
@@ -298,8 +299,9 @@ func TestNativeAssimilatorLeavesBrokenWorkUnits(t *testing.T) {
 }
 
 // TestNativeAssimilatorKill9 kills the assimilator daemon at random
-// moments, 50 times, while BOINC (played by the test) keeps finishing work
-// units; afterwards every chain is done with each step once.
+// moments, 50 times (15 under -race: see longtest.Rounds), while BOINC
+// (played by the test) keeps finishing work units; afterwards every
+// chain is done with each step once.
 func TestNativeAssimilatorKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow")
@@ -340,7 +342,8 @@ func assimilatorKill9(t *testing.T, e *engine.Engine, u store.User) {
 	// daemon has made nothing yet (a loaded machine, the state on
 	// MariaDB: its start-up alone can outlast 200 ms).
 	window, made, idle := 200, chains, 0
-	for i := 0; i < 50; i++ {
+	kills := longtest.Rounds(50, 15)
+	for range kills {
 		boincDone(t, e, nil)
 		before := fileSize(logPath)
 		cmd := start()
@@ -363,7 +366,7 @@ func assimilatorKill9(t *testing.T, e *engine.Engine, u store.User) {
 			window, idle = window*2, 0
 		}
 	}
-	t.Logf("%d of 50 kills left work units ready", busy)
+	t.Logf("%d of %d kills left work units ready", busy, kills)
 	if total, _ := boincCounts(t, e); total <= chains {
 		t.Errorf("the killed daemons created no next step (%d work units): they were killed before doing anything", total)
 	} else {

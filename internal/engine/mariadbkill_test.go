@@ -62,6 +62,8 @@ func TestMariaDBKilledUnderTheAdvancePath(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow")
 	}
+	// Mostly waiting (on its own MariaDB, the daemons): beside the other waiting tests.
+	t.Parallel()
 	ctx := context.Background()
 	db := startKillableMariaDB(t)
 	stateDSN := db.newDatabase(t, "state")
@@ -238,6 +240,8 @@ func TestWebhookOnceAcrossMariaDBKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow")
 	}
+	// Mostly waiting (on its own MariaDB, the notifier): beside the other waiting tests.
+	t.Parallel()
 	ctx := context.Background()
 	db := startKillableMariaDB(t)
 	stateDSN := db.newDatabase(t, "state")

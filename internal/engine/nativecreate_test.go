@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rboinc/rboinc/internal/engine"
+	"github.com/rboinc/rboinc/internal/longtest"
 	"github.com/rboinc/rboinc/internal/setup"
 	"github.com/rboinc/rboinc/internal/store"
 	"github.com/rboinc/rboinc/workflow/wire"
@@ -138,9 +139,9 @@ func TestNativeSubmissionKill9(t *testing.T) {
 	forEnginesCreate(t, engine.CreateNative, func(t *testing.T, e *engine.Engine, u store.User) {
 		ctx := context.Background()
 		b := &benchEnv{tb: t, ctx: ctx, e: e, u: u}
-		const rounds, perReq = 12, 150
+		const perReq = 150
 		window, made, creating, halfway := 300, 0, 0, 0
-		for round := range rounds {
+		for round := range longtest.Rounds(12, 5) {
 			reqs := []wire.SubmitRequest{b.request(fmt.Sprintf("g%da", round), perReq, 2), b.request(fmt.Sprintf("g%db", round), perReq, 2)}
 			cmd := submitterCmd(t, e.Root, u, reqs...)
 			out, _ := cmd.StdoutPipe()

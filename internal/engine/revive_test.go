@@ -203,6 +203,8 @@ func TestReviveAfterKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow")
 	}
+	// Mostly waiting (on the submission, the creator): beside the other waiting tests.
+	t.Parallel()
 	for _, tc := range []struct {
 		name, script string
 	}{
@@ -214,6 +216,7 @@ func TestReviveAfterKill9(t *testing.T) {
 		{"after create_work inserted", "{{cw}}\nrc=$?\nsleep 30\nexit $rc"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			f := newFixture(t)
 			reviveAfterKill(t, f.e, f.e, f.u, tc.script, nil)
 		})
@@ -329,6 +332,8 @@ func TestReviveAcrossHosts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow")
 	}
+	// Mostly waiting (on a lease to run out): beside the other waiting tests.
+	t.Parallel()
 	mariadbtest.Shared(t)
 	ctx := context.Background()
 	rootA := t.TempDir()

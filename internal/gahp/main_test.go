@@ -21,18 +21,9 @@ import (
 	"github.com/rboinc/rboinc/internal/gahp"
 	"github.com/rboinc/rboinc/internal/server"
 	"github.com/rboinc/rboinc/internal/setup"
-	"github.com/rboinc/rboinc/internal/standin"
+	"github.com/rboinc/rboinc/internal/testbin"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
-
-// TestMain lets this test binary serve as the stand-in's create_work, a
-// separate process as BOINC's is.
-func TestMain(m *testing.M) {
-	if len(os.Args) > 2 && os.Args[1] == "standin" && os.Args[2] == "create_work" {
-		os.Exit(standin.CreateWorkMain(os.Args[3:], os.Stdin, os.Stdout, os.Stderr))
-	}
-	os.Exit(m.Run())
-}
 
 // project is a real rboinc server (in-process, HTTP) on the BOINC
 // stand-in, with one user, counting what reaches it.
@@ -51,11 +42,9 @@ func newProject(tb testing.TB) *project {
 	tb.Helper()
 	ctx := context.Background()
 	root := tb.TempDir()
-	exe, err := os.Executable()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if _, err := setup.Init(ctx, setup.Options{Root: root, Exe: exe, URLBase: "http://127.0.0.1:1"}); err != nil {
+	// The stand-in's create_work, a separate process as BOINC's is, is
+	// the real rboinc-server of the run's shared build.
+	if _, err := setup.Init(ctx, setup.Options{Root: root, Exe: testbin.Path(tb, testbin.Server), URLBase: "http://127.0.0.1:1"}); err != nil {
 		tb.Fatal(err)
 	}
 	e, err := engine.Open(ctx, root, slog.New(slog.NewTextHandler(io.Discard, nil)))

@@ -17,6 +17,9 @@ import (
 // scheduler names them, and the hook gets outputs named after those; jobs
 // for another user, host or team are never run.
 func TestVolunteerAssignedWork(t *testing.T) {
+	// Waits mostly on its processes (create_work, the hook): beside the
+	// others that do.
+	t.Parallel()
 	tp := setupCompute(t)
 	jobs := map[string][]string{
 		"plain":    nil,

@@ -14,6 +14,9 @@ import (
 // TestCancelJobsTool runs bin/cancel_jobs with BOINC's two command lines,
 // from outside the project, and checks its effect and its errors.
 func TestCancelJobsTool(t *testing.T) {
+	// Waits mostly on its processes (create_work, the hook): beside the
+	// others that do.
+	t.Parallel()
 	tp := setupCompute(t)
 	ctx := context.Background()
 	for _, wu := range []string{"k1", "k2", "k3", "k4"} {

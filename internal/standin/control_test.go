@@ -20,6 +20,9 @@ func (tp *testProject) newSim() *sim {
 // database as BOINC's tools make them, are carried out by the stand-in's
 // transitioner and feeder as BOINC's.
 func TestLiveControl(t *testing.T) {
+	// Waits mostly on its processes (create_work, the hook): beside the
+	// others that do.
+	t.Parallel()
 	tp := setupCompute(t)
 	ctx := context.Background()
 	for _, wu := range []string{"c1", "p1", "r1", "q1"} {

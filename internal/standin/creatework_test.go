@@ -118,6 +118,9 @@ func TestXMLDocSample(t *testing.T) {
 
 // Every case of the table in observations 3c.
 func TestCreateWorkErrors(t *testing.T) {
+	// Waits mostly on its processes (create_work, the hook): beside the
+	// others that do.
+	t.Parallel()
 	tp := newProject(t)
 	tp.stage("a_in1.coor", "0123456789ab\n")
 	tp.stage("a_in1.psf", "psf-content!\n")
@@ -243,6 +246,9 @@ func TestCreateWorkSingle(t *testing.T) {
 }
 
 func TestCopyFromFlatAndSidecars(t *testing.T) {
+	// Waits mostly on its processes (create_work, the hook): beside the
+	// others that do.
+	t.Parallel()
 	tp := newProject(t)
 	dl := tp.p.DownloadDir
 	tp.write("download/flat_1.coor", "flat content\n", 0o644)
@@ -323,6 +329,9 @@ func TestConstantFileAndAnnotations(t *testing.T) {
 }
 
 func TestStdin(t *testing.T) {
+	// Waits mostly on its processes (create_work, the hook): beside the
+	// others that do.
+	t.Parallel()
 	tp := newProject(t)
 	tp.write("templates/rbtest_in", strings.Replace(tmplIn3a, "  <command_line>--steps 10</command_line>\n", "", 1), 0o644)
 	tp.stage("a_in1.coor", "0123456789ab\n")

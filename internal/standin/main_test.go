@@ -22,6 +22,10 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 2 && os.Args[1] == "standin" && os.Args[2] == "cancel_jobs" {
 		os.Exit(CancelJobsMain(os.Args[3:], os.Stdout, os.Stderr))
 	}
+	// An inherited BOINC_PROJECT_DIR would steer every test's
+	// create_work to another project (the tests run side by side, so
+	// once for all, not with t.Setenv).
+	os.Unsetenv("BOINC_PROJECT_DIR")
 	code := m.Run()
 	mariadbtest.StopShared()
 	os.Exit(code)
@@ -83,7 +87,6 @@ type testProject struct {
 // and the 3a templates as templates/rbtest_in and templates/rbtest_out.
 func newProject(t *testing.T) *testProject {
 	t.Helper()
-	t.Setenv("BOINC_PROJECT_DIR", "")
 	dir := t.TempDir()
 	exe, err := os.Executable()
 	if err != nil {

@@ -37,6 +37,9 @@ const tmplAllParams = `<file_info><number>0</number><gzip/></file_info>
 // assignment rows column by column (ids, names and times aside) and the
 // xml_doc byte for byte.
 func TestNativeMatchesCreateWork(t *testing.T) {
+	// Waits mostly on its processes (create_work, the hook): beside the
+	// others that do.
+	t.Parallel()
 	tp := newProject(t)
 	tp.write("templates/all_in", tmplAllParams, 0o644)
 	for _, n := range []string{"a.coor", "b.coor", "a.psf"} {
@@ -191,6 +194,9 @@ func TestNativeTwiceCreatesOnce(t *testing.T) {
 // processing and inserted many per statement (StoreAll) gives the rows the
 // stand-in's create_work inserts one by one.
 func TestSharedPrepareMatchesStore(t *testing.T) {
+	// Waits mostly on its processes (create_work, the hook): beside the
+	// others that do.
+	t.Parallel()
 	tp := newProject(t)
 	tmpl := strings.Replace(tmplIn3a, "  <command_line>--steps 10</command_line>\n", "", 1)
 	tp.write("templates/rbtest_in", tmpl, 0o644)

@@ -116,6 +116,9 @@ func setupCompute(t *testing.T) *testProject {
 }
 
 func TestVolunteerEndToEnd(t *testing.T) {
+	// Waits mostly on its processes (create_work, the hook): beside the
+	// others that do.
+	t.Parallel()
 	tp := setupCompute(t)
 	in := tp.stage("a_in1.coor", "coordinates\n")
 	psf := tp.stage("a_in1.psf", "topology\n")

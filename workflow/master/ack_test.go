@@ -18,6 +18,8 @@ import (
 // the same state file; Wait hands out events one by one until Ack; a
 // damaged state file is refused with advice.
 func TestAcknowledgement(t *testing.T) {
+	// A server of its own, mostly waited on: beside the other tests.
+	t.Parallel()
 	s := standinserver.Start(t, standinserver.Options{NoCompute: true})
 	tok, err := s.AddUser("alice")
 	if err != nil {

@@ -18,6 +18,8 @@ import (
 // units' results and counts only them; the other chain's results stay on
 // the server for rboinc-retrieve.
 func TestMasterTakesOnlyItsOwn(t *testing.T) {
+	// A server of its own, mostly waited on: beside the other tests.
+	t.Parallel()
 	s := standinserver.Start(t, standinserver.Options{NoCompute: true})
 	tok, err := s.AddUser("alice")
 	if err != nil {

@@ -28,6 +28,8 @@ func withConf(t *testing.T, conf string) map[string]string {
 // it runs to its end; a cancelled one is aborted and counted so; each
 // change arrives as a state event.
 func TestSuspendResumeCancel(t *testing.T) {
+	// Alone: its cancel must reach the server within the cancelled step's
+	// 3 s of work.
 	s := standinserver.Start(t, standinserver.Options{})
 	m := connect(t, s, "alice")
 	ctx := context.Background()
@@ -89,6 +91,8 @@ func TestSuspendResumeCancel(t *testing.T) {
 // TestFailureHasReason: a work unit whose application fails arrives as a
 // failure event saying why, in the application's words.
 func TestFailureHasReason(t *testing.T) {
+	// A server of its own, mostly waited on: beside the other tests.
+	t.Parallel()
 	// One failed result ends a BOINC work unit, quickly.
 	s := standinserver.Start(t, standinserver.Options{Settings: map[string]any{"max_total_results": 1, "max_error_results": 1, "retry_backoff": 0.2}})
 	m := connect(t, s, "alice")
@@ -114,6 +118,8 @@ func TestFailureHasReason(t *testing.T) {
 // TestUsersSeeOnlyTheirOwn: the masters of two users get only the events
 // and counts of their own work units, and cannot touch the other's.
 func TestUsersSeeOnlyTheirOwn(t *testing.T) {
+	// A server of its own, mostly waited on: beside the other tests.
+	t.Parallel()
 	s := standinserver.Start(t, standinserver.Options{})
 	ctx := context.Background()
 	alice, bob := connect(t, s, "alice"), connect(t, s, "bob")

@@ -21,6 +21,8 @@ import (
 // result event with its three output files on disk, matching their MD5,
 // then as finished.
 func TestResultsArriveVerified(t *testing.T) {
+	// A server of its own, mostly waited on: beside the other tests.
+	t.Parallel()
 	s := standinserver.Start(t, standinserver.Options{})
 	m := connect(t, s, "alice")
 	ctx := context.Background()

@@ -21,6 +21,8 @@ import (
 // counts only its own two work units, and the other chain's results stay
 // for rboinc-retrieve.
 func TestReadmeMaster(t *testing.T) {
+	// A server of its own, mostly waited on: beside the other tests.
+	t.Parallel()
 	b, err := os.ReadFile("../../docs/master.md")
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,8 @@ import (
 // certificate when given it as CAFile (as the clients' -cacert), and is
 // refused without it.
 func TestConnectTLS(t *testing.T) {
+	// A server of its own, mostly waited on: beside the other tests.
+	t.Parallel()
 	s := standinserver.Start(t, standinserver.Options{NoCompute: true})
 	tok, err := s.AddUser("alice")
 	if err != nil {
