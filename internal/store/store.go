@@ -168,10 +168,11 @@ func (d *DB) Tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	if b, ok := ctx.Value(batchKey{}).(*batch); ok && b.db == d {
 		return b.savepoint(ctx, fn)
 	}
-	tx, err := d.dialect.begin(ctx, d.sql)
+	tx, release, err := d.dialect.begin(ctx, d.sql)
 	if err != nil {
 		return fmt.Errorf("state database: %w", err)
 	}
+	defer release() // after the commit or rollback below
 	defer holdWatch()()
 	if err := fn(tx); err != nil {
 		tx.Rollback()
@@ -233,10 +234,11 @@ func (b *batch) savepoint(ctx context.Context, fn func(*sql.Tx) error) error {
 // outside Tx do not see the batch's changes before the commit. fn must not
 // write through another handle: the batch holds the write lock.
 func (d *DB) Batch(ctx context.Context, fn func(ctx context.Context) error) error {
-	tx, err := d.dialect.begin(ctx, d.sql)
+	tx, release, err := d.dialect.begin(ctx, d.sql)
 	if err != nil {
 		return fmt.Errorf("state database: %w", err)
 	}
+	defer release() // after the commit or rollback below
 	defer holdWatch()()
 	b := &batch{db: d, tx: tx, stmts: newStmtCache(tx)}
 	defer b.stmts.Close()
