@@ -202,6 +202,12 @@ type batch struct {
 	// may run in it, as later statements would run outside it, and the
 	// batch must not commit as if what came before were recorded.
 	lost error
+	// latencies are the batch's latency observations, written with one
+	// statement per histogram bucket before the commit (a statement and
+	// a savepoint per observation made a tenth of a native assimilator's
+	// pass).
+	latMu     sync.Mutex
+	latencies map[latencyBucket]latencySum
 }
 
 func (b *batch) savepoint(ctx context.Context, fn func(*sql.Tx) error) error {
@@ -246,6 +252,7 @@ func (d *DB) Batch(ctx context.Context, fn func(ctx context.Context) error) erro
 		tx.Rollback()
 		return err
 	}
+	b.writeLatencies(ctx)
 	if b.lost != nil {
 		tx.Rollback()
 		return b.lost
