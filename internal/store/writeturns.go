@@ -40,7 +40,7 @@ const writeTurnPoll = 2 * time.Millisecond
 // database at path; release ends it. Where the system has no such locks,
 // it returns at once (SQLite's busy handler alone then orders writers).
 func takeWriteTurn(ctx context.Context, path string) (release func(), err error) {
-	t, err := openTurns(path + "-writers")
+	t, err := openTurns(path)
 	if err != nil {
 		return nil, fmt.Errorf("opening the state database's turn file: %w", err)
 	}
