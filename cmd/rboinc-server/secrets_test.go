@@ -338,7 +338,12 @@ func TestInitAsRootKeepsSecretsReadable(t *testing.T) {
 	}
 	defer db.Close()
 	db.Users(context.Background())
-	for _, n := range []string{"rboinc.json", "state.db", "state.db-wal", "state.db-shm"} {
+	// A write made as root makes the writers' turn file (store's
+	// writeturns.go): it too must stay usable by the owner.
+	if _, err := db.AddUser(context.Background(), "turns", "hash-turns"); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"rboinc.json", "state.db", "state.db-wal", "state.db-shm", "state.db-writers"} {
 		fi, err := os.Stat(filepath.Join(root, n))
 		if err != nil {
 			t.Fatal(err)

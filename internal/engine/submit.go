@@ -584,6 +584,7 @@ type stepJob struct {
 func (e *Engine) createSteps(ctx context.Context, params boinc.WorkParams, steps []stepJob) error {
 	jobs := make([]boinc.Job, 0, len(steps))
 	staged := map[string]string{}
+	known := map[string]stagedInput{}
 	catchup, err := e.catchup(ctx, steps)
 	if err != nil {
 		return err
@@ -604,6 +605,7 @@ func (e *Engine) createSteps(ctx context.Context, params boinc.WorkParams, steps
 					return err
 				}
 				staged[sum] = name
+				known[name] = stagedInput{md5: sum, size: fi.Size()}
 			}
 			files = append(files, name)
 		}
@@ -632,7 +634,7 @@ func (e *Engine) createSteps(ctx context.Context, params boinc.WorkParams, steps
 		return err
 	}
 	t0 := time.Now()
-	err = wc.createAll(ctx, params, jobs)
+	err = wc.createAll(ctx, params, jobs, known)
 	e.observe(ctx, store.LatencyCreateWork, t0)
 	if err != nil {
 		return err

@@ -180,6 +180,8 @@ func (f *createWorkFeed) wait() error { return <-f.done }
 // feedCreateWork hands each job to create_work once its inputs are staged,
 // sending what is buffered whenever it has caught up with the recording.
 func feedCreateWork(run workRun, st *stager, feed <-chan feedJob) error {
+	knower, _ := run.(inputKnower)
+	told := map[string]bool{}
 	for fj := range feed {
 		for _, sum := range fj.inputs {
 			if sum == "" {
@@ -188,7 +190,12 @@ func feedCreateWork(run workRun, st *stager, feed <-chan feedJob) error {
 			if err := st.waitFor(sum); err != nil {
 				return err
 			}
-			fj.job.Files = append(fj.job.Files, pool.PhysicalName(sum))
+			name := pool.PhysicalName(sum)
+			if knower != nil && !told[sum] {
+				told[sum] = true
+				knower.Know(name, sum, st.size(sum))
+			}
+			fj.job.Files = append(fj.job.Files, name)
 		}
 		if err := run.Add(fj.job); err != nil {
 			return err
@@ -210,6 +217,8 @@ type stager struct {
 	e      *Engine
 	in     *intake // nil: no inline contents on their way
 	sums   []string
+	sizes  []int64 // of sums[i], once staged
+	index  map[string]int
 	done   map[string]chan struct{}
 	next   atomic.Int64
 	wg     sync.WaitGroup
@@ -221,15 +230,17 @@ type stager struct {
 }
 
 func newStager(e *Engine, chains []store.NewChain, in *intake) *stager {
-	s := &stager{e: e, in: in, done: map[string]chan struct{}{}, failed: make(chan struct{})}
+	s := &stager{e: e, in: in, done: map[string]chan struct{}{}, index: map[string]int{}, failed: make(chan struct{})}
 	for _, c := range chains {
 		for _, sum := range c.Inputs {
 			if _, ok := s.done[sum]; !ok && sum != "" {
 				s.done[sum] = make(chan struct{})
+				s.index[sum] = len(s.sums)
 				s.sums = append(s.sums, sum)
 			}
 		}
 	}
+	s.sizes = make([]int64, len(s.sums))
 	return s
 }
 
@@ -263,11 +274,13 @@ func (s *stager) work(ctx context.Context) {
 		sum := s.sums[i]
 		var err error
 		if size, coming := s.in.provides(sum); coming {
+			s.sizes[i] = size
 			err = s.in.waitStaged(ctx, sum)
 			if err == nil && !s.e.stillStaged(sum) {
 				_, err = s.e.Pool.Stage(s.e.Proj, sum, size)
 			}
 		} else if fi, serr := os.Stat(s.e.Pool.Path(sum)); serr == nil {
+			s.sizes[i] = fi.Size()
 			_, err = s.e.Pool.Stage(s.e.Proj, sum, fi.Size())
 		} else {
 			err = fmt.Errorf("content %s is gone from the pool: %w", sum, serr)
@@ -307,6 +320,9 @@ func (s *stager) waitFor(sum string) error {
 		return s.err
 	}
 }
+
+// size is the size of content sum, which waitFor has seen staged.
+func (s *stager) size(sum string) int64 { return s.sizes[s.index[sum]] }
 
 // wait waits for every content to be staged, and every inline content to
 // be written, even one that no job reads.

@@ -36,8 +36,23 @@ type workCreator interface {
 	// start begins a run for jobs sharing params; its jobs exist once
 	// Finish returns nil, none if it is aborted.
 	start(ctx context.Context, params boinc.WorkParams) (workRun, error)
-	// createAll creates jobs in one run.
-	createAll(ctx context.Context, params boinc.WorkParams, jobs []boinc.Job) error
+	// createAll creates jobs in one run; staged are inputs the caller
+	// has just staged, by physical name (see inputKnower).
+	createAll(ctx context.Context, params boinc.WorkParams, jobs []boinc.Job, staged map[string]stagedInput) error
+}
+
+// stagedInput is an input the engine has just staged in BOINC's download
+// hierarchy, with its .md5 sidecar saying the same.
+type stagedInput struct {
+	md5  string
+	size int64
+}
+
+// inputKnower is a run that takes the MD5 and size of inputs the engine
+// has just staged instead of reading their sidecars again (native
+// creation; create_work reads them itself).
+type inputKnower interface {
+	Know(name, md5 string, size int64)
 }
 
 // workRun is one run of a workCreator, fed a job at a time.
@@ -107,7 +122,7 @@ func (c createWorkCreator) start(ctx context.Context, params boinc.WorkParams) (
 	return r, nil
 }
 
-func (c createWorkCreator) createAll(ctx context.Context, params boinc.WorkParams, jobs []boinc.Job) error {
+func (c createWorkCreator) createAll(ctx context.Context, params boinc.WorkParams, jobs []boinc.Job, _ map[string]stagedInput) error {
 	return boinc.CreateWork(ctx, c.p, params, jobs)
 }
 
@@ -126,13 +141,16 @@ func (c *nativeCreator) start(ctx context.Context, params boinc.WorkParams) (wor
 	return r, nil
 }
 
-func (c *nativeCreator) createAll(ctx context.Context, params boinc.WorkParams, jobs []boinc.Job) error {
+func (c *nativeCreator) createAll(ctx context.Context, params boinc.WorkParams, jobs []boinc.Job, staged map[string]stagedInput) error {
 	if len(jobs) == 0 {
 		return nil
 	}
-	r, err := c.start(ctx, params)
+	r, err := wucreate.Start(ctx, c.p, c.db, params, c.standin)
 	if err != nil {
 		return err
+	}
+	for name, in := range staged {
+		r.Know(name, in.md5, in.size)
 	}
 	for _, j := range jobs {
 		if err := r.Add(j); err != nil {

@@ -316,10 +316,12 @@ func (d *DB) CompleteStepPooling(ctx context.Context, c Chain, step int, results
 			return nil
 		}
 		done = true
+		args := make([]any, 0, 6*len(results))
 		for _, r := range results {
-			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO results(chain_id, step, idx, file, md5, size) VALUES (?,?,?,?,?,?)`, c.ID, r.Step, r.Index, r.File, r.MD5, r.Size); err != nil {
-				return err
-			}
+			args = append(args, c.ID, r.Step, r.Index, r.File, r.MD5, r.Size)
+		}
+		if err := insertValues(ctx, tx, `INSERT OR IGNORE INTO results(chain_id, step, idx, file, md5, size) VALUES `, 6, args); err != nil {
+			return err
 		}
 		t := now()
 		if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'done', finished = ? WHERE chain_id = ? AND step = ?`, t, c.ID, step); err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/rboinc/rboinc/internal/sqldb"
@@ -21,8 +22,9 @@ import (
 type dialect interface {
 	// begin starts a write transaction holding the database's write lock,
 	// so that writers run one after another on both engines (the
-	// guarantees of the store, quotas above all, rest on that).
-	begin(ctx context.Context, db *sql.DB) (*sql.Tx, error)
+	// guarantees of the store, quotas above all, rest on that); release
+	// is called once the transaction has ended.
+	begin(ctx context.Context, db *sql.DB) (tx *sql.Tx, release func(), err error)
 	// migrate brings the schema to the last version of list.
 	migrate(ctx context.Context, d *DB, list []migration) (MigrationReport, error)
 	// version reads the schema version (0: empty database).
@@ -71,7 +73,7 @@ func openSQLite(path string) (*sql.DB, dialect, error) {
 	if err := createPrivate(path); err != nil {
 		return nil, nil, fmt.Errorf("creating state database %s: %w", path, err)
 	}
-	dsn := "file:" + path + "?_pragma=busy_timeout(20000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=temp_store(memory)&_txlock=immediate"
+	dsn := "file:" + path + "?_pragma=busy_timeout(" + strconv.FormatInt(sqliteBusyTimeout.Milliseconds(), 10) + ")&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=temp_store(memory)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, nil, fmt.Errorf("opening state database %s: %w", path, err)
@@ -88,8 +90,19 @@ func openSQLiteReadOnly(path string) (*sql.DB, error) {
 
 func (s sqliteDialect) String() string { return s.path }
 
-func (sqliteDialect) begin(ctx context.Context, db *sql.DB) (*sql.Tx, error) {
-	return db.BeginTx(ctx, nil)
+// begin waits for the writer's turn (see writeturns.go) before SQLite's
+// BEGIN IMMEDIATE.
+func (s sqliteDialect) begin(ctx context.Context, db *sql.DB) (*sql.Tx, func(), error) {
+	release, err := takeWriteTurn(ctx, s.path)
+	if err != nil {
+		return nil, nil, err
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		release()
+		return nil, nil, err
+	}
+	return tx, release, nil
 }
 
 func (sqliteDialect) migrate(ctx context.Context, d *DB, list []migration) (MigrationReport, error) {

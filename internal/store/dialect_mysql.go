@@ -411,17 +411,17 @@ func (m mysqlDialect) String() string { return TablePrefix + "* tables in " + m.
 // begin: READ COMMITTED, so that each statement reads what the writers
 // before committed, as in SQLite's immediate transaction; the lock on the
 // schema row makes writers (of every process and host) run one at a time.
-func (mysqlDialect) begin(ctx context.Context, db *sql.DB) (*sql.Tx, error) {
+func (mysqlDialect) begin(ctx context.Context, db *sql.DB) (*sql.Tx, func(), error) {
 	tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var v int
 	if err := tx.QueryRowContext(ctx, mysqlWriteLock).Scan(&v); err != nil {
 		tx.Rollback()
-		return nil, fmt.Errorf("taking the write lock: %w", err)
+		return nil, nil, fmt.Errorf("taking the write lock: %w", err)
 	}
-	return tx, nil
+	return tx, func() {}, nil
 }
 
 func (mysqlDialect) version(ctx context.Context, q rowQuerier) (int, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"log/slog"
 	"time"
 )
 
@@ -40,17 +41,58 @@ func (d *DB) ObserveLatency(ctx context.Context, kind string, took time.Duration
 			break
 		}
 	}
-	// Through Tx: inside a Batch (the native assimilator's), the batch's
-	// transaction holds the write lock, and this joins it.
-	err := d.Tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO latency(kind, bucket, n, sum) VALUES (?, ?, 1, ?)
-		ON CONFLICT(kind, bucket) DO UPDATE SET n = n + 1, sum = sum + excluded.sum`, kind, b, sec)
-		return err
-	})
-	if err != nil {
+	// Inside a Batch (the native assimilator's), the batch's transaction
+	// holds the write lock: the observation is written with it.
+	if bt, ok := ctx.Value(batchKey{}).(*batch); ok && bt.db == d {
+		bt.observe(latencyBucket{kind, b}, sec)
+		return nil
+	}
+	if err := d.Tx(ctx, func(tx *sql.Tx) error { return addLatency(ctx, tx, kind, b, 1, sec) }); err != nil {
 		return fmt.Errorf("recording a %s latency: %w", kind, err)
 	}
 	return nil
+}
+
+func addLatency(ctx context.Context, tx *sql.Tx, kind string, bucket int, n uint64, sum float64) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO latency(kind, bucket, n, sum) VALUES (?, ?, ?, ?)
+		ON CONFLICT(kind, bucket) DO UPDATE SET n = n + excluded.n, sum = sum + excluded.sum`, kind, bucket, n, sum)
+	return err
+}
+
+type latencyBucket struct {
+	kind   string
+	bucket int
+}
+
+type latencySum struct {
+	n   uint64
+	sum float64
+}
+
+func (b *batch) observe(k latencyBucket, sec float64) {
+	b.latMu.Lock()
+	defer b.latMu.Unlock()
+	if b.latencies == nil {
+		b.latencies = map[latencyBucket]latencySum{}
+	}
+	s := b.latencies[k]
+	s.n++
+	s.sum += sec
+	b.latencies[k] = s
+}
+
+// writeLatencies writes the batch's observations into its transaction. As
+// for one observation alone, a failure is logged, not the batch's: the
+// histograms are for the metrics only.
+func (b *batch) writeLatencies(ctx context.Context) {
+	b.latMu.Lock()
+	defer b.latMu.Unlock()
+	for k, s := range b.latencies {
+		if err := b.savepoint(ctx, func(tx *sql.Tx) error { return addLatency(ctx, tx, k.kind, k.bucket, s.n, s.sum) }); err != nil {
+			slog.Warn("recording latencies for the metrics", "kind", k.kind, "err", err)
+		}
+	}
+	b.latencies = nil
 }
 
 // Latencies reads every kind's histogram.

@@ -168,10 +168,11 @@ func (d *DB) Tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	if b, ok := ctx.Value(batchKey{}).(*batch); ok && b.db == d {
 		return b.savepoint(ctx, fn)
 	}
-	tx, err := d.dialect.begin(ctx, d.sql)
+	tx, release, err := d.dialect.begin(ctx, d.sql)
 	if err != nil {
 		return fmt.Errorf("state database: %w", err)
 	}
+	defer release() // after the commit or rollback below
 	defer holdWatch()()
 	if err := fn(tx); err != nil {
 		tx.Rollback()
@@ -201,6 +202,12 @@ type batch struct {
 	// may run in it, as later statements would run outside it, and the
 	// batch must not commit as if what came before were recorded.
 	lost error
+	// latencies are the batch's latency observations, written with one
+	// statement per histogram bucket before the commit (a statement and
+	// a savepoint per observation made a tenth of a native assimilator's
+	// pass).
+	latMu     sync.Mutex
+	latencies map[latencyBucket]latencySum
 }
 
 func (b *batch) savepoint(ctx context.Context, fn func(*sql.Tx) error) error {
@@ -233,10 +240,11 @@ func (b *batch) savepoint(ctx context.Context, fn func(*sql.Tx) error) error {
 // outside Tx do not see the batch's changes before the commit. fn must not
 // write through another handle: the batch holds the write lock.
 func (d *DB) Batch(ctx context.Context, fn func(ctx context.Context) error) error {
-	tx, err := d.dialect.begin(ctx, d.sql)
+	tx, release, err := d.dialect.begin(ctx, d.sql)
 	if err != nil {
 		return fmt.Errorf("state database: %w", err)
 	}
+	defer release() // after the commit or rollback below
 	defer holdWatch()()
 	b := &batch{db: d, tx: tx, stmts: newStmtCache(tx)}
 	defer b.stmts.Close()
@@ -244,6 +252,7 @@ func (d *DB) Batch(ctx context.Context, fn func(ctx context.Context) error) erro
 		tx.Rollback()
 		return err
 	}
+	b.writeLatencies(ctx)
 	if b.lost != nil {
 		tx.Rollback()
 		return b.lost

@@ -47,6 +47,15 @@ type Env struct {
 	resultTmpls map[string]bool // result templates found (with Sidecars)
 }
 
+// know records input name's MD5 and size as staged (see Run.Know); only
+// an Env with Sidecars uses what it records.
+func (e *Env) know(name, md5 string, size int64) {
+	if e.staged == nil {
+		e.staged = map[string]stagedFile{}
+	}
+	e.staged[name] = stagedFile{path: boinc.HierPath(e.Project.DownloadDir, name, e.Project.Fanout), md5: md5, nbytes: size}
+}
+
 func (e *Env) now() int64 {
 	if e.Now != nil {
 		return e.Now()
