@@ -36,7 +36,6 @@ var retained = map[string]string{
 	"latency":        "the metrics' latency histograms",
 	"events":         "the events feed, kept event_retention days (default 7)",
 	"notify_cursor":  "the notifier's position",
-	"notify_outbox":  "sent notifications, kept with the events",
 	"boinc.workunit": "BOINC's own records, until BOINC's db_purge archives them",
 	"boinc.result":   "BOINC's own records, until BOINC's db_purge archives them",
 }
