@@ -314,6 +314,11 @@ type Claim struct {
 	// (0: no bound): one user's slow targets cannot take every slot.
 	PerUser int
 	Busy    map[int64]int
+	// Flying, when not nil, are the deliveries this process has in
+	// flight: its other claims are taken again (a claim committed whose
+	// answer was lost, the database killed meanwhile, which this process
+	// never sent and nobody else would take while it lives).
+	Flying map[int64]bool
 }
 
 // ClaimDeliveries takes deliveries that are due, the oldest waiting one
@@ -341,6 +346,27 @@ func (d *DB) ClaimDeliveries(ctx context.Context, c Claim) ([]Delivery, error) {
 		if err != nil {
 			return err
 		}
+		var lost []any
+		if c.Flying != nil {
+			rows, err := tx.QueryContext(ctx, `SELECT id FROM notify_outbox WHERE claimed_by = ? AND next_try > ?`, me, c.At)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var id int64
+				if err := rows.Scan(&id); err != nil {
+					rows.Close()
+					return err
+				}
+				if !c.Flying[id] {
+					lost = append(lost, id)
+				}
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+		}
 		busy := 0
 		for _, n := range c.Busy {
 			busy += min(n, perUser)
@@ -348,9 +374,14 @@ func (d *DB) ClaimDeliveries(ctx context.Context, c Claim) ([]Delivery, error) {
 		due := `o.next_try <= ?`
 		args := []any{c.At}
 		if len(orphans) > 0 {
-			due = `(o.next_try <= ? OR o.claimed_by IN ` + inList(len(orphans)) + `)`
+			due += ` OR o.claimed_by IN ` + inList(len(orphans))
 			args = append(args, orphans...)
 		}
+		if len(lost) > 0 {
+			due += ` OR o.id IN ` + inList(len(lost))
+			args = append(args, lost...)
+		}
+		due = "(" + due + ")"
 		args = append(args, perUser, c.Limit+busy)
 		rows, err := tx.QueryContext(ctx, `SELECT oid, event_id, payload, attempts, ocreated, next_try, claimed_by, tid, uid, grp, kind, address, event_types, secret
 			FROM (SELECT o.id AS oid, o.event_id, o.payload, o.attempts, o.created AS ocreated, o.next_try, o.claimed_by,

@@ -97,3 +97,38 @@ func ds0(t *testing.T, db *DB, c string) int64 {
 	}
 	return id
 }
+
+// TestLostClaimTakenAgain: a claim this process committed but never heard
+// of (the database killed while answering) is taken again by its next
+// claim, which says what it has in flight; what it has in flight is not.
+func TestLostClaimTakenAgain(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	uid, err := db.AddUser(ctx, "alice", "h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"lost", "flying"} {
+		if err := db.AddNotifyTarget(ctx, NotifyTarget{UserID: uid, Kind: NotifyWebhook, Address: "https://h.example.org/" + c, Events: []string{"all"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	addTestEvent(t, db, uid, "c1")
+	if _, err := db.FanOut(ctx, 100); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := db.ClaimDeliveries(ctx, Claim{At: now(), Lease: 90, Limit: 10, Flying: map[int64]bool{}})
+	if err != nil || len(ds) != 2 {
+		t.Fatalf("first claim: %d deliveries (%v), want 2", len(ds), err)
+	}
+	// The answer of the first claim was lost for "lost": only "flying" is
+	// in flight here.
+	flying := ds0(t, db, "flying")
+	ds, err = db.ClaimDeliveries(ctx, Claim{At: now(), Lease: 90, Limit: 10, Flying: map[int64]bool{flying: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 1 || ds[0].ID != ds0(t, db, "lost") {
+		t.Fatalf("claimed again %+v, want the lost claim alone", ds)
+	}
+}
