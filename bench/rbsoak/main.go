@@ -42,14 +42,14 @@ type options struct {
 	seed        int64
 	tmpfsSize   string
 	keep        bool
-	oneStep     int // when 1, three groups in four have chains of one step
+	oneStep     int // when N > 1, every group but each Nth has chains of one step
 }
 
 func main() {
 	var o options
 	flag.StringVar(&o.bin, "bin", "", "directory holding rboinc-server, rboinc-submit and rboinc-retrieve")
 	flag.StringVar(&o.work, "work", "", "working directory (created)")
-	short := flag.Bool("short", false, "the CI run: 1,200 chains (three groups in four of 1 step, the fourth of 2), every fault at least 5 times, in a few minutes")
+	short := flag.Bool("short", false, "the CI run: 2,000 chains (seven groups in eight of 1 step, the eighth of 2), every fault at least 5 times, in about 5 minutes")
 	flag.IntVar(&o.chains, "chains", 5000, "chains to submit (all users together)")
 	flag.IntVar(&o.steps, "steps", 4, "steps of an ordinary chain")
 	flag.IntVar(&o.users, "users", 3, "submitting users")
@@ -63,7 +63,7 @@ func main() {
 	flag.StringVar(&o.faults, "faults", "all", "fault kinds, comma-separated: "+strings.Join(allFaults, ",")+" (or all)")
 	flag.Int64Var(&o.seed, "seed", 0, "random seed (0: from the clock)")
 	flag.StringVar(&o.tmpfsSize, "tmpfs-size", "2g", "size of the tmpfs the server root is mounted on (for the disk-full fault)")
-	flag.IntVar(&o.oneStep, "one-step", 0, "1: three groups in four have chains of one step (the short run, for time), the fourth -steps")
+	flag.IntVar(&o.oneStep, "one-step", 0, "N > 1: every group but each Nth has chains of one step (the short run, for time), each Nth -steps")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory's server root at the end")
 	flag.Parse()
 	if o.bin == "" || o.work == "" {
@@ -79,9 +79,9 @@ func main() {
 				apply()
 			}
 		}
-		def("chains", func() { o.chains = 1200 })
+		def("chains", func() { o.chains = 2000 })
 		def("steps", func() { o.steps = 2 })
-		def("one-step", func() { o.oneStep = 1 })
+		def("one-step", func() { o.oneStep = 8 })
 		def("batch", func() { o.batch = 100 })
 		def("duration", func() { o.duration = 8 * time.Minute })
 		def("fault-every", func() { o.faultEvery = 1500 * time.Millisecond })

@@ -69,8 +69,8 @@ func (s *soak) plan() map[string][]*group {
 	for b := 0; n < s.o.chains; b++ {
 		u := s.users[b%len(s.users)]
 		g := &group{user: u, name: fmt.Sprintf("b%05d", b), retrieved: map[string]*fileSeen{}, steps: s.o.steps}
-		if s.o.oneStep > 0 && b%4 != 3 {
-			g.steps = 1 // -one-step: three groups in four of one step
+		if s.o.oneStep > 1 && b%s.o.oneStep != s.o.oneStep-1 {
+			g.steps = 1 // -one-step N: each Nth group of -steps, the others of one
 		}
 		for i := 0; i < s.o.batch && n < s.o.chains; i++ {
 			c := &chain{name: fmt.Sprintf("c%d", i), kind: kindPlain, steps: g.steps}
