@@ -148,7 +148,9 @@ func (s *soak) checkLeftovers() {
 		// returned their work units (docs/operations.md, What a purge
 		// leaves): collected again while some remain.
 		stepsLeft := now.rows["steps"]-s.baseline.rows["steps"] > 0 || now.rows["step_attempts"]-s.baseline.rows["step_attempts"] > 0
-		if len(newFiles) == 0 && !stepsLeft || time.Now().After(deadline) {
+		// The last purges' events are on their way to the webhook.
+		outboxLeft := now.rows["notify_outbox"]-s.baseline.rows["notify_outbox"] > 0
+		if len(newFiles) == 0 && !stepsLeft && !outboxLeft || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(2 * time.Second)
