@@ -32,6 +32,7 @@ type options struct {
 	steps       int           // steps of an ordinary chain
 	users       int           // submitting users
 	batch       int           // chains per submission
+	inFlight    int           // a user's groups submitted and not yet purged, at most
 	duration    time.Duration // bound of the whole run; chains still running then fail it
 	faultEvery  time.Duration // mean time between two faults
 	minFaults   int           // each fault at least this often (submission pauses until then)
@@ -54,6 +55,7 @@ func main() {
 	flag.IntVar(&o.steps, "steps", 4, "steps of an ordinary chain")
 	flag.IntVar(&o.users, "users", 3, "submitting users")
 	flag.IntVar(&o.batch, "batch", 100, "chains per submission")
+	flag.IntVar(&o.inFlight, "in-flight", 4, "a user's groups submitted and not yet purged, at most (the next waits)")
 	flag.DurationVar(&o.duration, "duration", 2*time.Hour, "bound of the whole run: chains still running then fail it")
 	flag.DurationVar(&o.faultEvery, "fault-every", 3*time.Second, "mean time between two faults")
 	flag.IntVar(&o.minFaults, "min-faults", 5, "each fault at least this many times")
@@ -83,6 +85,10 @@ func main() {
 		def("steps", func() { o.steps = 2 })
 		def("one-step", func() { o.oneStep = 8 })
 		def("batch", func() { o.batch = 100 })
+		// Every group at once: a group ends with its last chain, whose
+		// retry the stand-in computes after all the work queued before
+		// it, and a window of 4 let the stand-in run short of work.
+		def("in-flight", func() { o.inFlight = 8 })
 		def("duration", func() { o.duration = 8 * time.Minute })
 		def("fault-every", func() { o.faultEvery = 1500 * time.Millisecond })
 		def("sample", func() { o.sample = 3 * time.Second })

@@ -197,10 +197,10 @@ func (s *soak) retry(ctx context.Context, u *user, what, name string, args ...st
 	return last, false
 }
 
-// submitLoop submits the user's groups, a few in flight at once, and
+// submitLoop submits the user's groups, -in-flight at once, and
 // hands each to a finisher that controls, checks and purges it.
 func (s *soak) submitLoop(ctx context.Context, u *user, groups []*group) {
-	sem := make(chan struct{}, 4)
+	sem := make(chan struct{}, max(1, s.o.inFlight))
 	var wg sync.WaitGroup
 	for _, g := range groups {
 		select {
