@@ -65,4 +65,11 @@ for m in $(awk -v w="$work/" 'index($2 "/", w) == 1 {print $2}' /proc/self/mount
 	for _ in 1 2 3 4 5; do umount "$m" 2>/dev/null && break; sleep 1; done
 	rc=1
 done
+# MariaDB's data directory (under /tmp, for its socket's short path), which
+# rbsoak removes unless it was killed.
+if [ -s "$work/mariadb.dir" ]; then
+	d=$(cat "$work/mariadb.dir")
+	case "$d" in /tmp/rbsoak-db-*) [ -d "$d" ] && rm -rf "$d" ;; esac
+	rm -f "$work/mariadb.dir"
+fi
 exit "$rc"
