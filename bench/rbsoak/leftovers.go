@@ -154,7 +154,10 @@ func (s *soak) checkLeftovers() {
 			break
 		}
 		time.Sleep(2 * time.Second)
-		if stepsLeft {
+		// Again while anything is left: a pass that forgot the last steps
+		// of purged chains ran its pool collection before, while those
+		// steps still held their inputs.
+		if stepsLeft || len(newFiles) > 0 {
 			if out, err := exec.CommandContext(s.ctx, filepath.Join(s.o.bin, "rboinc-server"), "gc", "--root", s.root, "--grace", "0s").CombinedOutput(); err != nil {
 				s.problem("rboinc-server gc: %v: %s", err, out)
 			}
