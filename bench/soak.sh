@@ -10,7 +10,7 @@
 # behind after purging everything, and memory or descriptors that grow.
 #
 # Usage: bench/soak.sh [--short] [WORKDIR] [-- RBSOAK-FLAGS...]
-#   --short   the CI run (2,000 chains, most of one step; every fault at least 5 times)
+#   --short   the CI run (1,200 chains, most of one step; every fault at least 5 times)
 #   WORKDIR   a directory of its own (default: a new one under /tmp)
 # Any rbsoak flag after --, e.g. -- -mariadb -chains 250000 -steps 4 -duration 20h
 # (go run ./bench/rbsoak -h lists them).
