@@ -31,4 +31,45 @@ work=${work:-$(mktemp -d /tmp/rboinc-soak.XXXXXX)}
 mkdir -p "$work/bin"
 work=$(cd "$work" && pwd)
 go build -o "$work/bin/" ./cmd/rboinc-server ./cmd/rboinc-hook ./cmd/rboinc-submit ./cmd/rboinc-retrieve ./bench/rbsoak
-"$work/bin/rbsoak" -bin "$work/bin" -work "$work" $short "$@"
+run=("$work/bin/rbsoak" -bin "$work/bin" -work "$work" $short "$@")
+keep=""
+for a in "$@"; do case "$a" in -keep | --keep | -keep=true | --keep=true) keep=1 ;; esac; done
+# As root, rbsoak runs in a mount and pid namespace of its own, under a
+# shell as the namespace's init (which reaps what a killed server leaves):
+# its tmpfs is seen by no other process, and however rbsoak ends (kill -9
+# too) the namespace ends with it, taking every process it started (the
+# server, its daemons, MariaDB) and the tmpfs along. Not with -keep, whose
+# tmpfs must outlive the run, nor with RBSOAK_NO_NAMESPACE=1 (which tries
+# the check below).
+rc=0
+if [ -z "$keep" ] && [ "${RBSOAK_NO_NAMESPACE:-}" != 1 ] && [ "$(id -u)" = 0 ] && unshare --mount --pid --fork true 2>/dev/null; then
+	unshare --mount --propagation private --pid --fork --mount-proc --kill-child \
+		bash -c '"$@" & wait $!' rbsoak-init "${run[@]}" || rc=$?
+else
+	"${run[@]}" || rc=$?
+fi
+[ -n "$keep" ] && exit "$rc"
+# Nothing of the run may outlive it: a process of its (one naming its
+# binaries or the server root; the grep matches itself too, but is gone
+# when its list is read), then a mount under the work directory.
+for f in $(grep -alF -e "$work/bin/" -e "$work/rootfs/" /proc/[0-9]*/cmdline 2>/dev/null); do
+	pid=${f#/proc/}
+	pid=${pid%/cmdline}
+	cl=$(tr '\0' ' ' 2>/dev/null <"$f") && [ -n "$cl" ] || continue
+	echo "bench/soak.sh: left running after rbsoak: $pid $cl; killing it" >&2
+	kill -9 "$pid" 2>/dev/null || true
+	rc=1
+done
+for m in $(awk -v w="$work/" 'index($2 "/", w) == 1 {print $2}' /proc/self/mounts); do
+	echo "bench/soak.sh: $m left mounted after rbsoak; unmounting it" >&2
+	for _ in 1 2 3 4 5; do umount "$m" 2>/dev/null && break; sleep 1; done
+	rc=1
+done
+# MariaDB's data directory (under /tmp, for its socket's short path), which
+# rbsoak removes unless it was killed.
+if [ -s "$work/mariadb.dir" ]; then
+	d=$(cat "$work/mariadb.dir")
+	case "$d" in /tmp/rbsoak-db-*) [ -d "$d" ] && rm -rf "$d" ;; esac
+	rm -f "$work/mariadb.dir"
+fi
+exit "$rc"

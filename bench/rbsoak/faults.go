@@ -66,6 +66,9 @@ func (s *soak) faultLoop(ctx context.Context) {
 			s.mu.Unlock()
 		}
 		ok, err := s.inject(ctx, k)
+		if err != nil && ctx.Err() != nil {
+			continue // the faults were stopped while this one started (a client's start cancelled): no fault
+		}
 		if err != nil {
 			s.problem("fault %s: %v", k, err)
 			continue

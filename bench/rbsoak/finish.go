@@ -270,10 +270,14 @@ func (s *soak) retrieve(ctx context.Context, g *group) {
 	}
 	defer os.RemoveAll(dir)
 	code, out := s.client(ctx, g.user, "rboinc-retrieve", "-group", g.name, "-into", dir, "-quiet")
-	if ctx.Err() != nil {
-		return
+	stopped := ctx.Err() != nil
+	if stopped {
+		// Killed by the end of the retrievers (the run's end): what it
+		// wrote came all the same, and may be acknowledged already (the
+		// next retrieval then gets nothing), so it is booked, unacked.
+		code = -1
 	}
-	if code != 0 {
+	if code != 0 && !stopped {
 		s.mu.Lock()
 		s.retries["retrieve"]++
 		s.mu.Unlock()

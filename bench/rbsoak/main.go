@@ -32,6 +32,7 @@ type options struct {
 	steps       int           // steps of an ordinary chain
 	users       int           // submitting users
 	batch       int           // chains per submission
+	inFlight    int           // a user's groups submitted and not yet purged, at most
 	duration    time.Duration // bound of the whole run; chains still running then fail it
 	faultEvery  time.Duration // mean time between two faults
 	minFaults   int           // each fault at least this often (submission pauses until then)
@@ -42,7 +43,7 @@ type options struct {
 	seed        int64
 	tmpfsSize   string
 	keep        bool
-	oneStep     int // when 1, three groups in four have chains of one step
+	oneStep     int // when N > 1, every group but each Nth has chains of one step
 }
 
 func main() {
@@ -54,6 +55,7 @@ func main() {
 	flag.IntVar(&o.steps, "steps", 4, "steps of an ordinary chain")
 	flag.IntVar(&o.users, "users", 3, "submitting users")
 	flag.IntVar(&o.batch, "batch", 100, "chains per submission")
+	flag.IntVar(&o.inFlight, "in-flight", 4, "a user's groups submitted and not yet purged, at most (the next waits)")
 	flag.DurationVar(&o.duration, "duration", 2*time.Hour, "bound of the whole run: chains still running then fail it")
 	flag.DurationVar(&o.faultEvery, "fault-every", 3*time.Second, "mean time between two faults")
 	flag.IntVar(&o.minFaults, "min-faults", 5, "each fault at least this many times")
@@ -63,7 +65,7 @@ func main() {
 	flag.StringVar(&o.faults, "faults", "all", "fault kinds, comma-separated: "+strings.Join(allFaults, ",")+" (or all)")
 	flag.Int64Var(&o.seed, "seed", 0, "random seed (0: from the clock)")
 	flag.StringVar(&o.tmpfsSize, "tmpfs-size", "2g", "size of the tmpfs the server root is mounted on (for the disk-full fault)")
-	flag.IntVar(&o.oneStep, "one-step", 0, "1: three groups in four have chains of one step (the short run, for time), the fourth -steps")
+	flag.IntVar(&o.oneStep, "one-step", 0, "N > 1: every group but each Nth has chains of one step (the short run, for time), each Nth -steps")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory's server root at the end")
 	flag.Parse()
 	if o.bin == "" || o.work == "" {
@@ -81,7 +83,7 @@ func main() {
 		}
 		def("chains", func() { o.chains = 1200 })
 		def("steps", func() { o.steps = 2 })
-		def("one-step", func() { o.oneStep = 1 })
+		def("one-step", func() { o.oneStep = 4 })
 		def("batch", func() { o.batch = 100 })
 		def("duration", func() { o.duration = 8 * time.Minute })
 		def("fault-every", func() { o.faultEvery = 1500 * time.Millisecond })

@@ -19,6 +19,11 @@ func (s *soak) startMariaDB(ctx context.Context) error {
 		return err
 	}
 	s.dbDir = dir
+	// Named in the work directory, for bench/soak.sh to remove after a run
+	// killed before it could.
+	if err := os.WriteFile(filepath.Join(s.o.work, "mariadb.dir"), []byte(dir+"\n"), 0o644); err != nil {
+		return err
+	}
 	if s.db, err = mariadbtest.Start(ctx, dir); err != nil {
 		return fmt.Errorf("starting MariaDB: %w", err)
 	}

@@ -69,8 +69,8 @@ func (s *soak) plan() map[string][]*group {
 	for b := 0; n < s.o.chains; b++ {
 		u := s.users[b%len(s.users)]
 		g := &group{user: u, name: fmt.Sprintf("b%05d", b), retrieved: map[string]*fileSeen{}, steps: s.o.steps}
-		if s.o.oneStep > 0 && b%4 != 3 {
-			g.steps = 1 // -one-step: three groups in four of one step
+		if s.o.oneStep > 1 && b%s.o.oneStep != s.o.oneStep-1 {
+			g.steps = 1 // -one-step N: each Nth group of -steps, the others of one
 		}
 		for i := 0; i < s.o.batch && n < s.o.chains; i++ {
 			c := &chain{name: fmt.Sprintf("c%d", i), kind: kindPlain, steps: g.steps}
@@ -197,10 +197,10 @@ func (s *soak) retry(ctx context.Context, u *user, what, name string, args ...st
 	return last, false
 }
 
-// submitLoop submits the user's groups, a few in flight at once, and
+// submitLoop submits the user's groups, -in-flight at once, and
 // hands each to a finisher that controls, checks and purges it.
 func (s *soak) submitLoop(ctx context.Context, u *user, groups []*group) {
-	sem := make(chan struct{}, 4)
+	sem := make(chan struct{}, max(1, s.o.inFlight))
 	var wg sync.WaitGroup
 	for _, g := range groups {
 		select {

@@ -101,13 +101,14 @@ type sender struct {
 	mu      sync.Mutex
 	flying  int
 	byUser  map[int64]int
+	ids     map[int64]bool // the deliveries in flight
 	wg      sync.WaitGroup
 	ended   chan struct{} // a value when a delivery ends
 	started int           // deliveries started, in all
 }
 
 func newSender(e *Engine) *sender {
-	return &sender{e: e, byUser: map[int64]int{}, ended: make(chan struct{}, 1)}
+	return &sender{e: e, byUser: map[int64]int{}, ids: map[int64]bool{}, ended: make(chan struct{}, 1)}
 }
 
 // pass fans out new events and starts the deliveries due that fit in the
@@ -119,13 +120,13 @@ func (s *sender) pass(ctx context.Context) (busy bool, err error) {
 	}
 	s.mu.Lock()
 	free := notifyParallel - s.flying
-	inFlight := maps.Clone(s.byUser)
+	inFlight, ids := maps.Clone(s.byUser), maps.Clone(s.ids)
 	s.mu.Unlock()
 	if free <= 0 {
 		return n == notifyBatch, nil
 	}
 	ds, err := s.e.db.ClaimDeliveries(ctx, store.Claim{At: time.Now().Unix(), Lease: notifyLease, Limit: free,
-		PerUser: notifyPerUser, Busy: inFlight})
+		PerUser: notifyPerUser, Busy: inFlight, Flying: ids})
 	if err != nil {
 		return false, fmt.Errorf("taking due notifications: %w", err)
 	}
@@ -135,6 +136,7 @@ func (s *sender) pass(ctx context.Context) (busy bool, err error) {
 		s.flying++
 		s.started++
 		s.byUser[uid]++
+		s.ids[d.ID] = true
 		s.mu.Unlock()
 		s.wg.Add(1)
 		go func() {
@@ -145,6 +147,7 @@ func (s *sender) pass(ctx context.Context) (busy bool, err error) {
 			s.e.deliver(context.WithoutCancel(ctx), d)
 			s.mu.Lock()
 			s.flying--
+			delete(s.ids, d.ID)
 			if s.byUser[uid]--; s.byUser[uid] == 0 {
 				delete(s.byUser, uid)
 			}

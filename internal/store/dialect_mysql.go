@@ -363,6 +363,7 @@ var mysqlSchema = map[int][]string{
 	expires BIGINT NOT NULL
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin`,
 	},
+	17: {`ALTER TABLE rboinc_notify_outbox ADD COLUMN IF NOT EXISTS claimed_by VARCHAR(64) NOT NULL DEFAULT ''`},
 }
 
 // The schema version is the one row of rboinc_schema; writers lock that

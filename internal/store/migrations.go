@@ -78,6 +78,11 @@ CREATE UNIQUE INDEX IF NOT EXISTS users_boinc ON users(boinc_user_id) WHERE boin
 	// takes over the steps of a process gone within seconds (processlease.go)
 	// instead of after an hour.
 	{version: 16, name: "owner of each creating step, process leases", sql: schemaV16},
+	// A delivery in flight names the notifier that claimed it, whose
+	// process lease says whether it still runs: the claims of a notifier
+	// killed mid-call are taken again at once (on its host) or when its
+	// lease runs out (another host), not after the whole claim (notify.go).
+	{version: 17, name: "claimer of each notification in flight", sql: `ALTER TABLE notify_outbox ADD COLUMN claimed_by TEXT NOT NULL DEFAULT '';`},
 }
 
 const schemaV16 = `ALTER TABLE steps ADD COLUMN owner TEXT NOT NULL DEFAULT '';

@@ -314,13 +314,22 @@ type Claim struct {
 	// (0: no bound): one user's slow targets cannot take every slot.
 	PerUser int
 	Busy    map[int64]int
+	// Flying, when not nil, are the deliveries this process has in
+	// flight: its other claims are taken again (a claim committed whose
+	// answer was lost, the database killed meanwhile, which this process
+	// never sent and nobody else would take while it lives).
+	Flying map[int64]bool
 }
 
 // ClaimDeliveries takes deliveries that are due, the oldest waiting one
 // of each target only (a target gets its events in order, and one that
 // fails or hangs holds up no other), taking users in turn (each user's
 // oldest, then each one's second, ...), and sets them aside for the lease
-// so that no other notifier sends them meanwhile.
+// so that no other notifier sends them meanwhile. Each claim names this
+// process (its process lease): a delivery claimed by a notifier that is
+// gone (killed mid-call: dead on this host, or its lease ran out) is due
+// again at once, not only when the claim ends (90 s, during which its
+// target got nothing at all: a target's events go one at a time).
 func (d *DB) ClaimDeliveries(ctx context.Context, c Claim) ([]Delivery, error) {
 	perUser := c.PerUser
 	if perUser <= 0 {
@@ -329,28 +338,72 @@ func (d *DB) ClaimDeliveries(ctx context.Context, c Claim) ([]Delivery, error) {
 	var out []Delivery
 	err := d.Tx(ctx, func(tx *sql.Tx) error {
 		out = out[:0]
+		me, err := d.takeLease(ctx, tx)
+		if err != nil {
+			return err
+		}
+		orphans, err := goneClaimers(ctx, tx, c.At, me)
+		if err != nil {
+			return err
+		}
+		var lost []any
+		if c.Flying != nil {
+			rows, err := tx.QueryContext(ctx, `SELECT id FROM notify_outbox WHERE claimed_by = ? AND next_try > ?`, me, c.At)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var id int64
+				if err := rows.Scan(&id); err != nil {
+					rows.Close()
+					return err
+				}
+				if !c.Flying[id] {
+					lost = append(lost, id)
+				}
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+		}
 		busy := 0
 		for _, n := range c.Busy {
 			busy += min(n, perUser)
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT oid, event_id, payload, attempts, ocreated, next_try, tid, uid, grp, kind, address, event_types, secret
-			FROM (SELECT o.id AS oid, o.event_id, o.payload, o.attempts, o.created AS ocreated, o.next_try,
+		due := `o.next_try <= ?`
+		args := []any{c.At}
+		if len(orphans) > 0 {
+			due += ` OR o.claimed_by IN ` + inList(len(orphans))
+			args = append(args, orphans...)
+		}
+		if len(lost) > 0 {
+			due += ` OR o.id IN ` + inList(len(lost))
+			args = append(args, lost...)
+		}
+		due = "(" + due + ")"
+		args = append(args, perUser, c.Limit+busy)
+		rows, err := tx.QueryContext(ctx, `SELECT oid, event_id, payload, attempts, ocreated, next_try, claimed_by, tid, uid, grp, kind, address, event_types, secret
+			FROM (SELECT o.id AS oid, o.event_id, o.payload, o.attempts, o.created AS ocreated, o.next_try, o.claimed_by,
 					t.id AS tid, t.user_id AS uid, t.grp, t.kind, t.address, t.event_types, u.notify_secret AS secret,
 					ROW_NUMBER() OVER (PARTITION BY t.user_id ORDER BY o.next_try, o.id) AS turn
 				FROM notify_outbox o JOIN notify_targets t ON t.id = o.target_id JOIN users u ON u.id = t.user_id
-				WHERE o.id IN (SELECT min(id) FROM notify_outbox GROUP BY target_id) AND o.next_try <= ?) due
-			WHERE turn <= ? ORDER BY turn, next_try, oid LIMIT ?`, c.At, perUser, c.Limit+busy)
+				WHERE o.id IN (SELECT min(id) FROM notify_outbox GROUP BY target_id) AND `+due+`) due
+			WHERE turn <= ? ORDER BY turn, next_try, oid LIMIT ?`, args...)
 		if err != nil {
 			return err
 		}
-		type claim struct{ id, nextTry int64 }
+		type claim struct {
+			id, nextTry int64
+			by          string
+		}
 		var claims []claim
 		taken := map[int64]int{}
 		for rows.Next() {
 			var dl Delivery
-			var payload, ev string
+			var payload, ev, by string
 			var nextTry int64
-			if err := rows.Scan(&dl.ID, &dl.EventID, &payload, &dl.Attempts, &dl.Created, &nextTry,
+			if err := rows.Scan(&dl.ID, &dl.EventID, &payload, &dl.Attempts, &dl.Created, &nextTry, &by,
 				&dl.Target.ID, &dl.Target.UserID, &dl.Target.Group, &dl.Target.Kind, &dl.Target.Address, &ev, &dl.Secret); err != nil {
 				rows.Close()
 				return err
@@ -361,7 +414,7 @@ func (d *DB) ClaimDeliveries(ctx context.Context, c Claim) ([]Delivery, error) {
 			taken[dl.Target.UserID]++
 			dl.Payload, dl.Target.Events = []byte(payload), strings.Split(ev, ",")
 			out = append(out, dl)
-			claims = append(claims, claim{dl.ID, nextTry})
+			claims = append(claims, claim{dl.ID, nextTry, by})
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -369,7 +422,8 @@ func (d *DB) ClaimDeliveries(ctx context.Context, c Claim) ([]Delivery, error) {
 		}
 		kept := out[:0]
 		for i, cl := range claims {
-			res, err := tx.ExecContext(ctx, `UPDATE notify_outbox SET next_try = ? WHERE id = ? AND next_try = ?`, c.At+c.Lease, cl.id, cl.nextTry)
+			res, err := tx.ExecContext(ctx, `UPDATE notify_outbox SET next_try = ?, claimed_by = ? WHERE id = ? AND next_try = ? AND claimed_by = ?`,
+				c.At+c.Lease, me, cl.id, cl.nextTry, cl.by)
 			if err != nil {
 				return err
 			}
@@ -383,6 +437,43 @@ func (d *DB) ClaimDeliveries(ctx context.Context, c Claim) ([]Delivery, error) {
 	return out, err
 }
 
+// goneClaimers are the notifiers holding claims not yet ended whose
+// process is gone (as ReviveCreating tells it: no live lease); me, this
+// process, is never among them.
+func goneClaimers(ctx context.Context, tx *sql.Tx, at int64, me string) ([]any, error) {
+	claimers, err := scanStrings(tx.QueryContext(ctx, `SELECT DISTINCT claimed_by FROM notify_outbox WHERE claimed_by != '' AND next_try > ?`, at))
+	if err != nil || len(claimers) == 0 {
+		return nil, err
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT id, host, pid, started, expires, unixepoch() FROM process_leases WHERE id IN `+inList(len(claimers)), anys(claimers)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	here := thisProcess()
+	live := map[string]bool{me: true}
+	for rows.Next() {
+		var l leaseRow
+		var now int64
+		if err := rows.Scan(&l.id, &l.proc.host, &l.proc.pid, &l.proc.started, &l.expires, &now); err != nil {
+			return nil, err
+		}
+		if !l.dead(now, here) {
+			live[l.id] = true
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	var gone []any
+	for _, c := range claimers {
+		if !live[c] {
+			gone = append(gone, c)
+		}
+	}
+	return gone, nil
+}
+
 // Delivered removes a delivery that reached its target.
 func (d *DB) Delivered(ctx context.Context, id int64) error {
 	return d.Tx(ctx, func(tx *sql.Tx) error {
@@ -394,7 +485,7 @@ func (d *DB) Delivered(ctx context.Context, id int64) error {
 // DeliveryFailed records a failed attempt and when to try again.
 func (d *DB) DeliveryFailed(ctx context.Context, id, nextTry int64, reason string) error {
 	return d.Tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE notify_outbox SET attempts = attempts + 1, next_try = ?, last_error = ? WHERE id = ?`,
+		_, err := tx.ExecContext(ctx, `UPDATE notify_outbox SET attempts = attempts + 1, next_try = ?, last_error = ?, claimed_by = '' WHERE id = ?`,
 			nextTry, reason, id)
 		return err
 	})
