@@ -38,6 +38,10 @@ type workCreator interface {
 	start(ctx context.Context, params boinc.WorkParams) (workRun, error)
 	// createAll creates jobs in one run.
 	createAll(ctx context.Context, params boinc.WorkParams, jobs []boinc.Job) error
+	// insertsAsItReads tells whether a run may insert jobs before Finish
+	// (BOINC's create_work: an assigned job at once, others in ~1 MB
+	// chunks), and so must be handed none before their steps commit.
+	insertsAsItReads() bool
 }
 
 // workRun is one run of a workCreator, fed a job at a time.
@@ -107,6 +111,8 @@ func (c createWorkCreator) start(ctx context.Context, params boinc.WorkParams) (
 	return r, nil
 }
 
+func (createWorkCreator) insertsAsItReads() bool { return true }
+
 func (c createWorkCreator) createAll(ctx context.Context, params boinc.WorkParams, jobs []boinc.Job) error {
 	return boinc.CreateWork(ctx, c.p, params, jobs)
 }
@@ -125,6 +131,8 @@ func (c *nativeCreator) start(ctx context.Context, params boinc.WorkParams) (wor
 	}
 	return r, nil
 }
+
+func (*nativeCreator) insertsAsItReads() bool { return false }
 
 func (c *nativeCreator) createAll(ctx context.Context, params boinc.WorkParams, jobs []boinc.Job) error {
 	if len(jobs) == 0 {

@@ -122,7 +122,7 @@ func TestStdinInsertsInChunks(t *testing.T) {
 	n := 0
 	for ; n < 2000; n++ {
 		r.write(fmt.Sprintf("--wu_name ch_%d --command_line %s b.coor a_in1.psf", n, arg))
-		if n%50 == 49 && tp.count(`SELECT count(*) FROM workunit WHERE name LIKE 'ch\_%' ESCAPE '\'`) > 0 {
+		if n%50 == 49 && tp.count(`SELECT count(*) FROM workunit WHERE name LIKE 'ch!_%' ESCAPE '!'`) > 0 {
 			break
 		}
 	}
@@ -150,7 +150,7 @@ func TestStdinInsertsInChunks(t *testing.T) {
 	if code := r.end(); code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, r.stderr.String())
 	}
-	if got := tp.count(`SELECT count(*) FROM workunit WHERE name LIKE 'all\_%' ESCAPE '\'`); got != 1000 {
+	if got := tp.count(`SELECT count(*) FROM workunit WHERE name LIKE 'all!_%' ESCAPE '!'`); got != 1000 {
 		t.Errorf("%d of 1000 work units", got)
 	}
 }
