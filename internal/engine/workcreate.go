@@ -34,7 +34,8 @@ func CheckCreate(v string) error {
 // a work unit without its step.
 type workCreator interface {
 	// start begins a run for jobs sharing params; its jobs exist once
-	// Finish returns nil, none if it is aborted.
+	// Finish returns nil. An aborted or failed run may have made some
+	// when insertsAsItReads, none otherwise.
 	start(ctx context.Context, params boinc.WorkParams) (workRun, error)
 	// createAll creates jobs in one run.
 	createAll(ctx context.Context, params boinc.WorkParams, jobs []boinc.Job) error
