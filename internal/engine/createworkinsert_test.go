@@ -20,12 +20,12 @@ func TestCreateWorkSubmissionKill9(t *testing.T) {
 	}
 	t.Run("assigned", func(t *testing.T) {
 		forEnginesCreate(t, engine.CreateWithCreateWork, func(t *testing.T, e *engine.Engine, u store.User) {
-			submissionKill9(t, e, u, 8, 150, wire.Options{AssignUserAll: 1})
+			submissionKill9(t, e, u, 8, 150, wire.Options{AssignUserAll: 1}, true)
 		})
 	})
 	t.Run("1 MB chunks", func(t *testing.T) {
 		forEnginesCreate(t, engine.CreateWithCreateWork, func(t *testing.T, e *engine.Engine, u store.User) {
-			submissionKill9(t, e, u, 6, 1500, wire.Options{})
+			submissionKill9(t, e, u, 6, 1500, wire.Options{}, true)
 		})
 	})
 }

@@ -136,15 +136,16 @@ func TestNativeSubmissionKill9(t *testing.T) {
 		t.Skip("slow")
 	}
 	forEnginesCreate(t, engine.CreateNative, func(t *testing.T, e *engine.Engine, u store.User) {
-		submissionKill9(t, e, u, 12, 150, wire.Options{})
+		submissionKill9(t, e, u, 12, 150, wire.Options{}, false)
 	})
 }
 
 // submissionKill9 kills a process submitting two requests of perReq chains
-// with options o, rounds times at random moments, then checks that no
+// with options o, rounds times at random moments (with atFirstWU, every
+// other round once BOINC has a first work unit of it), then checks that no
 // work unit is without its step, nor a queued step without its work unit,
 // and that revival creates what the kills left, each once.
-func submissionKill9(t *testing.T, e *engine.Engine, u store.User, rounds, perReq int, o wire.Options) {
+func submissionKill9(t *testing.T, e *engine.Engine, u store.User, rounds, perReq int, o wire.Options, atFirstWU bool) {
 	ctx := context.Background()
 	b := &benchEnv{tb: t, ctx: ctx, e: e, u: u}
 	window, made, creating, halfway := 300, 0, 0, 0
@@ -163,7 +164,18 @@ func submissionKill9(t *testing.T, e *engine.Engine, u store.User, rounds, perRe
 			t.Fatal(err)
 		}
 		bufio.NewReader(out).ReadString('\n') // the first "go"
-		time.Sleep(time.Duration(rand.IntN(window)) * time.Millisecond)
+		wait := time.Duration(rand.IntN(window)) * time.Millisecond
+		if atFirstWU && round%2 == 0 {
+			// Every other round: as soon as BOINC has a first work unit of it.
+			had, _ := boincCounts(t, e)
+			for end := time.Now().Add(wait); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+				if n, _ := boincCounts(t, e); n > had {
+					break
+				}
+			}
+		} else {
+			time.Sleep(wait)
+		}
 		cmd.Process.Signal(syscall.SIGKILL)
 		io.Copy(io.Discard, out)
 		werr := cmd.Wait()
