@@ -137,54 +137,79 @@ func TestNativeSubmissionKill9(t *testing.T) {
 		t.Skip("slow")
 	}
 	forEnginesCreate(t, engine.CreateNative, func(t *testing.T, e *engine.Engine, u store.User) {
-		ctx := context.Background()
-		b := &benchEnv{tb: t, ctx: ctx, e: e, u: u}
-		const perReq = 150
-		window, made, creating, halfway := 300, 0, 0, 0
-		for round := range longtest.Rounds(12, 5) {
-			reqs := []wire.SubmitRequest{b.request(fmt.Sprintf("g%da", round), perReq, 2), b.request(fmt.Sprintf("g%db", round), perReq, 2)}
-			cmd := submitterCmd(t, e.Root, u, reqs...)
-			out, _ := cmd.StdoutPipe()
-			var errs strings.Builder
-			cmd.Stderr = &errs
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			bufio.NewReader(out).ReadString('\n') // the first "go"
-			time.Sleep(time.Duration(rand.IntN(window)) * time.Millisecond)
-			cmd.Process.Signal(syscall.SIGKILL)
-			io.Copy(io.Discard, out)
-			werr := cmd.Wait()
-			before := made
-			st := checkWUsHaveSteps(t, e)
-			made = st["queued"] + st["creating"]
-			halfway += st["creating"] - creating
-			creating = st["creating"]
-			switch {
-			case werr == nil:
-				window = max(window/2, 20) // it finished first: kill sooner
-			case made == before:
-				window = min(window*2, 5000) // killed before a commit: later
-			}
-		}
-		t.Logf("%d steps of %d recorded were left being created by the kills", halfway, made)
-		// Revival (forced: nothing runs now) creates what the kills left.
-		if _, err := e.State().ReviveCreating(ctx, time.Now().Add(time.Hour)); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := e.CreatePending(ctx); err != nil {
-			t.Fatal(err)
-		}
-		steps := checkWUsHaveSteps(t, e)
-		if total, _ := boincCounts(t, e); total != steps["queued"] || steps["creating"]+steps["pending"] != 0 {
-			t.Errorf("after revival: %d work units, steps by state %v", total, steps)
-		}
-		t.Logf("steps by state after revival: %v", steps)
+		submissionKill9(t, e, u, longtest.Rounds(12, 5), 150, wire.Options{}, false)
 	})
 }
 
+// submissionKill9 kills a process submitting two requests of perReq chains
+// with options o, rounds times at random moments (with atFirstWU, every
+// other round once BOINC has a first work unit of it), then checks that no
+// work unit is without its step, nor a queued step without its work unit,
+// and that revival creates what the kills left, each once.
+func submissionKill9(t *testing.T, e *engine.Engine, u store.User, rounds, perReq int, o wire.Options, atFirstWU bool) {
+	ctx := context.Background()
+	b := &benchEnv{tb: t, ctx: ctx, e: e, u: u}
+	window, made, creating, halfway := 300, 0, 0, 0
+	for round := range rounds {
+		reqs := []wire.SubmitRequest{b.request(fmt.Sprintf("g%da", round), perReq, 2), b.request(fmt.Sprintf("g%db", round), perReq, 2)}
+		for i := range reqs {
+			n := reqs[i].Options.NumSteps
+			reqs[i].Options = o
+			reqs[i].Options.NumSteps = n
+		}
+		cmd := submitterCmd(t, e.Root, u, reqs...)
+		out, _ := cmd.StdoutPipe()
+		var errs strings.Builder
+		cmd.Stderr = &errs
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		bufio.NewReader(out).ReadString('\n') // the first "go"
+		wait := time.Duration(rand.IntN(window)) * time.Millisecond
+		if atFirstWU && round%2 == 0 {
+			// Every other round: as soon as BOINC has a first work unit of it.
+			had, _ := boincCounts(t, e)
+			for end := time.Now().Add(wait); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+				if n, _ := boincCounts(t, e); n > had {
+					break
+				}
+			}
+		} else {
+			time.Sleep(wait)
+		}
+		cmd.Process.Signal(syscall.SIGKILL)
+		io.Copy(io.Discard, out)
+		werr := cmd.Wait()
+		before := made
+		st := checkWUsHaveSteps(t, e)
+		made = st["queued"] + st["creating"]
+		halfway += st["creating"] - creating
+		creating = st["creating"]
+		switch {
+		case werr == nil:
+			window = max(window/2, 20) // it finished first: kill sooner
+		case made == before:
+			window = min(window*2, 5000) // killed before a commit: later
+		}
+	}
+	t.Logf("%d steps of %d recorded were left being created by the kills", halfway, made)
+	// Revival (forced: nothing runs now) creates what the kills left.
+	if _, err := e.State().ReviveCreating(ctx, time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.CreatePending(ctx); err != nil {
+		t.Fatal(err)
+	}
+	steps := checkWUsHaveSteps(t, e)
+	if total, _ := boincCounts(t, e); total != steps["queued"] || steps["creating"]+steps["pending"] != 0 {
+		t.Errorf("after revival: %d work units, steps by state %v", total, steps)
+	}
+	t.Logf("steps by state after revival: %v", steps)
+}
+
 // checkWUsHaveSteps checks both directions between BOINC's work units and
-// the state's steps, and returns the steps by state.
+// the state's steps (a work unit cancelled in BOINC needs no step), and
+// returns the steps by state.
 func checkWUsHaveSteps(t *testing.T, e *engine.Engine) map[string]int {
 	t.Helper()
 	ctx := context.Background()
@@ -193,15 +218,16 @@ func checkWUsHaveSteps(t *testing.T, e *engine.Engine) map[string]int {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	wus := map[string]bool{}
-	rows, err := db.Query(`SELECT name FROM workunit`)
+	wus := map[string]bool{} // name: live (not cancelled)
+	rows, err := db.Query(`SELECT name, error_mask FROM workunit`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for rows.Next() {
 		var n string
-		rows.Scan(&n)
-		wus[n] = true
+		var mask int
+		rows.Scan(&n, &mask)
+		wus[n] = mask&16 == 0 // WU_ERROR_CANCELLED: what rboinc withdrew
 	}
 	rows.Close()
 	table := "steps"
@@ -220,12 +246,12 @@ func checkWUsHaveSteps(t *testing.T, e *engine.Engine) map[string]int {
 		srows.Scan(&n, &st)
 		steps[n] = true
 		byState[st]++
-		if st == "queued" && !wus[n] {
+		if _, ok := wus[n]; st == "queued" && !ok {
 			t.Errorf("step %s is queued without its work unit", n)
 		}
 	}
-	for n := range wus {
-		if !steps[n] {
+	for n, live := range wus {
+		if live && !steps[n] {
 			t.Errorf("work unit %s has no step", n)
 		}
 	}

@@ -20,17 +20,21 @@ import (
 const stageWorkers = 2
 
 // recordAndCreate records the chains and creates their first work units
-// with one create_work run, all or nothing, overlapping the three parts:
-// create_work (a process of its own) starts at once and reads each chain's
-// job as soon as the chain is recorded and its inputs are staged, and the
-// inputs are staged by workers while the chains are inserted.
+// with one create_work run, all or nothing, overlapping the parts: the
+// run starts at once, the inputs are staged by workers while the chains
+// are inserted, and native creation is handed each chain's job as soon as
+// the chain is recorded and its inputs are staged.
 //
 // Staging runs inside the recording transaction: pool collection unstages,
 // under the same write lock, what no unfinished step reads, so it cannot
-// take a link away before the steps that read it exist. create_work inserts
-// its jobs only when its input ends, after the commit: if the recording
-// fails it is killed first and creates nothing; if create_work fails, the
-// chains are removed again.
+// take a link away before the steps that read it exist. No work unit may
+// exist before its chain is committed. Native creation inserts its jobs
+// only at Finish, after the commit. BOINC's create_work inserts as it
+// reads (an assigned job at once, the others in ~1 MB chunks), so it is
+// given no job before the commit: if the recording fails it is killed
+// having read none. After the commit a crash leaves steps "creating" that
+// revival creates; if create_work fails, the work units it made before
+// failing are cancelled in BOINC and the chains removed again.
 //
 // in, when not nil, is still writing (and staging) the submission's inline
 // contents: the jobs that read them wait for them, the commit waits for
@@ -41,17 +45,24 @@ const stageWorkers = 2
 // either way.
 func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc.WorkParams, chains []store.NewChain, in *intake, run workRun) ([]store.Chain, error) {
 	t0 := time.Now()
-	if run == nil {
-		wc, err := e.creator(ctx)
-		if err != nil {
-			return nil, err
+	wc, err := e.creator(ctx)
+	if err != nil {
+		if run != nil {
+			run.Abort()
 		}
+		return nil, err
+	}
+	if run == nil {
 		if run, err = wc.start(ctx, params); err != nil {
 			return nil, err
 		}
 	}
+	insertsAsRead := wc.insertsAsItReads()
 	st := newStager(e, chains, in)
-	feed := startFeed(run, st, len(chains))
+	feed := newFeed(run, st, len(chains))
+	if !insertsAsRead {
+		feed.begin()
+	}
 	var pooled func() []store.PoolEntry
 	if in != nil {
 		pooled = in.pooled
@@ -73,6 +84,9 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 	}
 	tRecorded := time.Now()
 	feed.close()
+	if err == nil {
+		feed.begin() // every job, now that their chains are committed
+	}
 	st.stop()
 	var tFed, tDurable, tFinished time.Time
 	if err != nil {
@@ -81,8 +95,10 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 		return nil, err
 	}
 	// What create_work's jobs read is made durable while create_work still
-	// reads its input (it is the slower of the two); it inserts the jobs
-	// only when its input ends, after both.
+	// reads its input (it is the slower of the two). Native creation
+	// inserts the jobs only at Finish, after both; BOINC's create_work may
+	// insert some sooner: the steps are committed and their inputs staged
+	// already, and the sync only guards against the machine's crash.
 	durable := make(chan error, 1)
 	go func() { durable <- e.durableForBOINC(st.sums, st.anyStaged()) }()
 	ferr := feed.wait()
@@ -100,14 +116,7 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 	// Clean up even when the request was cancelled (the client went away).
 	bg := context.WithoutCancel(ctx)
 	if ferr != nil {
-		ids := make([]int64, len(created))
-		for i, c := range created {
-			ids[i] = c.ID
-		}
-		if derr := e.db.DeleteChains(bg, ids); derr != nil {
-			e.Log.Error("removing chains after a failed create_work", "err", derr)
-		}
-		return nil, ferr
+		return nil, e.undoSubmission(bg, created, insertsAsRead, ferr)
 	}
 	wus := make([]string, len(created))
 	for i, c := range created {
@@ -123,42 +132,87 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 	return created, nil
 }
 
+// undoSubmission removes the chains of a submission whose work units could
+// not all be made (ferr says why). A creator that inserts as it reads may
+// have made some: they are cancelled in BOINC first, as its cancel_jobs
+// does, so that none runs for a chain that is gone. When BOINC's database
+// cannot tell which exist, the chains are kept, failed with the reason,
+// rather than leave work units without them.
+func (e *Engine) undoSubmission(ctx context.Context, created []store.Chain, insertsAsRead bool, ferr error) error {
+	if insertsAsRead {
+		wus := make([]string, len(created))
+		for i, c := range created {
+			wus[i] = c.WU(0)
+		}
+		n, err := e.cancelWUs(ctx, wus)
+		if err != nil {
+			e.Log.Error("cancelling the work units of a failed create_work run; its chains are kept, failed", "chains", len(created), "err", err)
+			reason := fmt.Sprintf("creating the first work unit failed (%v), and BOINC's database could not be asked which work units were made: %v", ferr, err)
+			for _, c := range created {
+				if err := e.db.FailChain(ctx, c.ID, 0, reason); err != nil {
+					e.Log.Error("marking chains failed after a failed create_work", "err", err)
+					break
+				}
+			}
+			return fmt.Errorf("%w; the chains are recorded as failed: BOINC's database could not be asked which of their work units create_work had made", ferr)
+		}
+		if n > 0 {
+			e.Log.Warn("create_work failed after making some work units; cancelled them in BOINC", "work_units", n, "err", ferr)
+		}
+	}
+	ids := make([]int64, len(created))
+	for i, c := range created {
+		ids[i] = c.ID
+	}
+	if derr := e.db.DeleteChains(ctx, ids); derr != nil {
+		e.Log.Error("removing chains after a failed create_work", "err", derr)
+	}
+	return ferr
+}
+
 // feedJob is a recorded chain's first job, waiting for its inputs.
 type feedJob struct {
 	job    boinc.Job
 	inputs []string // content per input position; "" for a constant file
 }
 
-// createWorkFeed is create_work fed by a goroutine while the recording
-// transaction runs. recordAndCreate keeps its rules by using only these
-// methods:
+// createWorkFeed is a creation run fed by a goroutine, while the recording
+// transaction runs (begun before it) or once it committed (begun after).
+// recordAndCreate keeps its rules by using only these methods:
 //   - send never blocks (the feed holds every chain's job): the
 //     transaction, which holds the state database's write lock, never
 //     waits for create_work;
 //   - send returns the feeder's failure, if any, so that the recording
 //     stops at the next chain and rolls back;
 //   - close ends the feed once the recording is over, and wait waits for
-//     the feeder; create_work inserts its jobs only when its input ends
-//     (run.Finish), so a recording that failed aborts it and nothing is
-//     created.
+//     the feeder (if begun); a run begun during the recording must insert
+//     its jobs only at Finish, so that a recording that failed aborts it
+//     and nothing is created.
 type createWorkFeed struct {
+	run    workRun
+	st     *stager
 	jobs   chan feedJob
+	begun  bool
 	failed atomic.Pointer[error] // the feeder's error, once it failed
 	done   chan error            // the feeder's end
 }
 
-// startFeed starts feeding run the jobs of n chains, each once st has
-// staged its inputs.
-func startFeed(run workRun, st *stager, n int) *createWorkFeed {
-	f := &createWorkFeed{jobs: make(chan feedJob, n), done: make(chan error, 1)}
+// newFeed makes a feed of the jobs of n chains to run, each handed over
+// once st has staged its inputs and begin was called.
+func newFeed(run workRun, st *stager, n int) *createWorkFeed {
+	return &createWorkFeed{run: run, st: st, jobs: make(chan feedJob, n), done: make(chan error, 1)}
+}
+
+// begin starts the feeder; once only.
+func (f *createWorkFeed) begin() {
+	f.begun = true
 	go func() {
-		err := feedCreateWork(run, st, f.jobs)
+		err := feedCreateWork(f.run, f.st, f.jobs)
 		if err != nil {
 			f.failed.Store(&err)
 		}
 		f.done <- err
 	}()
-	return f
 }
 
 // send queues a recorded chain's job; it returns the feeder's error when
@@ -175,7 +229,13 @@ func (f *createWorkFeed) send(fj feedJob) error {
 func (f *createWorkFeed) close() { close(f.jobs) }
 
 // wait waits for the feeder to hand over every job, or fail; once only.
-func (f *createWorkFeed) wait() error { return <-f.done }
+// A feed never begun handed over nothing.
+func (f *createWorkFeed) wait() error {
+	if !f.begun {
+		return nil
+	}
+	return <-f.done
+}
 
 // feedCreateWork hands each job to create_work once its inputs are staged,
 // sending what is buffered whenever it has caught up with the recording.

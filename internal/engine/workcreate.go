@@ -34,11 +34,16 @@ func CheckCreate(v string) error {
 // a work unit without its step.
 type workCreator interface {
 	// start begins a run for jobs sharing params; its jobs exist once
-	// Finish returns nil, none if it is aborted.
+	// Finish returns nil. An aborted or failed run may have made some
+	// when insertsAsItReads, none otherwise.
 	start(ctx context.Context, params boinc.WorkParams) (workRun, error)
 	// createAll creates jobs in one run; staged are inputs the caller
 	// has just staged, by physical name (see inputKnower).
 	createAll(ctx context.Context, params boinc.WorkParams, jobs []boinc.Job, staged map[string]stagedInput) error
+	// insertsAsItReads tells whether a run may insert jobs before Finish
+	// (BOINC's create_work: an assigned job at once, others in ~1 MB
+	// chunks), and so must be handed none before their steps commit.
+	insertsAsItReads() bool
 }
 
 // stagedInput is an input the engine has just staged in BOINC's download
@@ -122,6 +127,8 @@ func (c createWorkCreator) start(ctx context.Context, params boinc.WorkParams) (
 	return r, nil
 }
 
+func (createWorkCreator) insertsAsItReads() bool { return true }
+
 func (c createWorkCreator) createAll(ctx context.Context, params boinc.WorkParams, jobs []boinc.Job, _ map[string]stagedInput) error {
 	return boinc.CreateWork(ctx, c.p, params, jobs)
 }
@@ -140,6 +147,8 @@ func (c *nativeCreator) start(ctx context.Context, params boinc.WorkParams) (wor
 	}
 	return r, nil
 }
+
+func (*nativeCreator) insertsAsItReads() bool { return false }
 
 func (c *nativeCreator) createAll(ctx context.Context, params boinc.WorkParams, jobs []boinc.Job, staged map[string]stagedInput) error {
 	if len(jobs) == 0 {

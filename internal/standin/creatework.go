@@ -69,7 +69,7 @@ func CreateWorkMain(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 	}
 	ctx := context.Background()
 	if o.useStdin {
-		return c.bulk(ctx, stdin)
+		return c.bulk(ctx, stdin, tmpl)
 	}
 	return c.single(ctx, tmpl)
 }
@@ -151,14 +151,7 @@ func (c *creator) single(ctx context.Context, tmpl string) int {
 	}
 	if !skipped {
 		if err := inTx(ctx, c.db, func(tx *sql.Tx) error { return w.Store(ctx, tx, c.appID) }); err != nil {
-			op := "insert"
-			if c.o.job.WU.ID != 0 {
-				op = "update"
-			}
-			fmt.Fprintf(c.stderr, "Database error: %s\n", wucreate.MySQLMessage(err, w.Name))
-			fmt.Fprintf(c.stderr, "query=%s into workunit set name='%s', ...\n", op, w.Name)
-			fmt.Fprintf(c.stderr, "create_work: workunit.%s() Error 1\n", op)
-			fmt.Fprintf(c.stderr, "create_work: Error 1\n")
+			c.storeFailed(w, err)
 			return 1
 		}
 	} else {
@@ -173,11 +166,21 @@ func (c *creator) single(ctx context.Context, tmpl string) int {
 	return 0
 }
 
-// bulk is --stdin mode: one job per line, all rows inserted in one
-// transaction at the end, so any failure creates none of them.
-func (c *creator) bulk(ctx context.Context, stdin io.Reader) int {
+// insertBatchMax is the size of the VALUES text past which create_work
+// --stdin inserts what it has accumulated ("MySQL can handle queries at
+// least 1 MB"): a big submission is inserted in chunks while its input is
+// still being read, not all at its end.
+const insertBatchMax = 1000000
+
+// bulk is --stdin mode, as BOINC's create_work does it: an assigned job
+// (--target_*/--broadcast* on the command line or on its line) is created
+// at once, on its own; the others are gathered into multi-row inserts, each
+// sent once its text would pass insertBatchMax, the rest at the end of the
+// input. A failure exits at once and leaves what was inserted before it.
+func (c *creator) bulk(ctx context.Context, stdin io.Reader, cmdTmpl string) int {
 	r := bufio.NewReader(stdin)
-	var rows []*wucreate.Row
+	b := &rowBatch{}
+	var last *wucreate.Row // the previous unassigned line's row
 	for n := 0; ; n++ {
 		line, tooLong, err := readJobLine(r)
 		if tooLong {
@@ -208,6 +211,14 @@ func (c *creator) bulk(ctx context.Context, stdin io.Reader) int {
 		if jd.WU.Name == "" {
 			jd.WU.Name = fmt.Sprintf("%s_%d", c.o.job.WU.Name, n)
 		}
+		if jd.Assign && !c.o.job.Assign {
+			// Assigned by its line: BOINC creates it at once with the
+			// command line's input template (the line's is not read).
+			if !c.createOne(ctx, &jd, cmdTmpl) {
+				return 1
+			}
+			continue
+		}
 		tmpl, ok := c.template(jd.WUTemplateFile)
 		if !ok {
 			fmt.Fprintf(c.stderr, "Can't read WU template %s\n", jd.WUTemplateFile)
@@ -217,6 +228,12 @@ func (c *creator) bulk(ctx context.Context, stdin io.Reader) int {
 			fmt.Fprintf(c.stderr, "job is missing input template\n")
 			return 1
 		}
+		if jd.Assign {
+			if !c.createOne(ctx, &jd, tmpl) {
+				return 1
+			}
+			continue
+		}
 		w, code, skipped := c.env.Prepare(&jd, tmpl)
 		switch {
 		case code != 0:
@@ -224,22 +241,91 @@ func (c *creator) bulk(ctx context.Context, stdin io.Reader) int {
 			if !c.o.continueOnError {
 				return 1
 			}
+			continue
 		case skipped:
 			// BOINC reuses the previous line's VALUES here (a bug that
 			// surfaces as a duplicate entry); a first line is just dropped.
-			if len(rows) > 0 {
-				rows = append(rows, rows[len(rows)-1])
+			if last == nil {
+				continue
 			}
-		default:
-			rows = append(rows, w)
+			w = last
+		}
+		last = w
+		b.add(w)
+		if n := rowTextSize(w); b.size+2*n > insertBatchMax {
+			if !c.insertBatch(ctx, b, true) {
+				return 1
+			}
 		}
 	}
-	if len(rows) == 0 {
-		return 0
+	if len(b.rows) > 0 && !c.insertBatch(ctx, b, false) {
+		return 1
 	}
+	return 0
+}
+
+// createOne creates an assigned job on its own, as BOINC's
+// JOB_DESC::create does, with its messages.
+func (c *creator) createOne(ctx context.Context, jd *wucreate.Job, tmpl string) bool {
+	w, code, skipped := c.env.Prepare(jd, tmpl)
+	if code != 0 {
+		fmt.Fprintf(c.stderr, "create_work: %s\n", wucreate.BoincError(code))
+		return false
+	}
+	if skipped {
+		return true
+	}
+	if err := inTx(ctx, c.db, func(tx *sql.Tx) error { return w.Store(ctx, tx, c.appID) }); err != nil {
+		c.storeFailed(w, err)
+		return false
+	}
+	if c.o.verbose {
+		fmt.Fprintf(c.stderr, "created workunit; name %s, ID %d\n", w.Name, w.ID)
+	}
+	return true
+}
+
+// storeFailed reports a failed insert (or --wu_id update) of one job.
+func (c *creator) storeFailed(w *wucreate.Row, err error) {
+	op := "insert"
+	if w.ID != 0 {
+		op = "update"
+	}
+	fmt.Fprintf(c.stderr, "Database error: %s\n", wucreate.MySQLMessage(err, w.Name))
+	fmt.Fprintf(c.stderr, "query=%s into workunit set name='%s', ...\n", op, w.Name)
+	fmt.Fprintf(c.stderr, "create_work: workunit.%s() Error 1\n", op)
+	fmt.Fprintf(c.stderr, "create_work: Error 1\n")
+}
+
+// rowBatch is the unassigned jobs gathered for one multi-row insert, and
+// the size of their VALUES text.
+type rowBatch struct {
+	rows []*wucreate.Row
+	size int
+}
+
+func (b *rowBatch) add(w *wucreate.Row) {
+	if len(b.rows) > 0 {
+		b.size++ // the comma between rows
+	}
+	b.rows = append(b.rows, w)
+	b.size += rowTextSize(w)
+}
+
+// rowTextSize is about the length of a row's text in BOINC's multi-row
+// insert (DB_WORKUNIT::db_print_values): its strings, xml_doc mostly, and
+// some 40 numeric columns.
+func rowTextSize(w *wucreate.Row) int {
+	return len(w.Name) + len(w.XMLDoc) + len(w.ResultTemplateFile) + len(w.Keywords) + 400
+}
+
+// insertBatch inserts b's rows in one statement (all or none of them) and
+// empties b; midway tells a chunk sent before the input ended, whose
+// failure message BOINC words with its size.
+func (c *creator) insertBatch(ctx context.Context, b *rowBatch, midway bool) bool {
 	var failed *wucreate.Row
 	err := inTx(ctx, c.db, func(tx *sql.Tx) error {
-		for _, w := range rows {
+		for _, w := range b.rows {
 			cp := *w
 			if err := cp.Store(ctx, tx, c.appID); err != nil {
 				failed = w
@@ -248,26 +334,31 @@ func (c *creator) bulk(ctx context.Context, stdin io.Reader) int {
 		}
 		return nil
 	})
-	if err != nil {
-		name := ""
-		if failed != nil {
-			name = failed.Name
-		}
-		msg := wucreate.MySQLMessage(err, name)
-		var q strings.Builder
-		for i, w := range rows {
-			if i > 0 {
-				q.WriteByte(',')
-			}
-			fmt.Fprintf(&q, "('%s',...)", w.Name)
-		}
-		fmt.Fprintf(c.stderr, "Database error: %s\n", msg)
-		fmt.Fprintf(c.stderr, "query=insert into workunit values %s\n", q.String())
-		fmt.Fprintf(c.stderr, "wu.insert_batch() failed: 1\n")
-		fmt.Fprintf(c.stderr, "MySQL error: %s\n", msg)
-		return 1
+	defer func() { b.rows, b.size = b.rows[:0], 0 }()
+	if err == nil {
+		return true
 	}
-	return 0
+	name := ""
+	if failed != nil {
+		name = failed.Name
+	}
+	msg := wucreate.MySQLMessage(err, name)
+	var q strings.Builder
+	for i, w := range b.rows {
+		if i > 0 {
+			q.WriteByte(',')
+		}
+		fmt.Fprintf(&q, "('%s',...)", w.Name)
+	}
+	fmt.Fprintf(c.stderr, "Database error: %s\n", msg)
+	fmt.Fprintf(c.stderr, "query=insert into workunit values %s\n", q.String())
+	if midway {
+		fmt.Fprintf(c.stderr, "wu.insert_batch() failed: 1; size %d\n", b.size)
+	} else {
+		fmt.Fprintf(c.stderr, "wu.insert_batch() failed: 1\n")
+	}
+	fmt.Fprintf(c.stderr, "MySQL error: %s\n", msg)
+	return false
 }
 
 // readJobLine reads one --stdin line, newline included, as fgets would.
