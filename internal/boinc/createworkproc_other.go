@@ -3,7 +3,6 @@
 package boinc
 
 import (
-	"errors"
 	"os"
 	"syscall"
 )
@@ -15,9 +14,3 @@ import (
 func createWorkProcAttr() *syscall.SysProcAttr { return nil }
 
 func killCreateWork(p *os.Process) error { return p.Kill() }
-
-var errNoProcessGroups = errors.New("create_work runs only on Unix systems: its guard needs process groups")
-
-func guardExecutable() (string, error) { return "", errNoProcessGroups }
-
-func guardProcAttr(int) (*syscall.SysProcAttr, error) { return nil, errNoProcessGroups }

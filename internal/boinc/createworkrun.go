@@ -6,7 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -19,15 +19,10 @@ import (
 // prepares jobs while the caller is still producing them. create_work
 // inserts the jobs only once its standard input ends: Finish closes it and
 // waits; Abort kills the process before that, and then no job exists.
-// (BOINC's own create_work keeps to that only for unassigned jobs whose
-// rows stay under about 1 MB: it inserts larger batches in ~1 MB chunks,
-// and assigned jobs one by one, as it reads them: tools/create_work.cpp,
-// boinc-interfaces.md 1.4.)
 type CreateWorkRun struct {
 	cmd    *exec.Cmd
-	guard  *createWorkGuard // holds create_work's input open while this process lives
 	proj   *Project
-	stdin  *os.File
+	stdin  io.WriteCloser
 	w      *bufio.Writer
 	out    lockedBuffer
 	seen   map[string]bool // result templates already checked
@@ -36,9 +31,7 @@ type CreateWorkRun struct {
 	failed error // the first failure to hand a job over
 }
 
-// StartCreateWork starts create_work --stdin in the project directory,
-// with its guard (see createworkguard.go): create_work's input ends only
-// when Finish ends it, never because this process died.
+// StartCreateWork starts create_work --stdin in the project directory.
 func StartCreateWork(ctx context.Context, p *Project, params WorkParams) (*CreateWorkRun, error) {
 	args := append(params.Args(), "--stdin")
 	r := &CreateWorkRun{proj: p, seen: map[string]bool{}}
@@ -47,31 +40,21 @@ func StartCreateWork(ctx context.Context, p *Project, params WorkParams) (*Creat
 	// Its own process group, killed whole: a wrapper script that does not
 	// exec must not leave a create_work behind that would see its input end
 	// (and insert the jobs) when this process closes it. Killed as well
-	// when this process dies (see createWorkProcAttr and the guard).
+	// when this process dies (see createWorkProcAttr).
 	r.cmd.SysProcAttr = createWorkProcAttr()
 	r.cmd.Cancel = r.kill
 	r.cmd.Stdout = &r.out
 	r.cmd.Stderr = &r.out
-	in, out, err := os.Pipe()
+	in, err := r.cmd.StdinPipe()
 	if err != nil {
 		return nil, fmt.Errorf("starting create_work: %w", err)
 	}
-	r.cmd.Stdin = in
-	err = r.cmd.Start()
-	in.Close()
-	if err != nil {
-		out.Close()
+	if err := r.cmd.Start(); err != nil {
+		in.Close()
 		return nil, fmt.Errorf("starting create_work: %w", err)
 	}
-	if r.guard, err = startCreateWorkGuard(out, r.cmd.Process.Pid); err != nil {
-		// Killed before its input ends: it creates nothing.
-		r.kill()
-		out.Close()
-		r.cmd.Wait()
-		return nil, fmt.Errorf("starting create_work's guard: %w", err)
-	}
-	r.stdin = out
-	r.w = bufio.NewWriterSize(out, 16<<10)
+	r.stdin = in
+	r.w = bufio.NewWriterSize(in, 16<<10)
 	return r, nil
 }
 
@@ -86,14 +69,8 @@ func (r *CreateWorkRun) Add(j Job) error {
 	if err != nil {
 		return err
 	}
-	return r.addLine(line)
-}
-
-// addLine hands over a checked job line.
-func (r *CreateWorkRun) addLine(line string) error {
 	r.jobs++
-	_, err := r.w.WriteString(line)
-	if err == nil {
+	if _, err = r.w.WriteString(line); err == nil {
 		err = r.w.WriteByte('\n')
 	}
 	if err != nil {
@@ -130,26 +107,12 @@ func (r *CreateWorkRun) Finish() error {
 		return err
 	}
 	r.done = true
-	// The guard lets go of its copy of the input first: were it gone, the
-	// input would end with this process's copy, and create_work must
-	// then be killed instead.
-	if err := r.guard.release(); err != nil {
-		r.kill()
-		r.stdin.Close()
-		r.cmd.Wait()
-		r.guard.wait()
-		return fmt.Errorf("create_work was killed without creating its jobs: %w", err)
-	}
 	if err := r.stdin.Close(); err != nil {
 		r.kill()
 		r.cmd.Wait()
-		r.guard.wait()
 		return fmt.Errorf("create_work: ending its input: %w", err)
 	}
-	err := r.cmd.Wait()
-	// Released, the guard has no say: create_work's own end is the run's.
-	r.guard.wait()
-	if err != nil {
+	if err := r.cmd.Wait(); err != nil {
 		return fmt.Errorf("create_work failed (%v): %s", err, r.out.excerpt())
 	}
 	return nil
@@ -162,11 +125,9 @@ func (r *CreateWorkRun) Abort() {
 		return
 	}
 	r.done = true
-	r.kill() // the guard too: it is in create_work's group
-	r.guard.stop()
+	r.kill()
 	r.stdin.Close()
 	r.cmd.Wait()
-	r.guard.wait()
 }
 
 // kill ends create_work and whatever it started.
@@ -177,11 +138,7 @@ func (r *CreateWorkRun) kill() error { return killCreateWork(r.cmd.Process) }
 func (r *CreateWorkRun) exited(werr error) error {
 	r.done = true
 	r.stdin.Close()
-	err := r.cmd.Wait()
-	// Whatever is left of its group goes with the guard.
-	r.guard.stop()
-	r.guard.wait()
-	if err != nil {
+	if err := r.cmd.Wait(); err != nil {
 		return fmt.Errorf("create_work failed (%v): %s", err, r.out.excerpt())
 	}
 	return fmt.Errorf("create_work stopped reading its jobs: %w", werr)
