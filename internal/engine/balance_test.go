@@ -49,11 +49,12 @@ func TestCatchupPriority(t *testing.T) {
 // priority raised by 1000, once.
 func TestLateDuplication(t *testing.T) {
 	f := newFixture(t)
-	f.e.Cfg.LateAfterHours = 1.0 / 3600 // a second
+	f.e.Cfg.LateAfterHours = 1 // not late yet, however slow the machine
 	wu := f.submit("g", "slow", 3).Chains[0].FirstWU
 	if n, err := f.e.DuplicateLate(f.ctx); err != nil || n != 0 {
 		t.Fatalf("before late_after: %d, %v", n, err)
 	}
+	f.e.Cfg.LateAfterHours = 1.0 / 3600 // a second
 	time.Sleep(2100 * time.Millisecond)
 	if n, err := f.e.DuplicateLate(f.ctx); err != nil || n != 1 {
 		t.Fatalf("late: %d, %v", n, err)
