@@ -84,7 +84,7 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 	}
 	tRecorded := time.Now()
 	feed.close()
-	if err == nil {
+	if err == nil && insertsAsRead {
 		feed.begin() // every job, now that their chains are committed
 	}
 	st.stop()
@@ -203,8 +203,12 @@ func newFeed(run workRun, st *stager, n int) *createWorkFeed {
 	return &createWorkFeed{run: run, st: st, jobs: make(chan feedJob, n), done: make(chan error, 1)}
 }
 
-// begin starts the feeder; once only.
+// begin starts the feeder; a second call does nothing (two feeders would
+// hand the run jobs at once, and one could still add after Finish).
 func (f *createWorkFeed) begin() {
+	if f.begun {
+		return
+	}
 	f.begun = true
 	go func() {
 		err := feedCreateWork(f.run, f.st, f.jobs)
