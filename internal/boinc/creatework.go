@@ -1,11 +1,9 @@
 package boinc
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -101,41 +99,34 @@ const (
 
 // CreateWork creates all jobs with ONE `bin/create_work --stdin` run in the
 // project directory. BOINC inserts the jobs all-or-nothing; a non-zero exit
-// comes back as an error carrying create_work's own messages.
+// comes back as an error carrying create_work's own messages. Every job is
+// checked before create_work starts; it is then fed as a CreateWorkRun is
+// (whole lines only, see lineFeed), ended whole when ctx ends and gone
+// with this process.
 func CreateWork(ctx context.Context, p *Project, params WorkParams, jobs []Job) error {
 	if len(jobs) == 0 {
 		return nil
 	}
-	var in bytes.Buffer
+	lines := make([]string, len(jobs))
 	seen := map[string]bool{}
-	for _, j := range jobs {
+	for i, j := range jobs {
 		line, err := checkedLine(p, j, seen)
 		if err != nil {
 			return err
 		}
-		in.WriteString(line)
-		in.WriteByte('\n')
+		lines[i] = line
 	}
-	args := append(params.Args(), "--stdin")
-	cmd := exec.CommandContext(ctx, filepath.Join(p.Dir, "bin", "create_work"), args...)
-	cmd.Dir = p.Dir
-	// As for a fed run: its own process group, ended whole when ctx ends
-	// (a project's wrapper may have children that hold its output open),
-	// and gone with this process.
-	cmd.SysProcAttr = createWorkProcAttr()
-	cmd.Cancel = func() error { return killCreateWork(cmd.Process) }
-	cmd.Stdin = &in
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	cmd.Stderr = &out
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(out.String())
-		if len(msg) > 2000 {
-			msg = msg[:2000] + "..."
+	r, err := StartCreateWork(ctx, p, params)
+	if err != nil {
+		return err
+	}
+	for _, line := range lines {
+		if err := r.addLine(line); err != nil {
+			r.Abort()
+			return err
 		}
-		return fmt.Errorf("create_work failed (%v): %s", err, msg)
 	}
-	return nil
+	return r.Finish()
 }
 
 // DuplicateWU tells whether err, from create_work run for the single job

@@ -38,7 +38,8 @@ func init() {
 
 // TestCreateWorkDiesWithItsCaller: a server killed (kill -9) while it feeds
 // create_work takes create_work with it, instead of leaving it to run on.
-// (What create_work read before its input ended may still be inserted:
+// (What create_work read before its input ended, whole job lines only (see
+// TestCreateWorkKilledFeederCutsNoLine), may still be inserted:
 // the kernel closes a dead process's pipes before the parent-death signal
 // comes. The engine hands create_work only jobs of steps already recorded,
 // see engine's recordAndCreate, so such work units have their steps.)

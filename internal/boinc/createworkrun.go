@@ -1,7 +1,6 @@
 package boinc
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -23,7 +22,7 @@ type CreateWorkRun struct {
 	cmd    *exec.Cmd
 	proj   *Project
 	stdin  io.WriteCloser
-	w      *bufio.Writer
+	feed   *lineFeed
 	out    lockedBuffer
 	seen   map[string]bool // result templates already checked
 	jobs   int
@@ -54,7 +53,7 @@ func StartCreateWork(ctx context.Context, p *Project, params WorkParams) (*Creat
 		return nil, fmt.Errorf("starting create_work: %w", err)
 	}
 	r.stdin = in
-	r.w = bufio.NewWriterSize(in, 16<<10)
+	r.feed = newLineFeed(in)
 	return r, nil
 }
 
@@ -69,11 +68,16 @@ func (r *CreateWorkRun) Add(j Job) error {
 	if err != nil {
 		return err
 	}
-	r.jobs++
-	if _, err = r.w.WriteString(line); err == nil {
-		err = r.w.WriteByte('\n')
+	return r.addLine(line)
+}
+
+// addLine hands a checked job line to create_work, whole (see lineFeed).
+func (r *CreateWorkRun) addLine(line string) error {
+	if r.failed != nil {
+		return r.failed
 	}
-	if err != nil {
+	r.jobs++
+	if err := r.feed.add(line); err != nil {
 		r.failed = r.exited(err)
 		return r.failed
 	}
@@ -85,7 +89,7 @@ func (r *CreateWorkRun) Flush() error {
 	if r.failed != nil {
 		return r.failed
 	}
-	if err := r.w.Flush(); err != nil {
+	if err := r.feed.flush(); err != nil {
 		r.failed = r.exited(err)
 		return r.failed
 	}
