@@ -19,7 +19,7 @@ import (
 // request data can reach its command line. A new place fails the test
 // until it is reviewed and added here.
 var runSites = map[string]string{
-	"internal/testbin/testbin.go:Build":       "go build of the module's own commands for the tests, into a directory named by the source hash; package paths are constants of the tests, no request data",
+	"internal/testbin/testbin.go:Build": "go build of the module's own commands for the tests, into a directory named by the source hash; package paths are constants of the tests, no request data",
 	"internal/boinc/createworkrun.go:StartCreateWork": "create_work --stdin at <project>/bin/create_work, fed job lines while a submission is recorded; " +
 		"argv built from typed, validated work parameters; each job line is checked (Add) before it is written to stdin",
 	"internal/engine/defaults.go:encode": "the encoder named in rboinc.json by the administrator; argv is two pool paths and the configured code",
