@@ -1273,6 +1273,38 @@ uncount_create_work() {
 	return 0
 }
 
+# fid_use_mode makes rboinc create work units in mode $1 (create_work or
+# native) from now on: rboinc.json's "create", and serve restarted to read
+# it.
+fid_use_mode() {
+	set_create_mode "$1"
+	stop_pid "$PID_SERVE" "rboinc-server serve"
+	launch_serve
+}
+
+# fid_submit submits the fidelity chains (fid/jobs.txt, two steps each) as
+# group $1, made in mode $2 (named in a failure).
+fid_submit() {
+	local group=$1 mode=$2 out
+	out=$(sci "$RUN/bin/fidelity" submit -queue fid -group "$group" -jobs fid/jobs.txt -num_steps 2 \
+		-priority 50 -batch "$FID_BATCH" -min_quorum 1 -fpops_bound 5e12 2>&1) || { indent <<<"$out"; fail "fidelity submit of group $group ($mode)"; }
+	indent <<<"$out"
+}
+
+# fid_check_calls checks the create_work calls counted since
+# $RUN/fid-create_work-calls.log was emptied, in mode $1: none when native,
+# at least $2 with create_work; $3 says what ran ("for ...").
+fid_check_calls() {
+	local mode=$1 min=$2 what=$3 calls
+	calls=$(wc -l <"$RUN/fid-create_work-calls.log")
+	log "$mode: bin/create_work ran $calls time(s) $what"
+	if [ "$mode" = native ]; then
+		[ "$calls" = 0 ] || fail "rboinc.json \"create\": \"native\", yet bin/create_work ran $calls time(s) $what"
+	else
+		[ "$calls" -ge "$min" ] || fail "rboinc.json \"create\": \"create_work\", yet bin/create_work ran $calls time(s) $what (want $min or more)"
+	fi
+}
+
 # fid runs the stage's program (fidelity/) as the project's user: it reads
 # the database's password from config.xml, as rboinc does. (Its submit runs
 # as the scientist, through sci.)
@@ -1393,29 +1425,19 @@ EOT
 	# BOINC's daemons stay stopped while both sides submit: the rows stay as
 	# made, untouched by the transitioner.
 	(cd "$PROJECT_DIR" && as_owner bin/stop) >>"$LOGS/bin-stop.log" 2>&1 || fail "bin/stop"
-	local side mode group calls out
+	local side mode group out
 	for side in a b; do
 		mode=$ma
 		[ "$side" = b ] && mode=$mb
 		group=fid$side
-		set_create_mode "$mode"
-		stop_pid "$PID_SERVE" "rboinc-server serve"
-		launch_serve
+		fid_use_mode "$mode"
 		log "rboinc.json \"create\": \"$mode\"; serve restarted (pid $PID_SERVE); submitting groups $group and ${group}t"
 		: >"$RUN/fid-create_work-calls.log"
-		out=$(sci "$RUN/bin/fidelity" submit -queue "$fq" -group "$group" -jobs fid/jobs.txt -num_steps 2 \
-			-priority 50 -batch "$FID_BATCH" -min_quorum 1 -fpops_bound 5e12 2>&1) || { indent <<<"$out"; fail "fidelity submit of group $group ($mode)"; }
-		indent <<<"$out"
+		fid_submit "$group" "$mode"
 		out=$(sci "$RUN/bin/fidelity" submit -queue "$fq" -group "${group}t" -jobs fid/jobs-assigned.txt -num_steps 1 \
 			-assign_user_all "$vid" 2>&1) || { indent <<<"$out"; fail "fidelity submit of group ${group}t ($mode)"; }
 		indent <<<"$out"
-		calls=$(wc -l <"$RUN/fid-create_work-calls.log")
-		log "$mode: bin/create_work ran $calls time(s) for the two submissions"
-		if [ "$mode" = native ]; then
-			[ "$calls" = 0 ] || fail "rboinc.json \"create\": \"native\", yet bin/create_work ran $calls time(s)"
-		else
-			[ "$calls" -gt 0 ] || fail "rboinc.json \"create\": \"create_work\", yet bin/create_work did not run"
-		fi
+		fid_check_calls "$mode" 1 "for the two submissions"
 		if [ "$side" = a ] && [ "$FID_BREAK" = 1 ]; then
 			sed -i 's|<rsc_memory_bound>[^<]*</rsc_memory_bound>|<rsc_memory_bound>3e8</rsc_memory_bound>|' "$PROJECT_DIR/templates/rboinc_${fq}_wu"
 			log "FID_BREAK=1: the queue's rsc_memory_bound changed before the second submission: the comparison must fail"
@@ -1488,14 +1510,8 @@ EOT
 		sleep 5
 	done
 	TIMES[fid_chains]=$(($(date +%s) - t1))s
-	calls=$(wc -l <"$RUN/fid-create_work-calls.log")
-	uncount_create_work
-	log "$mb: bin/create_work ran $calls time(s) while the chains ran (their next steps)"
-	if [ "$mb" = native ]; then
-		[ "$calls" = 0 ] || fail "rboinc.json \"create\": \"native\", yet bin/create_work ran $calls time(s) for the next steps"
-	else
-		[ "$calls" -gt 0 ] || fail "rboinc.json \"create\": \"create_work\", yet bin/create_work made no next step"
-	fi
+	uncount_create_work # (the calls' log stays)
+	fid_check_calls "$mb" 1 "while the chains ran (their next steps)"
 	local bad=0 want wantlog f s param args
 	for group in fida fidb; do
 		mkdir -p "$SCI/fidres-$group"
@@ -1560,33 +1576,23 @@ fidelity_next() {
 		return 0
 	fi
 	stage "9b. fidelity of next steps: a group's step 1 made by the assimilator with \"create\": \"$ma\", another's with \"$mb\"; BOINC's rows compared"
-	local t0 up=${SCI_USER^^} side mode group out calls rc
+	local t0 up=${SCI_USER^^} side mode group rc
 	t0=$(date +%s)
 	for side in a b; do
 		mode=$ma
 		[ "$side" = b ] && mode=$mb
 		group=fidn$side
-		set_create_mode "$mode"
-		stop_pid "$PID_SERVE" "rboinc-server serve"
-		launch_serve
+		fid_use_mode "$mode"
 		# The assimilator (the hook, or rboinc's own daemon) reads the mode
 		# when BOINC starts it.
 		(cd "$PROJECT_DIR" && as_owner bin/stop && as_owner bin/start) >>"$LOGS/bin-start.log" 2>&1 || fail "bin/stop, bin/start"
 		count_create_work
 		log "rboinc.json \"create\": \"$mode\"; serve and BOINC's daemons restarted; submitting group $group"
-		out=$(sci "$RUN/bin/fidelity" submit -queue fid -group "$group" -jobs fid/jobs.txt -num_steps 2 \
-			-priority 50 -batch "$FID_BATCH" -min_quorum 1 -fpops_bound 5e12 2>&1) || { indent <<<"$out"; fail "fidelity submit of group $group ($mode)"; }
-		indent <<<"$out"
+		fid_submit "$group" "$mode"
 		wait_sql_poking "select count(*) from workunit where name like 'f%-${up}\\_${group}-1-2-%'" "$FID_TIMEOUT" 4 ||
 			fail "the assimilator made no step 1 for all 4 chains of group $group within ${FID_TIMEOUT}s"
-		calls=$(wc -l <"$RUN/fid-create_work-calls.log")
 		uncount_create_work
-		log "$mode: bin/create_work ran $calls time(s) for group $group's submission and next steps"
-		if [ "$mode" = native ]; then
-			[ "$calls" = 0 ] || fail "rboinc.json \"create\": \"native\", yet bin/create_work ran $calls time(s)"
-		else
-			[ "$calls" -ge 2 ] || fail "rboinc.json \"create\": \"create_work\", yet bin/create_work ran $calls time(s) (the submission and the next steps)"
-		fi
+		fid_check_calls "$mode" 2 "for group $group's submission and next steps"
 	done
 	local pat="(name like 'f%-${up}\\_fidna-%' or name like 'f%-${up}\\_fidnb-%')"
 	wait_sql_poking "select count(*) from workunit where $pat and assimilate_state = 2" "$FID_TIMEOUT" 16 ||

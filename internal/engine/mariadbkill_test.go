@@ -4,10 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,33 +20,6 @@ import (
 	"github.com/rboinc/rboinc/internal/store"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
-
-// eventCounter is a webhook endpoint counting the deliveries of each event.
-type eventCounter struct {
-	mu  sync.Mutex
-	got map[int64]int
-}
-
-func (c *eventCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var ev store.NotifyPayload
-	if err := json.NewDecoder(r.Body).Decode(&ev); err != nil || ev.ID == 0 {
-		http.Error(w, "not an event", http.StatusBadRequest)
-		return
-	}
-	c.mu.Lock()
-	c.got[ev.ID]++
-	c.mu.Unlock()
-}
-
-func (c *eventCounter) counts() map[int64]int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := make(map[int64]int, len(c.got))
-	for k, v := range c.got {
-		out[k] = v
-	}
-	return out
-}
 
 // TestMariaDBKilledUnderTheAdvancePath: rboinc's state and BOINC's database
 // on one MariaDB of the test's own; the creator, the native assimilator and
@@ -69,27 +39,11 @@ func TestMariaDBKilledUnderTheAdvancePath(t *testing.T) {
 	stateDSN := db.newDatabase(t, "state")
 	boincDSN := db.newDatabase(t, "boinc")
 	root := t.TempDir()
-	if _, err := setup.Init(ctx, setup.Options{Root: root, Exe: serverExe, URLBase: "http://127.0.0.1:1", Assimilator: setup.AssimNative,
-		StateDB: "mysql://" + stateDSN, BoincDB: "mysql://" + boincDSN}); err != nil {
-		t.Fatal(err)
-	}
-	setRootConfig(t, root, "notify_allow", []string{"127.0.0.0/8"})
-	e, err := engine.Open(ctx, root, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	id, err := e.State().AddUser(ctx, "alice", "hash-alice")
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, id := webhookEngine(t, setup.Options{Root: root, Exe: serverExe, URLBase: "http://127.0.0.1:1", Assimilator: setup.AssimNative,
+		StateDB: "mysql://" + stateDSN, BoincDB: "mysql://" + boincDSN})
 	u := store.User{ID: id, Name: "alice"}
 	hook := &eventCounter{got: map[int64]int{}}
-	rc := httptest.NewServer(hook)
-	defer rc.Close()
-	if err := e.State().AddNotifyTarget(ctx, store.NotifyTarget{UserID: id, Kind: store.NotifyWebhook, Address: rc.URL + "/hook", Events: []string{"all"}}); err != nil {
-		t.Fatal(err)
-	}
+	serveWebhook(t, e, id, hook)
 
 	const groups, perGroup, steps = 4, 10, 4
 	b := &benchEnv{tb: t, ctx: ctx, e: e, u: u}
@@ -246,23 +200,11 @@ func TestWebhookOnceAcrossMariaDBKill(t *testing.T) {
 	db := startKillableMariaDB(t)
 	stateDSN := db.newDatabase(t, "state")
 	root := t.TempDir()
-	if _, err := setup.Init(ctx, setup.Options{Root: root, Exe: serverExe, URLBase: "http://127.0.0.1:1", StateDB: "mysql://" + stateDSN}); err != nil {
-		t.Fatal(err)
-	}
-	setRootConfig(t, root, "notify_allow", []string{"127.0.0.0/8"})
-	e, err := engine.Open(ctx, root, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	id, err := e.State().AddUser(ctx, "alice", "hash-alice")
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, id := webhookEngine(t, setup.Options{Root: root, Exe: serverExe, URLBase: "http://127.0.0.1:1", StateDB: "mysql://" + stateDSN})
 	hook := &eventCounter{got: map[int64]int{}}
 	restarted := make(chan error, 1)
 	var once sync.Once
-	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	serveWebhook(t, e, id, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hook.ServeHTTP(w, r)
 		// The first call kills MariaDB before it is answered; MariaDB is
 		// back 3 s later.
@@ -277,10 +219,6 @@ func TestWebhookOnceAcrossMariaDBKill(t *testing.T) {
 			}()
 		})
 	}))
-	defer rc.Close()
-	if err := e.State().AddNotifyTarget(ctx, store.NotifyTarget{UserID: id, Kind: store.NotifyWebhook, Address: rc.URL + "/hook", Events: []string{"all"}}); err != nil {
-		t.Fatal(err)
-	}
 	b := &benchEnv{tb: t, ctx: ctx, e: e, u: store.User{ID: id, Name: "alice"}}
 	b.submit(b.request("g", 1, 2))
 	evs, err := e.Query().Events(ctx, id, 0, 100)

@@ -1,17 +1,12 @@
 package engine_test
 
 import (
-	"context"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os/exec"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/rboinc/rboinc/internal/engine"
 	"github.com/rboinc/rboinc/internal/setup"
 	"github.com/rboinc/rboinc/internal/store"
 )
@@ -21,27 +16,13 @@ import (
 // event within seconds, not once the dead one's 90 s claim ends (until
 // then the target got nothing: its events go one at a time).
 func TestKilledNotifiersDeliveryGoesAtOnce(t *testing.T) {
-	ctx := context.Background()
 	root := t.TempDir()
-	opts := setup.Options{Root: root, Exe: serverExe, URLBase: "http://127.0.0.1:1", StateDB: testStateDB(t)}
-	if _, err := setup.Init(ctx, opts); err != nil {
-		t.Fatal(err)
-	}
-	setRootConfig(t, root, "notify_allow", []string{"127.0.0.0/8"})
-	e, err := engine.Open(ctx, root, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	id, err := e.State().AddUser(ctx, "alice", "hash-alice")
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, id := webhookEngine(t, setup.Options{Root: root, Exe: serverExe, URLBase: "http://127.0.0.1:1", StateDB: testStateDB(t)})
 	hook := &eventCounter{got: map[int64]int{}}
 	calls := make(chan struct{}, 10)
 	var first sync.Once
 	release := make(chan struct{})
-	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	serveWebhook(t, e, id, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hang := false
 		first.Do(func() { hang = true })
 		calls <- struct{}{}
@@ -51,11 +32,9 @@ func TestKilledNotifiersDeliveryGoesAtOnce(t *testing.T) {
 		}
 		hook.ServeHTTP(w, r)
 	}))
-	defer rc.Close()
-	defer close(release)
-	if err := e.State().AddNotifyTarget(ctx, store.NotifyTarget{UserID: id, Kind: store.NotifyWebhook, Address: rc.URL + "/hook", Events: []string{"all"}}); err != nil {
-		t.Fatal(err)
-	}
+	// Run before the receiver's Close (cleanups go last first): the hanging
+	// call returns and the receiver can close.
+	t.Cleanup(func() { close(release) })
 	addEvent(t, e, id, store.EvChainDone, "g", "c1")
 
 	notifier := func() *exec.Cmd {

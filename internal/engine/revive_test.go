@@ -335,31 +335,9 @@ func TestReviveAcrossHosts(t *testing.T) {
 	// Mostly waiting (on a lease to run out): beside the other waiting tests.
 	t.Parallel()
 	mariadbtest.Shared(t)
-	ctx := context.Background()
-	rootA := t.TempDir()
 	stateDSN := mariadbtest.NewDB(t)
-	o := setup.Options{Root: rootA, Exe: serverExe, URLBase: "http://127.0.0.1:1",
-		StateDB: "mysql://" + stateDSN, BoincDB: "mysql://" + mariadbtest.NewDB(t)}
-	if _, err := setup.Init(ctx, o); err != nil {
-		t.Fatal(err)
-	}
-	rootB := secondHost(t, rootA)
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	eA, err := engine.Open(ctx, rootA, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eA.Close()
-	eB, err := engine.Open(ctx, rootB, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eB.Close()
-	id, err := eA.State().AddUser(ctx, "alice", "hash-alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := store.User{ID: id, Name: "alice"}
+	eA, _, eB, u := twoHosts(t, setup.Options{Root: t.TempDir(), Exe: serverExe, URLBase: "http://127.0.0.1:1",
+		StateDB: "mysql://" + stateDSN, BoincDB: "mysql://" + mariadbtest.NewDB(t)})
 	reviveAfterKill(t, eA, eB, u, "sleep 30\nexec {{cw}}", func() {
 		// As if A were another machine: B judges by the lease alone.
 		db, err := sql.Open("mysql", stateDSN)

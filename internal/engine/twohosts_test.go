@@ -56,6 +56,34 @@ func secondHost(t *testing.T, rootA string) string {
 	return rootB
 }
 
+// twoHosts sets up host A's root with o, makes host B's beside it (see
+// secondHost), opens both engines (closed when the test ends) and adds the
+// user alice.
+func twoHosts(t *testing.T, o setup.Options) (eA *engine.Engine, rootB string, eB *engine.Engine, u store.User) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := setup.Init(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	rootB = secondHost(t, o.Root)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	eA, err := engine.Open(ctx, o.Root, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eA.Close() })
+	eB, err = engine.Open(ctx, rootB, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eB.Close() })
+	id, err := eA.State().AddUser(ctx, "alice", "hash-alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eA, rootB, eB, store.User{ID: id, Name: "alice"}
+}
+
 // TestTwoHosts: two server roots sharing the pool, results and BOINC's
 // project and one MariaDB (rboinc's state and BOINC's database). 50 clients
 // submit through host A's engine while the native assimilator daemons of
@@ -74,31 +102,11 @@ func TestTwoHosts(t *testing.T) {
 	mariadbtest.Shared(t)
 	ctx := context.Background()
 	rootA := t.TempDir()
-	o := setup.Options{Root: rootA, Exe: serverExe, URLBase: "http://127.0.0.1:1", Assimilator: setup.AssimNative,
-		StateDB: "mysql://" + mariadbtest.NewDB(t), BoincDB: "mysql://" + mariadbtest.NewDB(t)}
-	if _, err := setup.Init(ctx, o); err != nil {
-		t.Fatal(err)
-	}
-	rootB := secondHost(t, rootA)
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	eA, err := engine.Open(ctx, rootA, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eA.Close()
-	eB, err := engine.Open(ctx, rootB, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eB.Close()
+	eA, rootB, eB, u := twoHosts(t, setup.Options{Root: rootA, Exe: serverExe, URLBase: "http://127.0.0.1:1", Assimilator: setup.AssimNative,
+		StateDB: "mysql://" + mariadbtest.NewDB(t), BoincDB: "mysql://" + mariadbtest.NewDB(t)})
 	if _, err := os.Stat(filepath.Join(rootA, engine.StateFile)); err == nil {
 		t.Fatalf("a root whose state is in MariaDB has %s", engine.StateFile)
 	}
-	id, err := eA.State().AddUser(ctx, "alice", "hash-alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := store.User{ID: id, Name: "alice"}
 	bdb, err := eA.OpenBoincDB(ctx)
 	if err != nil {
 		t.Fatal(err)
