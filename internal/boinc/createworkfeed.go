@@ -1,11 +1,15 @@
 package boinc
 
-import "io"
+import (
+	"fmt"
+	"io"
+)
 
 // pipeBuf is Linux's PIPE_BUF: a write(2) of at most this many bytes to a
 // pipe is atomic, all of it lands in the pipe or none of it, even when the
 // writer is killed in the middle (pipe(7); Go's pipes are non-blocking and
-// then such a write is refused whole with EAGAIN and redone whole).
+// then such a write is refused whole with EAGAIN and redone whole). POSIX
+// promises only 512 bytes; rboinc's server, as BOINC's, runs on Linux.
 const pipeBuf = 4096
 
 // A job line with its newline always fits in one atomic write: create_work
@@ -33,6 +37,9 @@ func newLineFeed(w io.Writer) *lineFeed {
 // add queues line (without its newline), first writing out the lines
 // queued before when it would not fit with them in one write.
 func (f *lineFeed) add(line string) error {
+	if len(line)+1 > pipeBuf {
+		return fmt.Errorf("a create_work job line of %d bytes does not fit in one pipe write of %d", len(line)+1, pipeBuf)
+	}
 	if len(f.buf)+len(line)+1 > pipeBuf {
 		if err := f.flush(); err != nil {
 			return err

@@ -50,3 +50,15 @@ func TestLineFeedWritesWholeLinesWithinPipeBuf(t *testing.T) {
 		t.Fatal("the lines written are not the lines added, in order")
 	}
 }
+
+// A line that cannot go in one atomic write is refused, not cut.
+func TestLineFeedRefusesLineOverPipeBuf(t *testing.T) {
+	var w writes
+	f := newLineFeed(&w)
+	if err := f.add(strings.Repeat("x", pipeBuf)); err == nil {
+		t.Fatal("a line of PIPE_BUF bytes and a newline was taken")
+	}
+	if err := f.flush(); err != nil || len(w) != 0 {
+		t.Fatalf("%d writes (%v) after a refused line", len(w), err)
+	}
+}
