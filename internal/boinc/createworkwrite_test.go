@@ -22,7 +22,7 @@ func TestCreateWorkRunAddReportsFailedWrite(t *testing.T) {
 	}
 	defer r.Abort()
 	time.Sleep(200 * time.Millisecond) // it has exited: its input is a broken pipe
-	// Far more than the 16 KiB buffer, so writes reach the pipe.
+	// Far more than one write (4 KiB), so writes reach the pipe.
 	for i := range 5000 {
 		if err = r.Add(job("w" + strings.Repeat("x", 40) + string(rune('a'+i%26)))); err != nil {
 			break
