@@ -36,9 +36,9 @@ type stepBatch struct {
 	// takes it may change its chain.
 	ahead   map[string]readStep
 	byChain map[int64][]string
-	// fresh is the steps handed out by StepByWU whose chain and step no
-	// statement has changed since: CompleteStepPooling may gather their
-	// record instead of reading their state again.
+	// fresh is the step handed out last by StepByWU, when no statement
+	// has changed its chain since: CompleteStepPooling may gather its
+	// record instead of reading its state again.
 	fresh map[int64]readStep
 	// gathered records, in the order they were made.
 	pooled  map[int64][]PoolEntry // by user
@@ -185,6 +185,9 @@ func (b *batch) takeAhead(wu string) (readStep, bool) {
 		delete(b.sb.ahead, name)
 	}
 	delete(b.sb.byChain, r.c.ID)
+	// Records run one after another: only the step handed out last may
+	// be recorded without reading its state again.
+	clear(b.sb.fresh)
 	b.sb.fresh[r.c.ID] = r
 	return r, true
 }
