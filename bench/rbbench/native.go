@@ -63,7 +63,7 @@ func (b *bench) stageNativeMem() error {
 	rb := rate(len(big.wus), big.total)
 	b.add(row{
 		Target:   fmt.Sprintf("... memory flat over %s work units", count(len(big.wus))),
-		Measured: fmt.Sprintf("max RSS %s (%.0f chains/s)", mibs(big.pass.MaxRSS), rb),
+		Measured: fmt.Sprintf("max RSS %s (%.0f chains/s; the pass %s, CPU %s)", mibs(big.pass.MaxRSS), rb, ms(big.pass.Wall), ms(big.pass.CPU)),
 		Baseline: fmt.Sprintf("%s work units: max RSS %s", count(len(small.wus)), mibs(small.pass.MaxRSS)),
 		Ratio:    fmt.Sprintf("%.2fx the memory for %.0fx the work units", float64(big.pass.MaxRSS)/float64(small.pass.MaxRSS), float64(len(big.wus))/float64(len(small.wus))),
 		Verdict:  verdict(float64(big.pass.MaxRSS) <= 1.5*float64(small.pass.MaxRSS)),

@@ -20,7 +20,9 @@ type Batch struct {
 
 // Item is one finished work unit.
 type Item struct {
-	// Call is the work unit as the hook would be called for it.
+	// Call is the work unit as the hook would be called for it. With
+	// Prepare set, Call.WUName may be set alone beforehand (the batch's
+	// steps are read ahead by it).
 	Call hookargs.HookCall
 	// Entry is the spool entry that holds the call (SpoolDoor only).
 	Entry string
@@ -92,6 +94,10 @@ type Chains interface {
 	// carries the transaction in the context), and it commits when fn
 	// returns nil.
 	InTransaction(ctx context.Context, fn func(ctx context.Context) error) error
+	// ReadAhead reads, with a context from InTransaction, the steps of
+	// work units wus at once, for their records to come (an optimisation:
+	// a record reads what was not read ahead itself).
+	ReadAhead(ctx context.Context, wus []string) error
 	// Sync makes the records durable.
 	Sync() error
 	// CreateNext has the pending steps' work units created: by the process
@@ -118,6 +124,15 @@ func Run(ctx context.Context, chains Chains, b Batch) error {
 	}
 	var failure error
 	handle := func(ctx context.Context) error {
+		wus := make([]string, 0, len(b.Items))
+		for _, it := range b.Items {
+			if it.Call.WUName != "" {
+				wus = append(wus, it.Call.WUName)
+			}
+		}
+		if err := chains.ReadAhead(ctx, wus); err != nil {
+			chains.Log().Warn("reading the batch's steps ahead failed; each record reads its own", "err", err)
+		}
 		for i, it := range b.Items {
 			if err := ctx.Err(); err != nil {
 				failure = err

@@ -58,6 +58,9 @@ func (j *journal) NoteUnplaced(ctx context.Context, u *Unplaced, entry string) e
 	return nil
 }
 
+// ReadAhead: the journal's records read nothing ahead.
+func (j *journal) ReadAhead(context.Context, []string) error { return nil }
+
 func (j *journal) InTransaction(ctx context.Context, fn func(context.Context) error) error {
 	j.inTx = true
 	defer func() { j.inTx = false }()

@@ -151,7 +151,7 @@ func (a *Assimilator) assimilate(ctx context.Context, wus []boincdb.ReadyWU) (in
 	ids := make([]int64, 0, len(wus))
 	for _, w := range wus {
 		ids = append(ids, w.ID)
-		b.Items = append(b.Items, &advance.Item{Prepare: func(ctx context.Context, it *advance.Item) error {
+		b.Items = append(b.Items, &advance.Item{Call: boinc.HookCall{WUName: w.Name}, Prepare: func(ctx context.Context, it *advance.Item) error {
 			return a.prepare(ctx, w, pre, it)
 		}})
 	}

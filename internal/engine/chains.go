@@ -30,6 +30,10 @@ func (c chains) InTransaction(ctx context.Context, fn func(ctx context.Context) 
 	return c.e.db.Batch(ctx, fn)
 }
 
+func (c chains) ReadAhead(ctx context.Context, wus []string) error {
+	return c.e.db.ReadAhead(ctx, wus)
+}
+
 func (c chains) Sync() error { return c.e.db.Sync() }
 
 func (c chains) CreateNext(ctx context.Context) error { return c.e.kickCreator(ctx) }

@@ -236,6 +236,9 @@ func setStepStates(ctx context.Context, tx *sql.Tx, wus []string, state string) 
 
 // StepByWU finds a step and its chain by work-unit name.
 func (d *DB) StepByWU(ctx context.Context, wu string) (Chain, Step, error) {
+	if c, s, ok := d.stepAhead(ctx, wu); ok {
+		return c, s, nil
+	}
 	row := d.queryRow(ctx, `SELECT `+chainCols+`, s.step, s.state, s.attempts FROM steps s JOIN chains c ON c.id = s.chain_id JOIN users u ON u.id = c.user_id WHERE s.wu_name = ?`, wu)
 	var c Chain
 	var s Step
@@ -299,6 +302,11 @@ func (d *DB) CompleteStep(ctx context.Context, c Chain, step int, results []Resu
 // added to the pool (the chained outputs) in the same transaction, whether
 // or not the step was already done.
 func (d *DB) CompleteStepPooling(ctx context.Context, c Chain, step int, results []Result, pooled []PoolEntry, next *Step) (done, nextCreated bool, state string, err error) {
+	if b, ok := ctx.Value(batchKey{}).(*batch); ok && b.db == d {
+		if state, ok := b.gatherStep(c, step, results, pooled, next); ok {
+			return true, state == "running", state, nil // written by flushSteps, in the batch's transaction
+		}
+	}
 	err = d.Tx(ctx, func(sqltx *sql.Tx) error {
 		tx := inTx(ctx, sqltx)
 		if err := poolUpsert(ctx, tx, pooled); err != nil {

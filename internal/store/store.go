@@ -208,12 +208,19 @@ type batch struct {
 	// pass).
 	latMu     sync.Mutex
 	latencies map[latencyBucket]latencySum
+	// sb is the steps read ahead and the records gathered (stepbatch.go).
+	sb *stepBatch
 }
 
 func (b *batch) savepoint(ctx context.Context, fn func(*sql.Tx) error) error {
 	if b.lost != nil {
 		return b.lost
 	}
+	// What was gathered goes first, and what was read ahead may change.
+	if err := b.flushSteps(ctx); err != nil {
+		return err
+	}
+	b.forgetAhead()
 	b.n++
 	name := fmt.Sprintf("sp%d", b.n)
 	if _, err := b.tx.ExecContext(ctx, "SAVEPOINT "+name); err != nil {
@@ -252,6 +259,7 @@ func (d *DB) Batch(ctx context.Context, fn func(ctx context.Context) error) erro
 		tx.Rollback()
 		return err
 	}
+	b.flushSteps(ctx) // an error sets b.lost
 	b.writeLatencies(ctx)
 	if b.lost != nil {
 		tx.Rollback()
