@@ -136,6 +136,7 @@ func TestNativeSubmissionKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow")
 	}
+	t.Parallel() // as TestNativeAssimilatorKill9
 	forEnginesCreate(t, engine.CreateNative, func(t *testing.T, e *engine.Engine, u store.User) {
 		submissionKill9(t, e, u, longtest.Rounds(12, 5), 150, wire.Options{}, false)
 	})
