@@ -306,9 +306,6 @@ func TestNativeAssimilatorKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow")
 	}
-	// Its rounds mostly wait (a daemon starting, a random moment):
-	// beside the other tests that wait (t.Parallel: after the serial ones).
-	t.Parallel()
 	forEngines(t, assimilatorKill9)
 }
 
@@ -319,7 +316,6 @@ func TestNativeCreationAssimilatorKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow")
 	}
-	t.Parallel() // as TestNativeAssimilatorKill9
 	forEnginesCreate(t, engine.CreateNative, assimilatorKill9)
 }
 
