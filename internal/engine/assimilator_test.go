@@ -306,6 +306,7 @@ func TestNativeAssimilatorKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow")
 	}
+	longtest.ParallelWithoutRace(t)
 	forEngines(t, assimilatorKill9)
 }
 
@@ -316,6 +317,7 @@ func TestNativeCreationAssimilatorKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow")
 	}
+	longtest.ParallelWithoutRace(t)
 	forEnginesCreate(t, engine.CreateNative, assimilatorKill9)
 }
 

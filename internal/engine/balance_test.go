@@ -48,6 +48,7 @@ func TestCatchupPriority(t *testing.T) {
 // A step BOINC holds longer than late_after gets one more replica, its
 // priority raised by 1000, once.
 func TestLateDuplication(t *testing.T) {
+	t.Parallel() // it sleeps past late_after: beside other tests
 	f := newFixture(t)
 	f.e.Cfg.LateAfterHours = 1 // not late yet, however slow the machine
 	wu := f.submit("g", "slow", 3).Chains[0].FirstWU

@@ -19,6 +19,7 @@ func TestCreateWorkSubmissionKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow")
 	}
+	longtest.ParallelWithoutRace(t)
 	t.Run("assigned", func(t *testing.T) {
 		forEnginesCreate(t, engine.CreateWithCreateWork, func(t *testing.T, e *engine.Engine, u store.User) {
 			submissionKill9(t, e, u, longtest.Rounds(8, 4), 150, wire.Options{AssignUserAll: 1}, true)
@@ -36,6 +37,7 @@ func TestCreateWorkSubmissionKill9(t *testing.T) {
 // without its chain: none while the chains are being recorded, and those
 // made before create_work was stopped are cancelled in BOINC.
 func TestCreateWorkCancelledSubmission(t *testing.T) {
+	longtest.ParallelWithoutRace(t)
 	forEnginesCreate(t, engine.CreateWithCreateWork, func(t *testing.T, e *engine.Engine, u store.User) {
 		b := &benchEnv{tb: t, ctx: context.Background(), e: e, u: u}
 		for round, o := range []wire.Options{{AssignUserAll: 1}, {}} {

@@ -45,6 +45,7 @@ func filesUnder(t *testing.T, dir string) []string {
 // retention keeps (docs/operations.md), no pooled content, result file,
 // staged download link, spool entry, upload collection nor temporary file.
 func TestNothingLeftAfterPurgingEverything(t *testing.T) {
+	t.Parallel() // it sleeps past a grace of 0: beside other tests
 	f := newFixture(t)
 	runChains(f, "done", "a", "b")
 	runChains(f, "unretrieved", "c")

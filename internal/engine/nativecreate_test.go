@@ -136,6 +136,7 @@ func TestNativeSubmissionKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow")
 	}
+	longtest.ParallelWithoutRace(t)
 	forEnginesCreate(t, engine.CreateNative, func(t *testing.T, e *engine.Engine, u store.User) {
 		submissionKill9(t, e, u, longtest.Rounds(12, 5), 150, wire.Options{}, false)
 	})
@@ -145,7 +146,9 @@ func TestNativeSubmissionKill9(t *testing.T) {
 // with options o, rounds times at random moments (with atFirstWU, every
 // other round once BOINC has a first work unit of it), then checks that no
 // work unit is without its step, nor a queued step without its work unit,
-// and that revival creates what the kills left, each once.
+// and that revival creates what the kills left, each once. The tests
+// that call it (and the assimilator's kill tests) run beside each other
+// only without -race (longtest.ParallelWithoutRace).
 func submissionKill9(t *testing.T, e *engine.Engine, u store.User, rounds, perReq int, o wire.Options, atFirstWU bool) {
 	ctx := context.Background()
 	b := &benchEnv{tb: t, ctx: ctx, e: e, u: u}

@@ -14,8 +14,11 @@ import (
 	"github.com/rboinc/rboinc/internal/store"
 )
 
-// hangingListener accepts TCP connections and never answers on them.
-func hangingListener(t *testing.T) string {
+// hangingListener accepts TCP connections and never answers on them
+// until hangUp (also at the end of the test): a notifier stopped while
+// its calls hang waits for them (up to notifyTimeout, 15 s), so a test
+// that is done with them hangs up first.
+func hangingListener(t *testing.T) (url string, hangUp func()) {
 	t.Helper()
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
@@ -34,15 +37,17 @@ func hangingListener(t *testing.T) string {
 			mu.Unlock()
 		}
 	}()
-	t.Cleanup(func() {
+	hangUp = func() {
 		ln.Close()
 		mu.Lock()
 		for _, c := range conns {
 			c.Close()
 		}
+		conns = nil
 		mu.Unlock()
-	})
-	return "http://" + ln.Addr().String()
+	}
+	t.Cleanup(hangUp)
+	return "http://" + ln.Addr().String(), hangUp
 }
 
 // TestDeadTargetsOfOneUserDelayNoOtherUser: alice has 32 webhooks that
@@ -52,7 +57,7 @@ func hangingListener(t *testing.T) string {
 func TestDeadTargetsOfOneUserDelayNoOtherUser(t *testing.T) {
 	f := newFixture(t)
 	allowLoopback(f.e)
-	dead := hangingListener(t)
+	dead, hangUp := hangingListener(t)
 	for i := range engine.DefaultMaxNotifyTargets {
 		if err := f.e.State().AddNotifyTarget(f.ctx, store.NotifyTarget{UserID: f.u.ID, Kind: store.NotifyWebhook,
 			Address: fmt.Sprintf("%s/hook%d", dead, i), Events: []string{"all"}}); err != nil {
@@ -77,7 +82,7 @@ func TestDeadTargetsOfOneUserDelayNoOtherUser(t *testing.T) {
 	ctx, cancel := context.WithCancel(f.ctx)
 	done := make(chan struct{})
 	go func() { f.e.RunNotifier(ctx, 50*time.Millisecond); close(done) }()
-	defer func() { cancel(); <-done }()
+	defer func() { hangUp(); cancel(); <-done }()
 	time.Sleep(300 * time.Millisecond) // alice's calls are hanging now
 	start := time.Now()
 	addEvent(t, f.e, bobID, store.EvChainDone, "b", "b1")

@@ -14,6 +14,7 @@ import (
 // chain rows stay, and a name submitted again gets work units never named
 // before.
 func TestCollectForgetsPurgedSteps(t *testing.T) {
+	t.Parallel() // it sleeps past a grace of 0: beside other tests
 	f := newFixture(t)
 	runChains(f, "ended", "a")
 	old, err := f.e.State().Chains(f.ctx, f.u.ID, "ended", "a")

@@ -27,6 +27,7 @@ func resultFiles(t *testing.T, f *fixture, group string) []string {
 // removes those files, and keeps the results not yet acknowledged and a
 // file being taken now for a step still waiting for its outputs.
 func TestCollectRemovesOrphanResults(t *testing.T) {
+	t.Parallel() // it sleeps past a grace of 0: beside other tests
 	f := newFixture(t)
 	runChains(f, "acked", "a")
 	runChains(f, "purged", "b")

@@ -285,7 +285,11 @@ func TestSlowSubmissionKeepsItsSteps(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow")
 	}
-	defer func(d time.Duration) { store.LeaseTTL = d }(store.LeaseTTL)
+	// Restored in a cleanup registered before the fixture's: cleanups run
+	// last-first, so after the engine (whose lease renewal reads
+	// LeaseTTL) is closed; a defer raced with the renewal under -race.
+	oldTTL := store.LeaseTTL
+	t.Cleanup(func() { store.LeaseTTL = oldTTL })
 	store.LeaseTTL = 2 * time.Second
 	const n = 10
 	f := newFixture(t)

@@ -18,3 +18,24 @@ func TestRounds(t *testing.T) {
 		t.Errorf("Rounds(50, 15) with %s=1 = %d, want 50", Env, got)
 	}
 }
+
+// TestParallelWithoutRace: the subtest runs beside its sibling (paused
+// until the parent returns) only without -race.
+func TestParallelWithoutRace(t *testing.T) {
+	order := make(chan string, 2)
+	t.Run("group", func(t *testing.T) {
+		t.Run("marked", func(t *testing.T) {
+			ParallelWithoutRace(t)
+			order <- "marked"
+		})
+		order <- "after"
+	})
+	first, second := <-order, <-order
+	want := []string{"marked", "after"} // run in line: under -race
+	if !raceEnabled {
+		want = []string{"after", "marked"} // paused until its parent's body ended
+	}
+	if first != want[0] || second != want[1] {
+		t.Errorf("order %s, %s; want %v (race %v)", first, second, want, raceEnabled)
+	}
+}

@@ -26,6 +26,8 @@ func TestStateDatabaseAwayIsRetryable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a MariaDB of its own")
 	}
+	// It waits mostly on that MariaDB starting, twice: beside the others.
+	t.Parallel()
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "rbaway")
 	if err != nil {
