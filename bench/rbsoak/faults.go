@@ -88,7 +88,11 @@ func (s *soak) inject(ctx context.Context, k string) (ok bool, err error) {
 	switch k {
 	case "server", "creator", "notifier":
 		p := map[string]*proc{"server": s.server, "creator": s.creator, "notifier": s.notifier}[k]
-		p.kill9()
+		if k == "creator" {
+			p.kill9()
+		} else {
+			s.killSender(p)
+		}
 		time.Sleep(s.jitter(400 * time.Millisecond))
 		if err := p.start(); err != nil {
 			return true, err

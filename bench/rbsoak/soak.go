@@ -41,24 +41,27 @@ type soak struct {
 	boincDBFile string
 	dbMu        sync.RWMutex // held for writing while MariaDB is down
 
-	mu        sync.Mutex
-	problems  []string
-	skipped   map[string]string
-	faults    map[string]int
-	retries   map[string]int // client retries by command
-	groups    []*group
-	stepsOK   int // steps of finished chains, checked
-	chainsOK  int
-	baseline  leftovers
-	samples   []sample
-	started   time.Time
-	inputs    string // directory of the submitters' input files
-	tmp       string // the TMPDIR of every process of the soak
-	leftBytes int64
-	wuDone    int64           // work units BOINC finished (a canonical result), all groups
-	wuAll     int64           // work units made
-	runCtx    context.Context // the whole run's, for work a fault starts
-	extra     sync.WaitGroup  // groups a fault started
+	mu       sync.Mutex
+	problems []string
+	skipped  map[string]string
+	faults   map[string]int
+	// senderKills are the kills of the server and the notifier, for
+	// telling the webhook repeats they explain.
+	senderKills []senderKill
+	retries     map[string]int // client retries by command
+	groups      []*group
+	stepsOK     int // steps of finished chains, checked
+	chainsOK    int
+	baseline    leftovers
+	samples     []sample
+	started     time.Time
+	inputs      string // directory of the submitters' input files
+	tmp         string // the TMPDIR of every process of the soak
+	leftBytes   int64
+	wuDone      int64           // work units BOINC finished (a canonical result), all groups
+	wuAll       int64           // work units made
+	runCtx      context.Context // the whole run's, for work a fault starts
+	extra       sync.WaitGroup  // groups a fault started
 }
 
 func newSoak(ctx context.Context, o options) (*soak, error) {
