@@ -37,6 +37,9 @@ func startWebhooks() (*webhooks, error) {
 }
 
 func (w *webhooks) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	// When the request came, before its body is read: the check of
+	// repeats compares it with the kills of the sender.
+	at := time.Now()
 	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	if err != nil {
 		rw.WriteHeader(400)
@@ -49,7 +52,6 @@ func (w *webhooks) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		rw.WriteHeader(400)
 		return
 	}
-	at := time.Now()
 	w.mu.Lock()
 	w.total++
 	id := r.Header.Get("X-Rboinc-Delivery")
