@@ -30,7 +30,7 @@ done
 work=${work:-$(mktemp -d /tmp/rboinc-soak.XXXXXX)}
 mkdir -p "$work/bin"
 work=$(cd "$work" && pwd)
-go build -o "$work/bin/" ./cmd/rboinc-server ./cmd/rboinc-hook ./cmd/rboinc-submit ./cmd/rboinc-retrieve ./bench/rbsoak
+go build -o "$work/bin/" ./cmd/rboinc-server ./cmd/rboinc-hook ./cmd/rboinc-submit ./cmd/rboinc-retrieve ./examples/adaptive-master ./bench/rbsoak
 run=("$work/bin/rbsoak" -bin "$work/bin" -work "$work" $short "$@")
 keep=""
 for a in "$@"; do case "$a" in -keep | --keep | -keep=true | --keep=true) keep=1 ;; esac; done

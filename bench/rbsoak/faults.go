@@ -17,7 +17,7 @@ import (
 )
 
 // allFaults are the kinds of fault the soak injects.
-var allFaults = []string{"server", "creator", "notifier", "assimilator", "client", "mariadb", "diskfull"}
+var allFaults = []string{"server", "creator", "notifier", "assimilator", "client", "master", "mariadb", "diskfull"}
 
 // enabledFaults are the kinds asked for and possible here.
 func (s *soak) enabledFaults() []string {
@@ -88,7 +88,11 @@ func (s *soak) inject(ctx context.Context, k string) (ok bool, err error) {
 	switch k {
 	case "server", "creator", "notifier":
 		p := map[string]*proc{"server": s.server, "creator": s.creator, "notifier": s.notifier}[k]
-		p.kill9()
+		if k == "creator" {
+			p.kill9()
+		} else {
+			s.killSender(p)
+		}
 		time.Sleep(s.jitter(400 * time.Millisecond))
 		if err := p.start(); err != nil {
 			return true, err
@@ -106,6 +110,8 @@ func (s *soak) inject(ctx context.Context, k string) (ok bool, err error) {
 		return true, syscall.Kill(pids[s.intn(len(pids))], syscall.SIGKILL)
 	case "client":
 		return s.killClient(ctx)
+	case "master":
+		return s.killMaster(), nil
 	case "mariadb":
 		return true, s.killMariaDB(ctx)
 	case "diskfull":
@@ -211,8 +217,12 @@ func (s *soak) fillDisk(ctx context.Context) error {
 	defer f.Close()
 	// Most of it at once, then the rest block by block until the file
 	// system says it is full.
-	if err := syscall.Fallocate(int(f.Fd()), 0, 0, max(0, free-1<<20)); err != nil && !errors.Is(err, syscall.ENOSPC) {
-		return fmt.Errorf("filling %s: %w", s.mnt, err)
+	// (fallocate refuses a length of 0: with less than 1 MiB free the
+	// blocks alone fill it.)
+	if n := free - 1<<20; n > 0 {
+		if err := syscall.Fallocate(int(f.Fd()), 0, 0, n); err != nil && !errors.Is(err, syscall.ENOSPC) {
+			return fmt.Errorf("filling %s: %w", s.mnt, err)
+		}
 	}
 	block := make([]byte, 4096)
 	f.Seek(0, io.SeekEnd)

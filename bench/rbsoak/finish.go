@@ -60,7 +60,13 @@ func (s *soak) finish(ctx context.Context, g *group) {
 		case ctlResume:
 			if ctl("-stop") {
 				time.Sleep(s.jitter(500 * time.Millisecond))
-				ctl("-resume")
+				out, ok := s.retry(ctx, u, c.control, "rboinc-retrieve", "-resume", "-group", gn, "-name", c.name, "-yes")
+				if ok && resumeRefusedAllDone(out) {
+					// Its last step was in BOINC when the stop came and
+					// finished: the chain stays stopped with every step
+					// done, and a resume is refused (-extend would go on).
+					c.mustStay = "stopped"
+				}
 			}
 		case ctlExtend:
 			if s.extend(ctx, g, c) {
@@ -107,6 +113,12 @@ func (s *soak) finish(ctx context.Context, g *group) {
 	g.finished = true
 	g.mu.Unlock()
 	s.retry(ctx, g.user, "purge", "rboinc-retrieve", "-purge", "-group", g.name, "-yes")
+}
+
+// resumeRefusedAllDone tells a -resume refused because the chain did all
+// its steps (store.restartOne's answer) from one that resumed it.
+func resumeRefusedAllDone(out string) bool {
+	return strings.Contains(out, "resumed 0 chains") && strings.Contains(out, "it has done all its steps")
 }
 
 // extend adds a step to chain c and tells whether the server did. A

@@ -36,8 +36,6 @@ var retained = map[string]string{
 	"latency":        "the metrics' latency histograms",
 	"events":         "the events feed, kept event_retention days (default 7)",
 	"notify_cursor":  "the notifier's position",
-	"boinc.workunit": "BOINC's own records, until BOINC's db_purge archives them",
-	"boinc.result":   "BOINC's own records, until BOINC's db_purge archives them",
 }
 
 // notRboinc tells the files under the root that are no leftovers: logs,
@@ -125,8 +123,14 @@ func (s *soak) checkLeftovers() {
 	var now leftovers
 	var newFiles, davKept []string
 	var bytes int64
+	var archived dbPurged
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
+		// BOINC's db_purge, as a project runs it, archives and deletes
+		// the work units whose files are deleted, and their results.
+		if err := s.dbPurge(&archived); err != nil {
+			s.problem("db_purge: %v", err)
+		}
 		var err error
 		if now, err = s.leftovers(); err != nil {
 			s.problem("taking the inventory after the purges: %v", err)
@@ -134,6 +138,9 @@ func (s *soak) checkLeftovers() {
 		}
 		newFiles, bytes, davKept = newFiles[:0], 0, davKept[:0]
 		for p, size := range now.files {
+			if strings.HasPrefix(p, "boinc/archives/") {
+				continue // db_purge's archives: the project's to keep (reported below)
+			}
 			if strings.HasPrefix(p, "dav/") && now.rows["uploads"]-s.baseline.rows["uploads"] > 0 {
 				// The partial files of those open collections (below).
 				davKept = append(davKept, p)
@@ -150,7 +157,9 @@ func (s *soak) checkLeftovers() {
 		stepsLeft := now.rows["steps"]-s.baseline.rows["steps"] > 0 || now.rows["step_attempts"]-s.baseline.rows["step_attempts"] > 0
 		// The last purges' events are on their way to the webhook.
 		outboxLeft := now.rows["notify_outbox"]-s.baseline.rows["notify_outbox"] > 0
-		if len(newFiles) == 0 && !stepsLeft && !outboxLeft || time.Now().After(deadline) {
+		// Work units whose files the file deleter has not reached yet.
+		boincLeft := now.rows["boinc.workunit"]-s.baseline.rows["boinc.workunit"] > 0
+		if len(newFiles) == 0 && !stepsLeft && !outboxLeft && !boincLeft || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(2 * time.Second)
@@ -164,6 +173,7 @@ func (s *soak) checkLeftovers() {
 		}
 	}
 	sort.Strings(newFiles)
+	s.checkArchives(archived)
 	if len(davKept) > 0 {
 		fmt.Printf("kept with the open upload collections of killed clients (a day): %d files in dav/\n", len(davKept))
 	}

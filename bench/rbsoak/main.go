@@ -106,6 +106,7 @@ func main() {
 	}
 	problems, err := s.run()
 	s.close()
+	printCPU()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "rbsoak:", err)
 		os.Exit(1)
@@ -118,6 +119,21 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Println("\nrbsoak passed")
+}
+
+// printCPU prints the processor time the run took: the driver's and that
+// of every process it started and reaped (the server, its daemons,
+// MariaDB, the clients), a figure a loaded machine does not change much.
+// Daemons orphaned by a killed server are reaped by the namespace's init,
+// not counted here.
+func printCPU() {
+	var self, kids syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids)
+	sec := func(r syscall.Rusage) float64 {
+		return time.Duration(r.Utime.Nano() + r.Stime.Nano()).Seconds()
+	}
+	fmt.Printf("processor time: %.0f s (driver %.0f s, the processes it started %.0f s)\n", sec(self)+sec(kids), sec(self), sec(kids))
 }
 
 func abs(p string) string {

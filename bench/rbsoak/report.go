@@ -36,6 +36,9 @@ func (s *soak) report(elapsed time.Duration) {
 		}
 	}
 	fmt.Printf("faults survived: %s\n", strings.Join(ks, ", "))
+	s.masters.mu.Lock()
+	fmt.Printf("master programs: %d tags of %d work units (adaptive-master, killed and started again)\n", s.masters.started, masterTarget)
+	s.masters.mu.Unlock()
 	for k, why := range s.skipped {
 		fmt.Printf("fault %s not injected: %s\n", k, why)
 	}

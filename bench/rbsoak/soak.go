@@ -32,6 +32,7 @@ type soak struct {
 	creator   *proc
 	notifier  *proc
 	hooks     *webhooks
+	masters   masters
 
 	// MariaDB mode
 	db          *mariadbtest.Server
@@ -41,24 +42,27 @@ type soak struct {
 	boincDBFile string
 	dbMu        sync.RWMutex // held for writing while MariaDB is down
 
-	mu        sync.Mutex
-	problems  []string
-	skipped   map[string]string
-	faults    map[string]int
-	retries   map[string]int // client retries by command
-	groups    []*group
-	stepsOK   int // steps of finished chains, checked
-	chainsOK  int
-	baseline  leftovers
-	samples   []sample
-	started   time.Time
-	inputs    string // directory of the submitters' input files
-	tmp       string // the TMPDIR of every process of the soak
-	leftBytes int64
-	wuDone    int64           // work units BOINC finished (a canonical result), all groups
-	wuAll     int64           // work units made
-	runCtx    context.Context // the whole run's, for work a fault starts
-	extra     sync.WaitGroup  // groups a fault started
+	mu       sync.Mutex
+	problems []string
+	skipped  map[string]string
+	faults   map[string]int
+	// senderKills are the kills of the server and the notifier, for
+	// telling the webhook repeats they explain.
+	senderKills []senderKill
+	retries     map[string]int // client retries by command
+	groups      []*group
+	stepsOK     int // steps of finished chains, checked
+	chainsOK    int
+	baseline    leftovers
+	samples     []sample
+	started     time.Time
+	inputs      string // directory of the submitters' input files
+	tmp         string // the TMPDIR of every process of the soak
+	leftBytes   int64
+	wuDone      int64           // work units BOINC finished (a canonical result), all groups
+	wuAll       int64           // work units made
+	runCtx      context.Context // the whole run's, for work a fault starts
+	extra       sync.WaitGroup  // groups a fault started
 }
 
 func newSoak(ctx context.Context, o options) (*soak, error) {
@@ -77,6 +81,9 @@ func newSoak(ctx context.Context, o options) (*soak, error) {
 	}
 	if err := os.MkdirAll(o.work, 0o755); err != nil {
 		return nil, err
+	}
+	if s.want("master") && s.masterBinary() == "" {
+		s.skipped["master"] = errNoMaster.Error()
 	}
 	s.inputs = filepath.Join(o.work, "inputs")
 	if err := os.MkdirAll(s.inputs, 0o755); err != nil {
@@ -163,6 +170,10 @@ func (s *soak) run() ([]string, error) {
 		wg.Add(1)
 		go func() { defer wg.Done(); s.retrieveLoop(actors, u) }()
 	}
+	if s.masterBinary() != "" {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.masterLoop(actors) }()
+	}
 	// The submitters share the chains out by batches; each user's groups
 	// are checked and purged by that user's finisher as they end.
 	work := s.plan()
@@ -179,9 +190,11 @@ func (s *soak) run() ([]string, error) {
 	stopActors()
 	<-faultsDone
 	wg.Wait()
-	if ctx.Err() != nil && s.ctx.Err() == nil {
-		s.problem("the run did not finish within -duration %s", s.o.duration)
-		s.reportStuck()
+	if why := unfinished(s.ctx, ctx, s.o.duration); why != "" {
+		s.problem("%s", why)
+		if s.ctx.Err() == nil {
+			s.reportStuck()
+		}
 	}
 	elapsed := time.Since(s.started)
 	s.wuDone, s.wuAll = s.countWorkUnits()
@@ -200,6 +213,19 @@ func (s *soak) run() ([]string, error) {
 	defer s.mu.Unlock()
 	sort.Strings(s.problems)
 	return s.problems, nil
+}
+
+// unfinished says why a run whose whole context is whole and whose bounded
+// one (-duration) is run did not end, "" when it did: stopped by a signal,
+// what was not checked did not pass.
+func unfinished(whole, run context.Context, bound time.Duration) string {
+	switch {
+	case whole.Err() != nil:
+		return "interrupted before every chain was checked"
+	case run.Err() != nil:
+		return fmt.Sprintf("the run did not finish within -duration %s", bound)
+	}
+	return ""
 }
 
 // restoreAll makes sure every process runs again after the last fault.

@@ -6,21 +6,22 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 )
 
-// webhooks is the receiver of every user's notifications: it counts each
-// delivery id and remembers which chain events came.
+// webhooks is the receiver of every user's notifications: it notes when
+// each delivery id came and remembers which chain events came.
 type webhooks struct {
 	url string
 	srv *http.Server
 
 	mu         sync.Mutex
-	deliveries map[string]int      // X-Rboinc-Delivery → times received
-	events     map[string]struct{} // user/group/name/type
+	deliveries map[string][]time.Time // X-Rboinc-Delivery → when received
+	events     map[string]struct{}    // user/group/name/type
 	total      int
 }
 
@@ -29,13 +30,16 @@ func startWebhooks() (*webhooks, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &webhooks{url: "http://" + ln.Addr().String(), deliveries: map[string]int{}, events: map[string]struct{}{}}
+	w := &webhooks{url: "http://" + ln.Addr().String(), deliveries: map[string][]time.Time{}, events: map[string]struct{}{}}
 	w.srv = &http.Server{Handler: w, ReadHeaderTimeout: 10 * time.Second}
 	go w.srv.Serve(ln)
 	return w, nil
 }
 
 func (w *webhooks) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	// When the request came, before its body is read: the check of
+	// repeats compares it with the kills of the sender.
+	at := time.Now()
 	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	if err != nil {
 		rw.WriteHeader(400)
@@ -50,7 +54,8 @@ func (w *webhooks) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	}
 	w.mu.Lock()
 	w.total++
-	w.deliveries[r.Header.Get("X-Rboinc-Delivery")]++
+	id := r.Header.Get("X-Rboinc-Delivery")
+	w.deliveries[id] = append(w.deliveries[id], at)
 	w.events[ev.User+"/"+ev.Group+"/"+ev.Name+"/"+ev.Type] = struct{}{}
 	w.mu.Unlock()
 	rw.WriteHeader(204)
@@ -65,22 +70,21 @@ func (w *webhooks) has(key string) bool {
 	return ok
 }
 
-// repeats are the deliveries received more than once.
-func (w *webhooks) repeats() (ids []string, total int) {
+// receipts are when each delivery came, and how many came in all.
+func (w *webhooks) receipts() (map[string][]time.Time, int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for id, n := range w.deliveries {
-		if n > 1 {
-			ids = append(ids, fmt.Sprintf("%s (%d times)", id, n))
-		}
+	m := make(map[string][]time.Time, len(w.deliveries))
+	for id, ts := range w.deliveries {
+		m[id] = slices.Clone(ts)
 	}
-	sort.Strings(ids)
-	return ids, w.total
+	return m, w.total
 }
 
 // checkEvents waits (up to a minute) for every chain's last event and every
-// group's group_done, then fails on any missing, and on repeats beyond
-// what the notifier's kills explain.
+// group's group_done, then fails on any missing, and on any repeat that
+// no kill of the process sending the notifications explains
+// (unexplainedRepeats).
 func (s *soak) checkEvents() {
 	var want []string
 	s.mu.Lock()
@@ -115,15 +119,22 @@ func (s *soak) checkEvents() {
 	if len(missing) > 0 {
 		s.problem("%d of %d events never reached the webhook, e.g. %s", len(missing), len(want), strings.Join(missing[:min(5, len(missing))], ", "))
 	}
-	reps, total := s.hooks.repeats()
+	receipts, total := s.hooks.receipts()
 	s.mu.Lock()
-	kills := s.faults["notifier"] + s.faults["server"]
+	kills := slices.Clone(s.senderKills)
 	s.mu.Unlock()
-	fmt.Printf("webhook: %d deliveries, %d events expected, %d missing, %d delivered more than once\n", total, len(want), len(missing), len(reps))
-	// A notifier killed between a webhook's answer and marking the event
-	// sent sends it again, under the same delivery id (documented: the
-	// receiver drops the repeat). More repeats than kills is a defect.
-	if len(reps) > kills {
-		s.problem("%d deliveries came more than once (more than the %d notifier and server kills explain), e.g. %s", len(reps), kills, strings.Join(reps[:min(5, len(reps))], ", "))
+	senders := 0
+	for _, k := range kills {
+		if k.sender {
+			senders++
+		}
+	}
+	repeated, unexplained := unexplainedRepeats(receipts, kills)
+	sort.Strings(unexplained)
+	fmt.Printf("webhook: %d deliveries, %d events expected, %d missing, %d delivered more than once (%d kills of the server or notifier, %d of them the sender)\n",
+		total, len(want), len(missing), repeated, len(kills), senders)
+	if len(unexplained) > 0 {
+		s.problem("%d of %d deliveries came again with no kill of the notifications' sender between, e.g. %s",
+			len(unexplained), repeated, strings.Join(unexplained[:min(5, len(unexplained))], ", "))
 	}
 }

@@ -106,12 +106,14 @@ func (s *sim) compute(ctx context.Context, p *boinc.Project, t task) {
 	log.Info("WU started", "app", t.app)
 	slot := filepath.Join(p.Dir, "slots", t.name)
 	start := time.Now()
-	exitStatus, failure, downloading, done := s.run(ctx, p, t, slot)
+	exitStatus, failure, downloading, done, noRoom := s.run(ctx, p, t, slot)
 	if !done {
 		os.RemoveAll(slot)
 		return // stopped: the next Run sends the result again
 	}
-	if failure != "" && hostDiskFull(filepath.Dir(slot)) {
+	// noRoom: a copy said so (ENOSPC), even with more than hostDiskFull's
+	// megabyte free (an input bigger than what is left).
+	if failure != "" && (noRoom || hostDiskFull(filepath.Dir(slot))) {
 		// The simulated host's slots share the project's disk: a full one
 		// is the host's lack of room, for which a real client waits (and
 		// an upload the server refused for lack of room is retried), not
@@ -191,32 +193,32 @@ func (s *sim) compute(ctx context.Context, p *boinc.Project, t task) {
 // empty on success; downloading says the inputs could not be downloaded
 // (failure is then the client's message); done is false when the run was
 // interrupted by ctx.
-func (s *sim) run(ctx context.Context, p *boinc.Project, t task, slot string) (exitStatus int, failure string, downloading, done bool) {
+func (s *sim) run(ctx context.Context, p *boinc.Project, t task, slot string) (exitStatus int, failure string, downloading, done, noRoom bool) {
 	if err := os.RemoveAll(slot); err != nil {
-		return 0, fmt.Sprintf("cannot clear slot: %v", err), false, true
+		return 0, fmt.Sprintf("cannot clear slot: %v", err), false, true, false
 	}
 	if err := os.MkdirAll(slot, 0o755); err != nil {
-		return 0, fmt.Sprintf("cannot make slot: %v", err), false, true
+		return 0, fmt.Sprintf("cannot make slot: %v", err), false, true, errors.Is(err, syscall.ENOSPC)
 	}
 	wd := parseWUDoc(t.wuDoc)
 	if err := stageInputs(p, wd, slot); err != nil {
 		var de *downloadError
 		if errors.As(err, &de) {
-			return errResultDownload, de.clientMessage(), true, true
+			return errResultDownload, de.clientMessage(), true, true, false
 		}
-		return 0, err.Error(), false, true
+		return 0, err.Error(), false, true, errors.Is(err, syscall.ENOSPC)
 	}
 	status, err := s.runApp(ctx, p, t.app, strings.Fields(wd.cmdline), slot)
 	if ctx.Err() != nil && err != nil {
-		return 0, "", false, false
+		return 0, "", false, false, false
 	}
 	if err != nil {
-		return status, err.Error(), false, true
+		return status, err.Error(), false, true, false
 	}
 	if err := uploadOutputs(p, t.resDoc, slot); err != nil {
-		return 0, err.Error(), false, true
+		return 0, err.Error(), false, true, errors.Is(err, syscall.ENOSPC)
 	}
-	return 0, "", false, true
+	return 0, "", false, true, false
 }
 
 // stageInputs puts the WU's inputs into the slot under their open names, as

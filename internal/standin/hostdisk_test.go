@@ -3,6 +3,7 @@ package standin
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -49,6 +50,61 @@ func TestVolunteerFullDiskResendsResult(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	if n := tp.count(`SELECT count(*) FROM result WHERE outcome = 3`); n != 0 {
 		t.Fatalf("%d error results while the host's disk was full, want none (sent again later)", n)
+	}
+	os.Remove(filler)
+	tp.waitFor("the work unit to succeed once there is room", func() bool {
+		return tp.count(`SELECT count(*) FROM workunit WHERE name = ? AND canonical_resultid > 0 AND error_mask = 0`, wu) == 1
+	})
+}
+
+// TestVolunteerInputBiggerThanRoomResendsResult: with more than a megabyte
+// free but less than an input (the soak's 1 MiB coordinates), copying it
+// into the slot fails with ENOSPC while the disk does not look full; that
+// is the host's lack of room all the same, and the result is sent again
+// (before, every replica failed at once and the work unit failed: seen in
+// the soak, 2026-12-06, a WebDAV-uploaded chain failed by a disk-full
+// fault).
+func TestVolunteerInputBiggerThanRoomResendsResult(t *testing.T) {
+	tp := setupCompute(t)
+	// Outputs within the template's max_nbytes, whatever the input's size.
+	tp.write("apps/rbtest/run", "#!/bin/sh\nhead -c 64 in.coor > out.coor\ncat in.psf > out.log\n", 0o755)
+	slots := tp.path("slots")
+	if err := os.MkdirAll(slots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", slots, "tmpfs", 0, "size=8m"); err != nil {
+		t.Skipf("cannot mount a tmpfs for the volunteer's slots (%v): the full-disk test needs root", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(slots, syscall.MNT_DETACH) })
+	filler := filepath.Join(slots, "filler")
+	f, err := os.Create(filler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Leave about 1.5 MiB: more than hostDiskFull's megabyte.
+	if _, err := f.Write(make([]byte, 8<<20-3<<19)); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(slots, &st); err != nil {
+		t.Fatal(err)
+	}
+	if free := int64(st.Bavail) * int64(st.Bsize); free <= 1<<20 || free >= 2<<20 {
+		t.Fatalf("%d bytes free on the slots' tmpfs, want between 1 and 2 MiB", free)
+	}
+
+	tp.stage("a_in1.coor", strings.Repeat("0.25 0.5 0.75\n", 3<<20/14)) // 3 MiB, copied into the slot
+	tp.stage("a_in1.psf", "topology\n")
+	const wu = "room-TONI_G-0-1-RND0001"
+	if _, errs, code := tp.createWork("", "", "--appname", "rbtest", "--wu_name", wu, "a_in1.coor", "a_in1.psf"); code != 0 {
+		t.Fatal(errs)
+	}
+	stop := tp.startVolunteer()
+	defer stop()
+	time.Sleep(2 * time.Second)
+	if n := tp.count(`SELECT count(*) FROM result WHERE outcome = 3`); n != 0 {
+		t.Fatalf("%d error results while the host had no room for an input, want none (sent again later)", n)
 	}
 	os.Remove(filler)
 	tp.waitFor("the work unit to succeed once there is room", func() bool {

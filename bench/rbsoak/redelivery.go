@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rboinc/rboinc/internal/daemon"
+)
+
+// A webhook is delivered at least once: a process sending notifications
+// that is killed between the receiver's answer and recording the delivery
+// leaves it to be sent again (after its claim's lease) under the same
+// X-Rboinc-Delivery id. It has up to notifyParallel deliveries in flight,
+// so one kill may repeat several. Only a kill explains a repeat; a MariaDB
+// kill does not (recordDelivered tries again while the database is away,
+// for the claim's lease, and MariaDB flushes its log at every commit to
+// the OS, which a kill of mysqld does not lose).
+
+const (
+	// redeliverySlack: a request the killed sender wrote just before it
+	// died may be read by the receiver a moment after the kill was seen.
+	redeliverySlack = time.Second
+	// redeliveryLease bounds how long before a kill a delivery may have
+	// been received and still not be recorded: the notifier's claim lease
+	// (notifyLease in internal/engine/notify.go), after which the delivery
+	// was recorded or given up (a repeat no kill explains).
+	redeliveryLease = 90 * time.Second
+)
+
+// senderKill is a kill -9 of the server or the notifier, noted once the
+// process was gone.
+type senderKill struct {
+	kind string
+	at   time.Time
+	// sender: the process held the notifier lock (it sent the
+	// notifications) when it was killed, or that could not be told.
+	sender bool
+}
+
+// unexplainedRepeats checks each repeat of each delivery (in the order
+// received) against the kills: the i-th receipt after the first is
+// explained by a kill of the process sending notifications that came
+// after the previous receipt (less the slack, no more than the lease
+// later) and before this one; each kill explains one repeat of a delivery.
+// It returns the deliveries received more than once and those with a
+// repeat no kill explains.
+func unexplainedRepeats(receipts map[string][]time.Time, kills []senderKill) (repeated int, unexplained []string) {
+	for id, ts := range receipts {
+		if len(ts) < 2 {
+			continue
+		}
+		repeated++
+		used := make([]bool, len(kills))
+		for i := 1; i < len(ts); i++ {
+			prev, at := ts[i-1], ts[i]
+			found := false
+			for j, k := range kills {
+				if used[j] || !k.sender {
+					continue
+				}
+				if k.at.Before(at) && !prev.After(k.at.Add(redeliverySlack)) && k.at.Sub(prev) <= redeliveryLease {
+					used[j], found = true, true
+					break
+				}
+			}
+			if !found {
+				unexplained = append(unexplained, fmt.Sprintf("%s (received %s, again %s after, no kill of the sender between)",
+					id, ts[0].Format("15:04:05.000"), at.Sub(prev).Round(time.Millisecond)))
+				break
+			}
+		}
+	}
+	return repeated, unexplained
+}
+
+// killSender kills p (the server or the notifier) with SIGKILL and notes
+// the kill for the webhook check, with whether p held the notifier lock.
+func (s *soak) killSender(p *proc) {
+	holder, known := s.notifierLockHolder()
+	pid := p.pid()
+	p.kill9()
+	k := senderKill{kind: p.name, at: time.Now(), sender: !known || (pid != 0 && holder == pid)}
+	s.mu.Lock()
+	s.senderKills = append(s.senderKills, k)
+	s.mu.Unlock()
+}
+
+// notifierLockHolder is the process holding the flock on the server
+// root's notifier lock (from /proc/locks); known is false when that
+// cannot be told.
+func (s *soak) notifierLockHolder() (pid int, known bool) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(filepath.Join(s.root, daemon.NotifierLockName), &st); err != nil {
+		return 0, false
+	}
+	f, err := os.Open("/proc/locks")
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	// "1: FLOCK  ADVISORY  WRITE 4242 00:2a:123456 0 EOF"
+	ino := ":" + strconv.FormatUint(st.Ino, 10)
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fs := strings.Fields(sc.Text())
+		if len(fs) < 6 || fs[1] != "FLOCK" || fs[2] == "->" || !strings.HasSuffix(fs[5], ino) {
+			continue
+		}
+		if pid, err = strconv.Atoi(fs[4]); err == nil {
+			return pid, true
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 12, 6, 1, 0, 0, 0, time.UTC)
+
+func at(sec float64) time.Time { return t0.Add(time.Duration(sec * float64(time.Second))) }
+
+// The CI run that failed on the old count: 14 kills of the server and the
+// notifier, 15 deliveries repeated, because one notifier killed with
+// several deliveries in flight repeats them all (after the claim's lease).
+func TestOneKillExplainsSeveralRepeats(t *testing.T) {
+	var kills []senderKill
+	for i := range 14 {
+		kills = append(kills, senderKill{kind: "notifier", at: at(float64(10 * i)), sender: i == 3})
+	}
+	receipts := map[string][]time.Time{}
+	for i := range 15 {
+		// Received just before the notifier's kill at 30 s, sent again
+		// 90 s later by its successor.
+		receipts[fmt.Sprint(i)] = []time.Time{at(29.5 + float64(i)/100), at(120 + float64(i))}
+	}
+	receipts["once"] = []time.Time{at(5)}
+	repeated, unexplained := unexplainedRepeats(receipts, kills)
+	if repeated != 15 || len(unexplained) != 0 {
+		t.Errorf("15 deliveries in flight at one kill of the sender: repeated %d, unexplained %q; want 15 and none", repeated, unexplained)
+	}
+}
+
+func TestRepeatWithoutAKillOfTheSender(t *testing.T) {
+	kills := []senderKill{
+		{kind: "notifier", at: at(10), sender: true},  // before the first receipt
+		{kind: "server", at: at(40), sender: false},   // not sending then
+		{kind: "notifier", at: at(300), sender: true}, // after the repeat
+	}
+	receipts := map[string][]time.Time{"7": {at(20), at(110)}}
+	if _, unexplained := unexplainedRepeats(receipts, kills); len(unexplained) != 1 {
+		t.Errorf("a repeat with no kill of the sender between its receipts: unexplained %q, want it", unexplained)
+	}
+}
+
+// A kill explains one repeat of a delivery, a kill seen a moment before
+// the receipt (the request read late) still counts, and a kill more than
+// the claim's lease after the first receipt does not.
+func TestKillsPerRepeat(t *testing.T) {
+	kills := []senderKill{{kind: "notifier", at: at(50), sender: true}}
+	for _, c := range []struct {
+		name     string
+		receipts []time.Time
+		want     int
+	}{
+		{"twice after one kill", []time.Time{at(49), at(140), at(141)}, 1},
+		{"read just after the kill", []time.Time{at(50.5), at(140)}, 0},
+		{"read long after the kill", []time.Time{at(52), at(140)}, 1},
+		{"kill beyond the lease", []time.Time{at(-45), at(60)}, 1},
+	} {
+		if _, unexplained := unexplainedRepeats(map[string][]time.Time{"1": c.receipts}, kills); len(unexplained) != c.want {
+			t.Errorf("%s: unexplained %q, want %d", c.name, unexplained, c.want)
+		}
+	}
+}
