@@ -154,15 +154,31 @@ func checkedLine(p *Project, j Job, seen map[string]bool) (string, error) {
 			seen[j.ResultTemplate] = true
 		}
 	}
+	return CheckLine(j)
+}
+
+// CheckLine returns the job's --stdin line after checking that create_work
+// reads it as rboinc meant: it fits create_work's line buffer, has no more
+// words than its argument array holds (the quoted command line is one
+// word, as create_work's parse_command_line splits it), and no quote or
+// line break that would split or join words. The submission checks its
+// chains' longest lines with it, so that a line is not refused only when
+// the chains are recorded.
+func CheckLine(j Job) (string, error) {
 	line := j.Line()
-	if len(line)+1 > maxLine || len(strings.Fields(line)) > maxWords {
-		return "", fmt.Errorf("work unit %s: create_work line too long (%d bytes, %d words)", j.WUName, len(line), len(strings.Fields(line)))
+	bare := j
+	bare.CommandLine = ""
+	words := len(strings.Fields(bare.Line()))
+	if j.CommandLine != "" {
+		words += 2 // --command_line and its quoted value
+	}
+	if len(line)+1 > maxLine || words > maxWords {
+		return "", fmt.Errorf("work unit %s: create_work line too long (%d bytes, %d words; create_work reads at most %d bytes and %d words)",
+			j.WUName, len(line)+1, words, maxLine, maxWords)
 	}
 	if strings.ContainsAny(j.CommandLine, "\"\n") {
 		return "", fmt.Errorf("work unit %s: a command line for create_work may hold no double quote and no newline", j.WUName)
 	}
-	bare := j
-	bare.CommandLine = ""
 	if strings.ContainsAny(bare.Line(), "\"'\n") {
 		return "", fmt.Errorf("work unit %s: refusing quote or newline in a create_work line", j.WUName)
 	}

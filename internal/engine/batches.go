@@ -44,6 +44,11 @@ func checkArgs(chain string, args []string) error {
 		if strings.ContainsAny(a, "\"\n\r") {
 			return errf(KindBadRequest, "chain %s: argument %q holds a double quote or a line break, which BOINC's create_work cannot pass", chain, a)
 		}
+		if strings.ContainsFunc(a, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }) {
+			// create_work reads a line as a C string: a NUL ends it there,
+			// and the job would lose its inputs; XML has no such characters.
+			return errf(KindBadRequest, "chain %s: argument %q holds a control character, which BOINC cannot pass", chain, a)
+		}
 		if strings.ContainsAny(a, "<>&") {
 			return errf(KindBadRequest, "chain %s: argument %q holds XML markup (<, > or &), which BOINC copies unescaped into the work unit's description", chain, a)
 		}

@@ -192,6 +192,9 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 	for i := range chains {
 		chains[i].Params, chains[i].Layout, chains[i].WUTmpl, chains[i].ResTmpl = string(pj), string(lj), wuT, resT
 		chains[i].Digest = submissionDigest(chains[i])
+		if err := checkJobLine(u, chains[i]); err != nil {
+			return resp, err
+		}
 	}
 	if req.Options.DryRun {
 		for _, c := range chains {
