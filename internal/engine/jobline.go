@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"math"
 	"strings"
 
 	"github.com/rboinc/rboinc/internal/boinc"
@@ -15,7 +14,7 @@ import (
 // the chain would be recorded and refused only when a work unit of it is
 // made, step 0 or a step much later. The line checked is the chain's
 // longest: a step's name at the most steps -extend allows (its numbers
-// grow with the chain), the longest priority (-priority takes any int), and every
+// grow with the chain), the longest priority (the lowest base, less a step each), and every
 // input position staged as a file.
 func checkJobLine(u store.User, c store.NewChain) error {
 	files := make([]string, len(c.Inputs))
@@ -26,7 +25,7 @@ func checkJobLine(u store.User, c store.NewChain) error {
 		WUName:         naming.Format(c.Name, u.Name, c.Group, MaxSteps-1, MaxSteps, naming.Tag(0)),
 		WUTemplate:     c.WUTmpl,
 		ResultTemplate: c.ResTmpl,
-		Priority:       math.MinInt64, // -priority takes any int, and falls by one a step
+		Priority:       -maxAbsPriority - MaxSteps, // the lowest base checkPolicy allows, less a step each
 		CommandLine:    c.Args,
 		Files:          files,
 	}
