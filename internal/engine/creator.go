@@ -243,8 +243,9 @@ func busyWait(poll time.Duration) time.Duration { return 5 * poll }
 // CreatePending creates the work units of the pending steps, many per
 // create_work run, and returns how many steps it handled. The caller holds
 // the creator lock. A step whose work unit cannot be created fails its
-// chain, as a hook creating it would have; other steps of its batch are
-// created one by one then, so one bad step holds back no other chain.
+// chain, as a hook creating it would have; the rest of its batch is
+// created in a few more runs (settleFailed), so one bad step holds back no
+// other chain.
 func (e *Engine) CreatePending(ctx context.Context) (int, error) {
 	total := 0
 	for {
@@ -290,41 +291,91 @@ func (e *Engine) createBatch(ctx context.Context, paramsJSON string, jobs []step
 		}
 		return nil
 	}
-	err := e.createSteps(ctx, params, jobs)
+	return e.settleFailed(ctx, params, jobs, e.createSteps(ctx, params, jobs))
+}
+
+// settleFailed finishes jobs whose run ended with err (nil: all created).
+// A failed run of many jobs is settled in few more runs, not one per job:
+// the work units BOINC holds already (created by a creator stopped before
+// it recorded them, or by the failed run itself, which real create_work
+// inserts in chunks) are recorded as queued after one batched look-up;
+// the rest are created again together, and split in halves while they
+// fail, so one bad step costs O(log n) runs. A job that fails alone fails
+// its chain. It returns an error only when the state database failed, a
+// disk failed or ctx ended.
+func (e *Engine) settleFailed(ctx context.Context, params boinc.WorkParams, jobs []stepJob, err error) error {
 	if err == nil || ctx.Err() != nil {
 		return ctx.Err()
 	}
 	if isDiskError(err) {
 		return err // the pass fails and is tried again; no chain is at fault
 	}
-	if len(jobs) > 1 {
-		e.Log.Warn("creating a batch of next steps failed; creating them one by one", "work_units", len(jobs), "err", err)
-	}
-	for _, j := range jobs {
-		if len(jobs) > 1 {
-			err = e.createSteps(ctx, params, []stepJob{j})
-		}
-		if err == nil {
-			continue
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if isDiskError(err) {
-			return err
-		}
+	if len(jobs) == 1 {
+		j := jobs[0]
 		if done, serr := e.alreadyCreated(ctx, j.step.WU, err); done || serr != nil {
-			if serr != nil {
-				return serr
-			}
-			continue
+			return serr
 		}
 		e.Log.Error("creating the next step failed", "wu", j.step.WU, "err", err)
-		if ferr := e.db.FailChain(ctx, j.chain.ID, j.step.Step, fmt.Sprintf("creating work unit %s: %v", j.step.WU, err)); ferr != nil {
-			return ferr
+		return e.db.FailChain(ctx, j.chain.ID, j.step.Step, fmt.Sprintf("creating work unit %s: %v", j.step.WU, err))
+	}
+	e.Log.Warn("creating a batch of next steps failed; settling it in smaller runs", "work_units", len(jobs), "err", err)
+	rest, found, serr := e.queueExisting(ctx, jobs)
+	if serr != nil {
+		return serr
+	}
+	if len(rest) == 0 {
+		return nil
+	}
+	if found > 0 {
+		// The work units found may have been the batch's only fault.
+		return e.settleFailed(ctx, params, rest, e.createSteps(ctx, params, rest))
+	}
+	half := len(rest) / 2
+	for _, part := range [][]stepJob{rest[:half], rest[half:]} {
+		if err := e.settleFailed(ctx, params, part, e.createSteps(ctx, params, part)); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// queueExisting records as queued the jobs whose work units BOINC holds
+// already, looked up by name in batches, and returns the others and how
+// many it found. Without BOINC's database it finds none: the failed jobs
+// are split down to single ones then, whose duplicate is told by
+// create_work's message (alreadyCreated).
+func (e *Engine) queueExisting(ctx context.Context, jobs []stepJob) (rest []stepJob, found int, err error) {
+	bdb, err := e.boincDB(ctx)
+	var ids map[string]int64
+	if err == nil {
+		names := make([]string, len(jobs))
+		for i, j := range jobs {
+			names[i] = j.step.WU
+		}
+		ids, err = bdb.WUIDs(ctx, names)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, 0, ctx.Err()
+		}
+		e.Log.Warn("cannot look up which work units of a failed batch BOINC holds already; splitting the batch", "err", err)
+		return jobs, 0, nil
+	}
+	var existing []string
+	for _, j := range jobs {
+		if _, ok := ids[j.step.WU]; ok {
+			existing = append(existing, j.step.WU)
+		} else {
+			rest = append(rest, j)
+		}
+	}
+	if len(existing) > 0 {
+		e.Log.Warn("work units exist in BOINC already (created before the creator stopped, or by the failed run); recorded as created", "work_units", len(existing), "first", existing[0])
+		if err := e.db.QueuePending(ctx, existing...); err != nil {
+			return nil, 0, err
+		}
+	}
+	return rest, len(existing), nil
 }
 
 // alreadyCreated handles a step whose create_work run failed because BOINC

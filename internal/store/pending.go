@@ -112,14 +112,20 @@ func (d *DB) dropPending(ctx context.Context, wus []string) error {
 	})
 }
 
-// QueuePending records a pending (or creating) step's work unit as created; a step that
-// has moved on meanwhile (its work unit, found in BOINC, already finished)
-// is left as it is.
-func (d *DB) QueuePending(ctx context.Context, wu string) error {
+// QueuePending records pending (or creating) steps' work units as
+// created, in one transaction; a step that has moved on meanwhile (its
+// work unit, found in BOINC, already finished) is left as it is.
+func (d *DB) QueuePending(ctx context.Context, wus ...string) error {
 	// Under the write lock, as every write: on MariaDB a statement outside
 	// it could deadlock with a writer's transaction.
 	return d.Tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'queued' WHERE wu_name = ? AND state IN ('pending', 'creating')`, wu)
-		return err
+		st := newStmtCache(tx)
+		defer st.Close()
+		for _, wu := range wus {
+			if _, err := st.ExecContext(ctx, `UPDATE steps SET state = 'queued' WHERE wu_name = ? AND state IN ('pending', 'creating')`, wu); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
