@@ -174,9 +174,19 @@ func eval[T any](t *testing.T, ctx context.Context, js string) T {
 	return v
 }
 
+// navigate loads url in the tab. The pages under test refresh themselves
+// every second (--status-refresh 1s): a refresh firing as the navigation
+// starts aborts it (net::ERR_ABORTED), which is the browser's doing, not
+// the server's; the navigation is then made again.
 func navigate(t *testing.T, ctx context.Context, url string) {
 	t.Helper()
-	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+	var err error
+	for range 5 {
+		if err = chromedp.Do(ctx, chromedp.Navigate(url)); err == nil || !strings.Contains(err.Error(), "net::ERR_ABORTED") {
+			break
+		}
+	}
+	if err != nil {
 		t.Fatalf("navigating to %s: %v", url, err)
 	}
 }
