@@ -218,6 +218,9 @@ type Engine struct {
 
 	// lastSweep is when Collect last swept temporary files (UnixNano).
 	lastSweep atomic.Int64
+	// lastUnindexed is when Collect last looked for pool files no row
+	// names (UnixNano).
+	lastUnindexed atomic.Int64
 	// orphanCursor is where the last pass over the results area stopped.
 	orphanCursor orphanCursor
 	// purgedCursor is the purged chain id the next pass forgetting their
