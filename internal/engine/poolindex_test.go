@@ -1,8 +1,11 @@
 package engine_test
 
 import (
+	"fmt"
 	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -119,5 +122,78 @@ func TestOwnerRowWithoutPoolRowIsCollected(t *testing.T) {
 	}
 	if _, o := f.poolRows(t, used); o != 1 {
 		t.Errorf("%d owner rows of a content a live chain uses, want 1", o)
+	}
+}
+
+// Submissions of the same contents (some cut short by their client),
+// purges and collections, all at once: once everything is purged and
+// collected, nothing of the contents is left.
+func TestPoolContentsConcurrentWithCollection(t *testing.T) {
+	f := newFixture(t)
+	engine.SetUnindexedMinAge(t, 0)
+	const submitters, rounds = 3, 8
+	contents := []string{"shared 1\n", "shared 2\n", "shared 3\n"}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			// A collection that spares nothing for age: what a submission
+			// in flight holds is protected only by being in use or touched.
+			f.e.Collect(f.ctx, -time.Hour)
+		}
+	}()
+	var sub sync.WaitGroup
+	var ok atomic.Int32
+	for s := range submitters {
+		sub.Add(1)
+		go func() {
+			defer sub.Done()
+			for r := range rounds {
+				group := fmt.Sprintf("g%d_%d", s, r)
+				req := wire.SubmitRequest{Queue: "langevin", Group: group, Options: wire.Options{NumSteps: 1}}
+				own := fmt.Sprintf("%d %d 0\n", s, r)
+				body := contents[r%3] + contents[(r+1)%3] + own
+				for _, c := range []string{contents[r%3], contents[(r+1)%3], own} {
+					req.Inline = append(req.Inline, ref(c))
+				}
+				req.Chains = []wire.ChainSpec{{Name: "c", Files: map[string]wire.FileRef{"coor_file": ref(own), "vel_file": ref(contents[r%3])}},
+					{Name: "d", Files: map[string]wire.FileRef{"coor_file": ref(contents[(r+1)%3]), "vel_file": ref(contents[r%3])}}}
+				if r%4 == 3 {
+					body = body[:len(body)-2] // the client went away
+				}
+				// Errors are expected: a collection that spares nothing
+				// may take a content from under a submission.
+				if _, err := f.e.SubmitInline(f.ctx, f.u, req, strings.NewReader(body)); err == nil {
+					ok.Add(1)
+				} else if r%4 != 3 {
+					t.Log(err)
+				}
+				f.e.Purge(f.ctx, f.u, wire.ChainRef{Group: group})
+			}
+		}()
+	}
+	sub.Wait()
+	if ok.Load() == 0 {
+		t.Fatal("no submission went through")
+	}
+	close(stop)
+	wg.Wait()
+	if _, err := f.e.Collect(f.ctx, -time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	for s := range submitters {
+		for r := range rounds {
+			f.checkGone(t, ref(fmt.Sprintf("%d %d 0\n", s, r)).MD5, "after purging everything")
+		}
+	}
+	for _, c := range contents {
+		f.checkGone(t, ref(c).MD5, "after purging everything")
 	}
 }
