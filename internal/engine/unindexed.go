@@ -54,7 +54,9 @@ func (e *Engine) collectUnindexed(ctx context.Context, grace time.Duration) {
 	if n > 0 {
 		e.Log.Info("removed pool contents no row named (left by a process killed between writing and recording them)", "contents", n)
 	}
-	k, err := e.db.ForgetStrayOwners(ctx, strayOwnersBatch)
+	cursor, _ := e.strayCursor.Load().(string)
+	k, next, err := e.db.ForgetStrayOwners(ctx, cursor, strayOwnersBatch)
+	e.strayCursor.Store(next)
 	if err != nil {
 		e.Log.Warn("collecting owner rows of contents no longer pooled", "err", err)
 	}
@@ -63,6 +65,7 @@ func (e *Engine) collectUnindexed(ctx context.Context, grace time.Duration) {
 	}
 }
 
-// strayOwnersBatch bounds the contents one collection frees of owner
-// rows without a pool row (each is looked up in the in-use tables).
+// strayOwnersBatch bounds the contents one collection pass looks at for
+// owner rows without a pool row (each is looked up in the in-use tables);
+// the next pass goes on after them.
 const strayOwnersBatch = 400

@@ -46,15 +46,22 @@ func (d *DB) ForgetUnindexed(ctx context.Context, md5s []string, remove func(orp
 	return nil
 }
 
-// ForgetStrayOwners deletes up to n owner rows of contents that have no
-// row in the pool's index and that nothing in use refers to: a content
-// taken from the pool while a submission recorded its user as owner. Such
-// a row would stay for ever (collection walks the pool's rows). It
-// returns how many contents it freed of owner rows.
-func (d *DB) ForgetStrayOwners(ctx context.Context, n int) (int, error) {
-	stray, err := d.column(ctx, `SELECT DISTINCT o.md5 FROM pool_owners o WHERE NOT EXISTS (SELECT 1 FROM pool p WHERE p.md5 = o.md5) LIMIT ?`, n)
+// ForgetStrayOwners deletes the owner rows of up to n contents after
+// after (in MD5 order) that have no row in the pool's index and that
+// nothing in use refers to: a content taken from the pool while a
+// submission recorded its user as owner. Such a row would stay for ever
+// (collection walks the pool's rows). It returns how many contents it
+// freed of owner rows, and where the next call goes on ("" once the end
+// is reached): contents still in use are passed over, not looked at again
+// and again.
+func (d *DB) ForgetStrayOwners(ctx context.Context, after string, n int) (int, string, error) {
+	stray, err := d.column(ctx, `SELECT DISTINCT o.md5 FROM pool_owners o WHERE o.md5 > ? AND NOT EXISTS (SELECT 1 FROM pool p WHERE p.md5 = o.md5) ORDER BY o.md5 LIMIT ?`, after, n)
 	if err != nil || len(stray) == 0 {
-		return 0, err
+		return 0, "", err
+	}
+	next := ""
+	if len(stray) == n {
+		next = stray[len(stray)-1]
 	}
 	k := 0
 	err = d.Tx(ctx, func(tx *sql.Tx) error {
@@ -78,9 +85,9 @@ func (d *DB) ForgetStrayOwners(ctx context.Context, n int) (int, error) {
 		return forgetOwners(ctx, tx, gone)
 	})
 	if err != nil {
-		return 0, fmt.Errorf("removing owner rows of contents no longer pooled: %w", err)
+		return 0, after, fmt.Errorf("removing owner rows of contents no longer pooled: %w", err)
 	}
-	return k, nil
+	return k, next, nil
 }
 
 // indexedOf returns those of md5s (at most 400) the pool's index names.
