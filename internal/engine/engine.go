@@ -218,6 +218,12 @@ type Engine struct {
 
 	// lastSweep is when Collect last swept temporary files (UnixNano).
 	lastSweep atomic.Int64
+	// lastUnindexed is when Collect last looked for pool files no row
+	// names (UnixNano).
+	lastUnindexed atomic.Int64
+	// strayCursor is where collection's look for owner rows without a
+	// pool row goes on (a string: an MD5, or "" from the start).
+	strayCursor atomic.Value
 	// orphanCursor is where the last pass over the results area stopped.
 	orphanCursor orphanCursor
 	// purgedCursor is the purged chain id the next pass forgetting their

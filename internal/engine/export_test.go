@@ -46,3 +46,11 @@ func SetOrphanScanLimit(t interface{ Cleanup(func()) }, n int) {
 	orphanScanLimit = n
 	t.Cleanup(func() { orphanScanLimit = old })
 }
+
+// SetUnindexedMinAge sets how old a pool file without a row must be
+// before collection removes it, for the duration of test t.
+func SetUnindexedMinAge(t interface{ Cleanup(func()) }, d time.Duration) {
+	old := unindexedMinAge
+	unindexedMinAge = d
+	t.Cleanup(func() { unindexedMinAge = old })
+}

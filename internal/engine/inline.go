@@ -7,8 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
-	"maps"
-	"slices"
 	"sync"
 
 	"github.com/rboinc/rboinc/internal/pool"
@@ -125,7 +123,10 @@ func (in *intake) read(ctx context.Context, req wire.SubmitRequest, body io.Read
 		if err := in.failure(); err != nil {
 			return err
 		}
-		if e.Pool.Has(f.MD5) {
+		// Touched rather than only looked at: a pool file no row names (a
+		// request killed before recording it) is collected once old, and
+		// this one is about to be used and recorded (see Collect).
+		if e.Pool.Touch(f.MD5) {
 			h := md5.New()
 			if n, err := io.CopyN(h, body, f.Size); err != nil {
 				return inlineError(f, n, err)
@@ -134,6 +135,9 @@ func (in *intake) read(ctx context.Context, req wire.SubmitRequest, body io.Read
 				return inlineError(f, f.Size, &pool.MismatchError{Want: f.MD5, Got: got})
 			}
 			in.proven[f.MD5] = true
+			in.mu.Lock()
+			in.reused = append(in.reused, store.PoolEntry{MD5: f.MD5, Size: f.Size})
+			in.mu.Unlock()
 			continue
 		}
 		c := &inlineContent{ref: f, done: make(chan struct{})}
@@ -189,6 +193,7 @@ type intake struct {
 	room     *sync.Cond // signalled when queued bytes are written
 	queued   int64      // bytes read and not yet written
 	added    []store.PoolEntry
+	reused   []store.PoolEntry // the proven contents: indexed too, never dropped
 	err      error
 	failed   chan struct{} // closed when err is set
 	recorded bool          // added went into the index with the chains
@@ -333,13 +338,28 @@ func (in *intake) waitAll() error {
 	return in.failure()
 }
 
-// pooled hands the contents written to the recording of the chains, which
-// puts them into the pool's index in its own transaction; markRecorded
-// says that transaction committed.
+// pooled hands the contents written and those found in the pool to the
+// recording of the chains, which puts them into the pool's index in its
+// own transaction; markRecorded says that transaction committed. A content
+// found in the pool directory may have no row (a request killed between
+// writing it and recording it): used without one, nothing would ever
+// collect it.
 func (in *intake) pooled() []store.PoolEntry {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	return append([]store.PoolEntry(nil), in.added...)
+	return append(append([]store.PoolEntry(nil), in.added...), in.reused...)
+}
+
+// brought is the contents this intake wrote into the pool: what a failed
+// request takes out again (not those it found there: others may use them).
+func (in *intake) brought() []string {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	out := make([]string, len(in.added))
+	for i, p := range in.added {
+		out[i] = p.MD5
+	}
+	return out
 }
 
 func (in *intake) markRecorded() {
@@ -357,17 +377,15 @@ func (in *intake) finish(ctx context.Context) error {
 	in.finished.Do(func() {
 		err := in.waitAll()
 		in.mu.Lock()
-		added, recorded := in.added, in.recorded
+		recorded := in.recorded
 		in.mu.Unlock()
 		if !recorded {
 			// The chains were not recorded (which would have made them
 			// the user's): they are the user's all the same, who sent them.
+			// Those found in the pool are indexed again with them: an
+			// owner row of a content without its pool row would stay.
 			ctx := context.WithoutCancel(ctx)
-			aerr := in.e.db.PoolAddOwned(ctx, in.user, added)
-			if aerr == nil {
-				aerr = in.e.db.PoolOwn(ctx, in.user, slices.Collect(maps.Keys(in.proven)))
-			}
-			if aerr != nil && err == nil {
+			if aerr := in.e.db.PoolAddOwned(ctx, in.user, in.pooled()); aerr != nil && err == nil {
 				err = aerr
 			}
 		}

@@ -124,9 +124,7 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 		}
 		sums := brought.list()
 		if taken != nil {
-			for _, p := range taken.pooled() {
-				sums = append(sums, p.MD5)
-			}
+			sums = append(sums, taken.brought()...)
 		}
 		e.dropFresh(context.WithoutCancel(ctx), sums)
 	}()

@@ -78,8 +78,9 @@ func (e *Engine) DiscardUpload(ctx context.Context, u store.User, id string) (wi
 func (e *Engine) DAVRoot(u store.User) string { return e.davDir(u.Name) }
 
 // Collect removes pool contents nothing refers to any more (untouched for
-// grace), download links no unfinished step reads, and result files no
-// unacknowledged result nor waiting step refers to (resultorphans.go).
+// grace), download links no unfinished step reads, result files no
+// unacknowledged result nor waiting step refers to (resultorphans.go), and
+// pool files no row names (unindexed.go).
 func (e *Engine) Collect(ctx context.Context, grace time.Duration) (int, error) {
 	n := 0
 	err := e.db.Collect(ctx, time.Now().Add(-grace).Unix(), func(gone, links []string) error {
@@ -105,6 +106,7 @@ func (e *Engine) Collect(ctx context.Context, grace time.Duration) (int, error) 
 		e.Log.Info("removed result files nothing refers to (left by an acknowledgement or purge interrupted by a crash)", "files", k)
 	}
 	e.sweepTemps(grace)
+	e.collectUnindexed(ctx, grace)
 	e.forgetEvents(ctx)
 	e.forgetPurgedSteps(ctx, grace)
 	return n, err

@@ -31,14 +31,6 @@ func ownRows(ctx context.Context, ex execer, userID int64, md5s []string) error 
 	return insertValues(ctx, ex, `INSERT OR IGNORE INTO pool_owners(user_id, md5) VALUES `, 2, args)
 }
 
-// PoolOwn records contents as the user's (they sent their bytes).
-func (d *DB) PoolOwn(ctx context.Context, userID int64, md5s []string) error {
-	if len(md5s) == 0 {
-		return nil
-	}
-	return d.Tx(ctx, func(tx *sql.Tx) error { return ownRows(ctx, tx, userID, md5s) })
-}
-
 // PoolAddOwned is PoolAddAll that also records the contents as the
 // user's, in the same transaction.
 func (d *DB) PoolAddOwned(ctx context.Context, userID int64, entries []PoolEntry) error {

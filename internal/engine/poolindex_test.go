@@ -1,0 +1,199 @@
+package engine_test
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rboinc/rboinc/internal/engine"
+	"github.com/rboinc/rboinc/internal/pool"
+	"github.com/rboinc/rboinc/workflow/wire"
+)
+
+// leaveUnindexed puts content into the pool and stages it, without a row
+// in the pool's index: what a server killed (kill -9) between an inline
+// content's write and the recording of its row leaves.
+func (f *fixture) leaveUnindexed(t *testing.T, content string) string {
+	t.Helper()
+	sum, n, err := f.e.Pool.WriteContent(strings.NewReader(content))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.e.Pool.Stage(f.e.Proj, sum, n); err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+// poolRows counts content sum's rows in the pool's index and its owners.
+func (f *fixture) poolRows(t *testing.T, sum string) (pool, owners int) {
+	t.Helper()
+	db := f.e.State().SQL()
+	if err := db.QueryRowContext(f.ctx, `SELECT COUNT(*) FROM pool WHERE md5 = ?`, sum).Scan(&pool); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRowContext(f.ctx, `SELECT COUNT(*) FROM pool_owners WHERE md5 = ?`, sum).Scan(&owners); err != nil {
+		t.Fatal(err)
+	}
+	return pool, owners
+}
+
+// checkGone fails unless nothing of content sum is left: its file, its
+// download link, its rows.
+func (f *fixture) checkGone(t *testing.T, sum, when string) {
+	t.Helper()
+	link := f.e.Proj.DownloadPath(pool.PhysicalName(sum))
+	_, lerr := os.Stat(link)
+	p, o := f.poolRows(t, sum)
+	if f.e.Pool.Has(sum) || lerr == nil || p != 0 || o != 0 {
+		t.Fatalf("%s: content %s left: in the pool directory %v, download link %v, %d pool rows, %d owner rows",
+			when, sum, f.e.Pool.Has(sum), lerr == nil, p, o)
+	}
+}
+
+// The soak's leftover: a request killed after writing and staging an
+// inline content, before its row; the client sends it again, the pool
+// directory has it (its bytes are only checked), and the chains record the
+// user as its owner. Once everything is purged, collection must leave
+// nothing of it: no file, no link, no owner row.
+func TestPoolContentLeftByKilledRequestIsCollected(t *testing.T) {
+	f := newFixture(t)
+	req, contents := inlineRequest("g", 3)
+	sum := f.leaveUnindexed(t, contents[2])
+	if _, err := f.e.SubmitInline(f.ctx, f.u, req, strings.NewReader(strings.Join(contents, ""))); err != nil {
+		t.Fatal(err)
+	}
+	if p, o := f.poolRows(t, sum); p != 1 || o != 1 {
+		t.Errorf("a content the submission uses: %d pool rows, %d owner rows; want 1 and 1", p, o)
+	}
+	if _, err := f.e.Purge(f.ctx, f.u, wire.ChainRef{Group: "g"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.e.Collect(f.ctx, -time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	f.checkGone(t, sum, "after purging everything")
+}
+
+// A content left in the pool directory with no row and that nothing uses
+// (the killed request was not sent again) is collected once it is older
+// than the grace, and not before: a request in flight writes its contents
+// before it records them.
+func TestPoolContentWithoutRowIsCollectedAfterGrace(t *testing.T) {
+	f := newFixture(t)
+	engine.SetUnindexedMinAge(t, 0)
+	sum := f.leaveUnindexed(t, "left by a killed request\n")
+	if _, err := f.e.Collect(f.ctx, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if !f.e.Pool.Has(sum) {
+		t.Fatal("a content younger than the grace was collected (a request in flight may be about to record it)")
+	}
+	if _, err := f.e.Collect(f.ctx, -time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	f.checkGone(t, sum, "after its grace")
+}
+
+// An owner row of a content that has no pool row (the content was
+// collected while a submission recorded its user as owner) and that
+// nothing uses goes at the next collection; one a live chain uses stays.
+func TestOwnerRowWithoutPoolRowIsCollected(t *testing.T) {
+	f := newFixture(t)
+	const stray = "0123456789abcdef0123456789abcdef"
+	if _, err := f.e.State().SQL().ExecContext(f.ctx, `INSERT INTO pool_owners(user_id, md5) VALUES (?, ?)`, f.u.ID, stray); err != nil {
+		t.Fatal(err)
+	}
+	wu0 := f.submit("g", "c1", 1).Chains[0].FirstWU
+	_, s0, _ := f.e.State().StepByWU(f.ctx, wu0)
+	used := s0.Inputs[1]
+	if _, err := f.e.State().SQL().ExecContext(f.ctx, `DELETE FROM pool WHERE md5 = ?`, used); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.e.Collect(f.ctx, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if _, o := f.poolRows(t, stray); o != 0 {
+		t.Errorf("%d owner rows of a content not pooled and not used", o)
+	}
+	if _, o := f.poolRows(t, used); o != 1 {
+		t.Errorf("%d owner rows of a content a live chain uses, want 1", o)
+	}
+}
+
+// Submissions of the same contents (some cut short by their client),
+// purges and collections, all at once: once everything is purged and
+// collected, nothing of the contents is left.
+func TestPoolContentsConcurrentWithCollection(t *testing.T) {
+	f := newFixture(t)
+	engine.SetUnindexedMinAge(t, 0)
+	const submitters, rounds = 3, 8
+	contents := []string{"shared 1\n", "shared 2\n", "shared 3\n"}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			// A collection that spares nothing for age: what a submission
+			// in flight holds is protected only by being in use or touched.
+			f.e.Collect(f.ctx, -time.Hour)
+		}
+	}()
+	var sub sync.WaitGroup
+	var ok atomic.Int32
+	for s := range submitters {
+		sub.Add(1)
+		go func() {
+			defer sub.Done()
+			for r := range rounds {
+				group := fmt.Sprintf("g%d_%d", s, r)
+				req := wire.SubmitRequest{Queue: "langevin", Group: group, Options: wire.Options{NumSteps: 1}}
+				own := fmt.Sprintf("%d %d 0\n", s, r)
+				body := contents[r%3] + contents[(r+1)%3] + own
+				for _, c := range []string{contents[r%3], contents[(r+1)%3], own} {
+					req.Inline = append(req.Inline, ref(c))
+				}
+				req.Chains = []wire.ChainSpec{{Name: "c", Files: map[string]wire.FileRef{"coor_file": ref(own), "vel_file": ref(contents[r%3])}},
+					{Name: "d", Files: map[string]wire.FileRef{"coor_file": ref(contents[(r+1)%3]), "vel_file": ref(contents[r%3])}}}
+				if r%4 == 3 {
+					body = body[:len(body)-2] // the client went away
+				}
+				// Errors are expected: a collection that spares nothing
+				// may take a content from under a submission.
+				if _, err := f.e.SubmitInline(f.ctx, f.u, req, strings.NewReader(body)); err == nil {
+					ok.Add(1)
+				} else if r%4 != 3 {
+					t.Log(err)
+				}
+				f.e.Purge(f.ctx, f.u, wire.ChainRef{Group: group})
+			}
+		}()
+	}
+	sub.Wait()
+	if ok.Load() == 0 {
+		t.Fatal("no submission went through")
+	}
+	close(stop)
+	wg.Wait()
+	if _, err := f.e.Collect(f.ctx, -time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	for s := range submitters {
+		for r := range rounds {
+			f.checkGone(t, ref(fmt.Sprintf("%d %d 0\n", s, r)).MD5, "after purging everything")
+		}
+	}
+	for _, c := range contents {
+		f.checkGone(t, ref(c).MD5, "after purging everything")
+	}
+}
