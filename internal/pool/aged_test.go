@@ -1,6 +1,8 @@
 package pool
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -29,5 +31,49 @@ func TestTouchTakesContentOutOfAged(t *testing.T) {
 	}
 	if p.Touch("0123456789abcdef0123456789abcdef") {
 		t.Fatal("Touch found a content the pool does not hold")
+	}
+}
+
+// A content brought again while its file is already in the pool (an
+// upload, a server-side file, a result adopted) is kept from collection
+// like one found by an inline request: the caller records it next, and a
+// collection in between must not take the file it keeps.
+func TestFoundAgainTakesContentOutOfAged(t *testing.T) {
+	const data = "content\n"
+	for _, tc := range []struct {
+		name  string
+		bring func(p *Pool, sum, src string) error
+	}{
+		{"Ingest", func(p *Pool, sum, src string) error { _, err := p.Ingest(src, sum); return err }},
+		{"IngestAny", func(p *Pool, sum, src string) error { _, _, err := p.IngestAny(src); return err }},
+		{"WriteContent", func(p *Pool, sum, src string) error {
+			_, _, err := p.WriteContent(strings.NewReader(data))
+			return err
+		}},
+		{"Adopt", func(p *Pool, sum, src string) error { return p.Adopt(src, sum) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &Pool{Dir: filepath.Join(t.TempDir(), "pool")}
+			sum, _, err := p.WriteContent(strings.NewReader(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			src := filepath.Join(t.TempDir(), sum)
+			if err := os.WriteFile(src, []byte(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(20 * time.Millisecond)
+			mid := time.Now()
+			time.Sleep(20 * time.Millisecond)
+			if !p.AgedSince(sum, mid) {
+				t.Fatal("content not aged before it is brought again")
+			}
+			if err := tc.bring(p, sum, src); err != nil {
+				t.Fatal(err)
+			}
+			if p.AgedSince(sum, mid) {
+				t.Fatalf("%s kept the pool's file of a content already there untouched: collection may remove it before the caller records it", tc.name)
+			}
+		})
 	}
 }

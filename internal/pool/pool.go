@@ -103,8 +103,10 @@ func (p *Pool) ingest(src, want string) (string, int64, error) {
 	if err == nil && want != "" && got != want {
 		err = fmt.Errorf("upload %s: content has MD5 %s, not the announced %s", filepath.Base(src), got, want)
 	}
-	if err == nil && p.Has(got) {
-		os.Remove(tmp) // the pool has it: keep its file (BOINC may hold links to it)
+	if err == nil && p.Touch(got) {
+		// The pool has it: keep its file (BOINC may hold links to it),
+		// touched so that collection leaves it to the caller to record.
+		os.Remove(tmp)
 		return got, n, nil
 	}
 	if err == nil {
@@ -126,7 +128,7 @@ func (p *Pool) ingest(src, want string) (string, int64, error) {
 // Adopt adds an existing file (e.g. a result just copied out of BOINC) to
 // the pool under its known MD5, by hard link where possible.
 func (p *Pool) Adopt(src, sum string) error {
-	if p.Has(sum) {
+	if p.Touch(sum) { // kept from collection until the caller records it
 		return nil
 	}
 	dst := p.Path(sum)
@@ -156,7 +158,7 @@ func (p *Pool) WriteContent(r io.Reader) (string, int64, error) {
 		return "", 0, err
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
-	if p.Has(sum) {
+	if p.Touch(sum) { // kept from collection until the caller records it
 		return sum, n, nil
 	}
 	os.Chmod(tmp, 0o444)
