@@ -197,3 +197,34 @@ func TestPoolContentsConcurrentWithCollection(t *testing.T) {
 		f.checkGone(t, ref(c).MD5, "after purging everything")
 	}
 }
+
+// A submission by upload that finds a content of its user in the pool
+// directory without a row (what a killed request leaves, its retry having
+// made the user its owner) and so neither ingests nor records it marks it
+// as wanted: collection of files no row names, running before the chains
+// are recorded, would otherwise remove the file they are about to use.
+func TestSubmissionKeepsUnindexedContentItUses(t *testing.T) {
+	f := newFixture(t)
+	coor, vel := "1 2 3\n", "0 0 0\n"
+	var refs []wire.FileRef
+	for _, c := range []string{coor, vel} {
+		sum := f.leaveUnindexed(t, c)
+		if _, err := f.e.State().SQL().ExecContext(f.ctx, `INSERT INTO pool_owners(user_id, md5) VALUES (?, ?)`, f.u.ID, sum); err != nil {
+			t.Fatal(err)
+		}
+		refs = append(refs, wire.FileRef{MD5: sum, Size: int64(len(c))})
+	}
+	time.Sleep(20 * time.Millisecond)
+	mid := time.Now()
+	time.Sleep(20 * time.Millisecond)
+	if _, err := f.e.Submit(f.ctx, f.u, wire.SubmitRequest{Queue: "langevin", Group: "g",
+		Options: wire.Options{NumSteps: 1},
+		Chains:  []wire.ChainSpec{{Name: "c", Files: map[string]wire.FileRef{"coor_file": refs[0], "vel_file": refs[1]}}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range refs {
+		if f.e.Pool.AgedSince(r.MD5, mid) {
+			t.Errorf("content %s used by the submission left untouched: collection may remove it before the chains are recorded", r.MD5)
+		}
+	}
+}

@@ -380,7 +380,11 @@ func (e *Engine) takeUploads(ctx context.Context, u store.User, req wire.SubmitR
 		if in.sent(sum) {
 			continue
 		}
-		pooled := e.Pool.Has(sum)
+		// The user's own is touched: a file no row names (a killed
+		// request's, its retry making the user owner) is used without
+		// being ingested, and must outlast collection until the chains
+		// using it are recorded. Another user's is only looked at.
+		pooled := owned[sum] && e.Pool.Touch(sum) || !owned[sum] && e.Pool.Has(sum)
 		if pooled && owned[sum] {
 			continue
 		}
