@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/rboinc/rboinc/internal/pool"
 	"github.com/rboinc/rboinc/internal/store"
@@ -100,6 +101,8 @@ func (e *Engine) startInline(ctx context.Context, u store.User, q *templates.Que
 	in := &intake{e: e, user: u.ID, stage: stage, jobs: make(chan inlineJob, len(req.Inline)),
 		written: map[string]*inlineContent{}, proven: map[string]bool{}, failed: make(chan struct{})}
 	in.room = sync.NewCond(&in.mu)
+	in.keeping = make(chan struct{})
+	go in.keepFresh(in.keeping)
 	for range inlineWorkers {
 		in.wg.Add(1)
 		go in.work()
@@ -200,6 +203,31 @@ type intake struct {
 
 	finished sync.Once
 	finErr   error
+	keeping  chan struct{} // closed by finish: stops keepFresh
+}
+
+// keepFresh touches the contents the intake wrote or found, at a quarter
+// of collection's minimum age, until finish: a body read over more than
+// that age (a big submission over a slow link) would otherwise leave its
+// first contents, written but not yet recorded, to collection of the pool
+// files no row names (unindexed.go).
+func (in *intake) keepFresh(stop <-chan struct{}) {
+	every := unindexedMinAge / 4
+	if every <= 0 {
+		return
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			for _, p := range in.pooled() {
+				in.e.Pool.Touch(p.MD5)
+			}
+		}
+	}
 }
 
 // inlineContent is one content the intake writes; done is closed once it
@@ -375,6 +403,7 @@ func (in *intake) markRecorded() {
 // index's. Later calls return the same.
 func (in *intake) finish(ctx context.Context) error {
 	in.finished.Do(func() {
+		defer close(in.keeping)
 		err := in.waitAll()
 		in.mu.Lock()
 		recorded := in.recorded

@@ -1,7 +1,10 @@
 package engine_test
 
 import (
+	"crypto/md5"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -227,4 +230,49 @@ func TestSubmissionKeepsUnindexedContentItUses(t *testing.T) {
 			t.Errorf("content %s used by the submission left untouched: collection may remove it before the chains are recorded", r.MD5)
 		}
 	}
+}
+
+// gate is a reader that blocks until open is closed, then ends: a client
+// that stalls in the middle of its request body.
+type gate struct{ open chan struct{} }
+
+func (g gate) Read([]byte) (int, error) { <-g.open; return 0, io.EOF }
+
+// An inline request whose body takes longer than collection's minimum age
+// (a big submission over a slow link) keeps the contents it wrote early:
+// collection of files no row names, running while the rest of the body
+// comes in, must not remove them before the chains record them.
+func TestSlowInlineRequestKeepsContentsItWrote(t *testing.T) {
+	f := newFixture(t)
+	engine.SetUnindexedMinAge(t, 400*time.Millisecond)
+	req, contents := inlineRequest("g", 2)
+	early := md5hex(contents[0])
+	g := gate{open: make(chan struct{})}
+	body := io.MultiReader(strings.NewReader(contents[0]+contents[1]), g, strings.NewReader(contents[2]))
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.e.SubmitInline(f.ctx, f.u, req, body)
+		done <- err
+	}()
+	for deadline := time.Now().Add(10 * time.Second); !f.e.Pool.Has(early); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first inline content never reached the pool")
+		}
+	}
+	time.Sleep(time.Second) // the body stalls past the minimum age
+	if _, err := f.e.Collect(f.ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	close(g.open)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !f.e.Pool.Has(early) {
+		t.Fatalf("content %s, written early by a request still reading its body, was collected before the request recorded it", early)
+	}
+}
+
+func md5hex(s string) string {
+	h := md5.Sum([]byte(s))
+	return hex.EncodeToString(h[:])
 }
