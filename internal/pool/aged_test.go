@@ -1,6 +1,8 @@
 package pool
 
 import (
+	"crypto/md5"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"slices"
@@ -76,4 +78,46 @@ func TestFoundAgainTakesContentOutOfAged(t *testing.T) {
 			}
 		})
 	}
+}
+
+// An upload moved into the pool keeps the modification time its sender
+// gave it (days old, say); the pool file must look just changed by its
+// own modification time, which is all lastChange reads off Linux, or
+// collection of files no row names may take it before its row is written.
+func TestIngestedUploadLooksNew(t *testing.T) {
+	p := &Pool{Dir: filepath.Join(t.TempDir(), "pool")}
+	const data = "uploaded long ago\n"
+	for _, ingest := range []func(src, sum string) error{
+		func(src, sum string) error { _, err := p.Ingest(src, sum); return err },
+		func(src, sum string) error { _, _, err := p.IngestAny(src); return err },
+	} {
+		src := filepath.Join(t.TempDir(), "up")
+		if err := os.WriteFile(src, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		old := time.Now().Add(-48 * time.Hour)
+		if err := os.Chtimes(src, old, old); err != nil {
+			t.Fatal(err)
+		}
+		h, _ := os.ReadFile(src)
+		sum := md5hex(h)
+		if err := ingest(src, sum); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(p.Path(sum))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.ModTime().Before(time.Now().Add(-time.Minute)) {
+			t.Fatalf("the pool file of an upload kept its sender's modification time %v", fi.ModTime())
+		}
+		if err := p.Remove(sum); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func md5hex(b []byte) string {
+	h := md5.Sum(b)
+	return hex.EncodeToString(h[:])
 }

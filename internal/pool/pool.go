@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/rboinc/rboinc/internal/atomicfile"
 	"github.com/rboinc/rboinc/internal/boinc"
@@ -112,6 +113,12 @@ func (p *Pool) ingest(src, want string) (string, int64, error) {
 	if err == nil {
 		dropUserAttrs(tmp) // WebDAV properties stay with the user's scratch area
 		err = os.Chmod(tmp, 0o444)
+	}
+	if err == nil {
+		// New to the pool now, whatever time its sender gave it: off
+		// Linux, collection of files no row names reads only this one.
+		t := time.Now()
+		err = os.Chtimes(tmp, t, t)
 	}
 	if err == nil {
 		if err = os.MkdirAll(filepath.Dir(p.Path(got)), 0o755); err == nil {
