@@ -50,7 +50,6 @@ func SetOrphanScanLimit(t interface{ Cleanup(func()) }, n int) {
 // SetUnindexedMinAge sets how old a pool file without a row must be
 // before collection removes it, for the duration of test t.
 func SetUnindexedMinAge(t interface{ Cleanup(func()) }, d time.Duration) {
-	old := unindexedMinAge
-	unindexedMinAge = d
-	t.Cleanup(func() { unindexedMinAge = old })
+	old := unindexedMinAge.Swap(int64(d))
+	t.Cleanup(func() { unindexedMinAge.Store(old) })
 }

@@ -212,7 +212,7 @@ type intake struct {
 // first contents, written but not yet recorded, to collection of the pool
 // files no row names (unindexed.go).
 func (in *intake) keepFresh(stop <-chan struct{}) {
-	every := unindexedMinAge / 4
+	every := minUnindexedAge() / 4
 	if every <= 0 {
 		return
 	}

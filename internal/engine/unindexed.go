@@ -2,13 +2,19 @@ package engine
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 )
 
 // unindexedMinAge is how long a pool file no row names is left alone
 // before collection removes it, whatever the grace: a request writes its
 // contents before it records them, for as long as its body takes to read.
-var unindexedMinAge = time.Hour
+// Atomic: tests shorten it while other tests' requests read it.
+var unindexedMinAge atomic.Int64
+
+func init() { unindexedMinAge.Store(int64(time.Hour)) }
+
+func minUnindexedAge() time.Duration { return time.Duration(unindexedMinAge.Load()) }
 
 // collectUnindexed removes the pool files no row of the pool's index names
 // and nothing uses, untouched for the grace (and unindexedMinAge), with
@@ -23,7 +29,7 @@ func (e *Engine) collectUnindexed(ctx context.Context, grace time.Duration) {
 	if last != 0 && now.Sub(time.Unix(0, last)) < grace || !e.lastUnindexed.CompareAndSwap(last, now.UnixNano()) {
 		return
 	}
-	before := now.Add(-max(grace, unindexedMinAge))
+	before := now.Add(-max(grace, minUnindexedAge()))
 	aged, err := e.Pool.Aged(before)
 	if err != nil {
 		e.Log.Warn("listing the pool's contents", "err", err)
