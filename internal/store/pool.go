@@ -142,8 +142,9 @@ func (d *DB) poolSpan(ctx context.Context, after string, n int) ([]string, error
 	return out, rows.Err()
 }
 
-func column(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]string, error) {
-	rows, err := tx.QueryContext(ctx, q, args...)
+// column reads a query's one text column.
+func column(ctx context.Context, q querier, query string, args ...any) ([]string, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}

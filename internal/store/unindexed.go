@@ -55,7 +55,7 @@ func (d *DB) ForgetUnindexed(ctx context.Context, md5s []string, remove func(orp
 // is reached): contents still in use are passed over, not looked at again
 // and again.
 func (d *DB) ForgetStrayOwners(ctx context.Context, after string, n int) (int, string, error) {
-	stray, err := d.column(ctx, `SELECT DISTINCT o.md5 FROM pool_owners o WHERE o.md5 > ? AND NOT EXISTS (SELECT 1 FROM pool p WHERE p.md5 = o.md5) ORDER BY o.md5 LIMIT ?`, after, n)
+	stray, err := column(ctx, d.sql, `SELECT DISTINCT o.md5 FROM pool_owners o WHERE o.md5 > ? AND NOT EXISTS (SELECT 1 FROM pool p WHERE p.md5 = o.md5) ORDER BY o.md5 LIMIT ?`, after, n)
 	if err != nil || len(stray) == 0 {
 		return 0, "", err
 	}
@@ -101,21 +101,4 @@ func indexedOf(ctx context.Context, tx *sql.Tx, md5s []string) (map[string]bool,
 		out[m] = true
 	}
 	return out, nil
-}
-
-func (d *DB) column(ctx context.Context, q string, args ...any) ([]string, error) {
-	rows, err := d.sql.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
 }
