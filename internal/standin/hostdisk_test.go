@@ -18,15 +18,7 @@ import (
 // project whose server disk fills for a moment never sees.
 func TestVolunteerFullDiskResendsResult(t *testing.T) {
 	tp := setupCompute(t)
-	slots := tp.path("slots")
-	if err := os.MkdirAll(slots, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mount("tmpfs", slots, "tmpfs", 0, "size=1m"); err != nil {
-		t.Skipf("cannot mount a tmpfs for the volunteer's slots (%v): the full-disk test needs root", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(slots, syscall.MNT_DETACH) })
-	filler := filepath.Join(slots, "filler")
+	filler := filepath.Join(slotsOnTmpfs(t, tp, "1m"), "filler")
 	f, err := os.Create(filler)
 	if err != nil {
 		t.Fatal(err)
@@ -45,16 +37,7 @@ func TestVolunteerFullDiskResendsResult(t *testing.T) {
 	if _, errs, code := tp.createWork("", "", "--appname", "rbtest", "--wu_name", wu, "a_in1.coor", "a_in1.psf"); code != 0 {
 		t.Fatal(errs)
 	}
-	stop := tp.startVolunteer()
-	defer stop()
-	time.Sleep(2 * time.Second)
-	if n := tp.count(`SELECT count(*) FROM result WHERE outcome = 3`); n != 0 {
-		t.Fatalf("%d error results while the host's disk was full, want none (sent again later)", n)
-	}
-	os.Remove(filler)
-	tp.waitFor("the work unit to succeed once there is room", func() bool {
-		return tp.count(`SELECT count(*) FROM workunit WHERE name = ? AND canonical_resultid > 0 AND error_mask = 0`, wu) == 1
-	})
+	resentOnceThereIsRoom(t, tp, wu, filler)
 }
 
 // TestVolunteerInputBiggerThanRoomResendsResult: with more than a megabyte
@@ -68,14 +51,7 @@ func TestVolunteerInputBiggerThanRoomResendsResult(t *testing.T) {
 	tp := setupCompute(t)
 	// Outputs within the template's max_nbytes, whatever the input's size.
 	tp.write("apps/rbtest/run", "#!/bin/sh\nhead -c 64 in.coor > out.coor\ncat in.psf > out.log\n", 0o755)
-	slots := tp.path("slots")
-	if err := os.MkdirAll(slots, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mount("tmpfs", slots, "tmpfs", 0, "size=8m"); err != nil {
-		t.Skipf("cannot mount a tmpfs for the volunteer's slots (%v): the full-disk test needs root", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(slots, syscall.MNT_DETACH) })
+	slots := slotsOnTmpfs(t, tp, "8m")
 	filler := filepath.Join(slots, "filler")
 	f, err := os.Create(filler)
 	if err != nil {
@@ -100,11 +76,34 @@ func TestVolunteerInputBiggerThanRoomResendsResult(t *testing.T) {
 	if _, errs, code := tp.createWork("", "", "--appname", "rbtest", "--wu_name", wu, "a_in1.coor", "a_in1.psf"); code != 0 {
 		t.Fatal(errs)
 	}
+	resentOnceThereIsRoom(t, tp, wu, filler)
+}
+
+// slotsOnTmpfs mounts a tmpfs of size (mount's notation) on the volunteer's
+// slots, unmounted at the test's end; the test is skipped without root.
+func slotsOnTmpfs(t *testing.T, tp *testProject, size string) string {
+	t.Helper()
+	slots := tp.path("slots")
+	if err := os.MkdirAll(slots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", slots, "tmpfs", 0, "size="+size); err != nil {
+		t.Skipf("cannot mount a tmpfs for the volunteer's slots (%v): the full-disk test needs root", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(slots, syscall.MNT_DETACH) })
+	return slots
+}
+
+// resentOnceThereIsRoom runs the volunteer while filler takes the slots'
+// room: no result may be reported as an error; once filler is removed, the
+// work unit wu must succeed (its result sent again).
+func resentOnceThereIsRoom(t *testing.T, tp *testProject, wu, filler string) {
+	t.Helper()
 	stop := tp.startVolunteer()
 	defer stop()
 	time.Sleep(2 * time.Second)
 	if n := tp.count(`SELECT count(*) FROM result WHERE outcome = 3`); n != 0 {
-		t.Fatalf("%d error results while the host had no room for an input, want none (sent again later)", n)
+		t.Fatalf("%d error results while the host had no room, want none (sent again later)", n)
 	}
 	os.Remove(filler)
 	tp.waitFor("the work unit to succeed once there is room", func() bool {
