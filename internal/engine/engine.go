@@ -285,7 +285,7 @@ func Open(ctx context.Context, root string, log *slog.Logger) (*Engine, error) {
 	}
 	return &Engine{
 		Root: root, Cfg: cfg, Proj: proj, db: db, q: query.New(db), Log: log,
-		Pool:     &pool.Pool{Dir: filepath.Join(root, "pool")},
+		Pool:     &pool.Pool{Dir: filepath.Join(root, "pool"), NoSidecars: cfg.Create == CreateNative},
 		Queues:   templates.NewRegistry(filepath.Join(proj.Dir, "templates")),
 		defaults: map[string]defaultEntry{},
 	}, nil

@@ -46,6 +46,11 @@ func TestNativeCreationChains(t *testing.T) {
 		if total, ready := boincCounts(t, e); total != 60 || ready != 0 {
 			t.Errorf("BOINC has %d work units (%d ready), want 60", total, ready)
 		}
+		// Native creation is handed every input's MD5 and size: staging
+		// writes no .md5 sidecar (a file per new content).
+		if n := countSidecars(t, e.Proj.DownloadDir); n != 0 {
+			t.Errorf("native creation left %d .md5 sidecars in the download hierarchy, want none", n)
+		}
 		st, err := e.Status(ctx, u, "g", "")
 		if err != nil {
 			t.Fatal(err)
@@ -297,4 +302,23 @@ func TestNativeRevivedStepExists(t *testing.T) {
 			}
 		}
 	})
+}
+
+// countSidecars counts the .md5 files under dir.
+func countSidecars(t *testing.T, dir string) int {
+	t.Helper()
+	n := 0
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".md5") {
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -406,15 +406,21 @@ func (s *stager) wait() error {
 	return nil
 }
 
-// stillStaged tells whether content sum's download link and sidecar are in
-// place. Asked under the recording's write lock about a content this very
-// submission staged, it finds whether pool collection took them away
-// meanwhile; once the recording commits, collection leaves them alone.
+// stillStaged tells whether content sum's download link and sidecar (when
+// the pool writes them) are in place. Asked under the recording's write
+// lock about a content this very submission staged, it finds whether pool
+// collection took them away meanwhile; once the recording commits,
+// collection leaves them alone.
 func (e *Engine) stillStaged(sum string) bool {
 	dst := e.Proj.DownloadPath(pool.PhysicalName(sum))
-	_, err := os.Lstat(dst)
+	if _, err := os.Lstat(dst); err != nil {
+		return false
+	}
+	if e.Pool.NoSidecars {
+		return true
+	}
 	_, serr := os.Lstat(dst + ".md5")
-	return err == nil && serr == nil
+	return serr == nil
 }
 
 // stop ends the workers (when started) and waits for them.

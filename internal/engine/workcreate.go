@@ -47,7 +47,8 @@ type workCreator interface {
 }
 
 // stagedInput is an input the engine has just staged in BOINC's download
-// hierarchy, with its .md5 sidecar saying the same.
+// hierarchy, with its .md5 sidecar saying the same (when the pool writes
+// sidecars: not for native creation, see pool.Pool.NoSidecars).
 type stagedInput struct {
 	md5  string
 	size int64

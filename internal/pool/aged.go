@@ -18,9 +18,7 @@ import (
 // Touch tells whether content sum is present and, if so, marks it as just
 // wanted (its modification time: the file's bytes never change).
 func (p *Pool) Touch(sum string) bool {
-	path := p.Path(sum)
-	t := time.Now()
-	if err := os.Chtimes(path, t, t); err != nil {
+	if err := markWanted(p.Path(sum)); err != nil {
 		// A file of another owner (a result BOINC's upload handler wrote,
 		// linked in) cannot be marked; present all the same.
 		return errors.Is(err, fs.ErrPermission) && p.Has(sum)

@@ -29,6 +29,14 @@ func ValidMD5(s string) bool { return md5RE.MatchString(s) }
 // Pool is a directory of contents named by MD5: <dir>/<first two hex>/<md5>.
 type Pool struct {
 	Dir string
+	// NoSidecars makes Stage write no .md5 sidecars, nor read those there:
+	// for native creation, which is handed each staged input's MD5 and
+	// size by rboinc and reads no sidecar. A sidecar is BOINC's cache, not
+	// its record: create_work (configured back, or run by hand) computes
+	// the MD5 of an input that has none, and Stage without NoSidecars
+	// writes it at the content's next staging. A first submission staging
+	// 2,000 contents so makes 2,000 files fewer.
+	NoSidecars bool
 
 	mu       sync.Mutex
 	verified map[string]verifiedFile // see NoteVerified
@@ -186,7 +194,7 @@ func (p *Pool) Remove(sum string) error {
 
 // Stage makes content sum available to BOINC: a hard link (a copy across
 // file systems) at the download hierarchy path of PhysicalName(sum) and its
-// .md5 sidecar. It is idempotent and never replaces a name with other content.
+// .md5 sidecar (none with NoSidecars). It is idempotent and never replaces a name with other content.
 func (p *Pool) Stage(proj *boinc.Project, sum string, size int64) (string, error) {
 	name := PhysicalName(sum)
 	dst := proj.DownloadPath(name)
@@ -205,6 +213,9 @@ func (p *Pool) Stage(proj *boinc.Project, sum string, size int64) (string, error
 	}
 	switch {
 	case err == nil:
+		if p.NoSidecars {
+			return name, nil
+		}
 		// A new link: its sidecar is written in place, as no job reads it
 		// before Stage returns.
 		if err := boinc.CreateSidecar(dst, sum, size); !errors.Is(err, fs.ErrExist) {
@@ -213,6 +224,9 @@ func (p *Pool) Stage(proj *boinc.Project, sum string, size int64) (string, error
 		return name, keepSidecar(dst, sum, size)
 	case errors.Is(err, os.ErrExist):
 		if fi, serr := os.Stat(dst); serr == nil && fi.Size() == size {
+			if p.NoSidecars {
+				return name, nil
+			}
 			return name, keepSidecar(dst, sum, size)
 		}
 	case !unlinkable(err):
@@ -222,6 +236,9 @@ func (p *Pool) Stage(proj *boinc.Project, sum string, size int64) (string, error
 	// copy in place atomically.
 	if err := linkOrCopy(p.Path(sum), dst); err != nil {
 		return "", fmt.Errorf("staging %s into the download hierarchy: %w", name, err)
+	}
+	if p.NoSidecars {
+		return name, nil
 	}
 	return name, boinc.WriteSidecar(dst, sum, size)
 }
