@@ -99,6 +99,10 @@ func TestTwoHosts(t *testing.T) {
 		// instrument; .ci/run runs it without -race.
 		t.Skip("slow under -race; .ci/run runs it without")
 	}
+	// Beside the other parallel tests (the kill tests): it mostly waits
+	// on its daemons, which are processes of their own, and asserts no
+	// timing; alone in line it took 60-150 s of the MariaDB stage.
+	t.Parallel()
 	mariadbtest.Shared(t)
 	ctx := context.Background()
 	rootA := t.TempDir()
