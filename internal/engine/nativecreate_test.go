@@ -165,6 +165,7 @@ func submissionKill9(t *testing.T, e *engine.Engine, u store.User, rounds, perRe
 			reqs[i].Options = o
 			reqs[i].Options.NumSteps = n
 		}
+		roundStart := time.Now()
 		cmd := submitterCmd(t, e.Root, u, reqs...)
 		out, _ := cmd.StdoutPipe()
 		var errs strings.Builder
@@ -193,6 +194,8 @@ func submissionKill9(t *testing.T, e *engine.Engine, u store.User, rounds, perRe
 		made = st["queued"] + st["creating"]
 		halfway += st["creating"] - creating
 		creating = st["creating"]
+		t.Logf("round %d: killed after %v (window %d ms; exit %v), %d steps recorded, %d being created, in %v",
+			round, wait, window, werr, made, creating, time.Since(roundStart).Round(time.Millisecond))
 		switch {
 		case werr == nil:
 			window = max(window/2, 20) // it finished first: kill sooner
@@ -202,6 +205,8 @@ func submissionKill9(t *testing.T, e *engine.Engine, u store.User, rounds, perRe
 	}
 	t.Logf("%d steps of %d recorded were left being created by the kills", halfway, made)
 	// Revival (forced: nothing runs now) creates what the kills left.
+	reviveStart := time.Now()
+	defer func() { t.Logf("revival and its checks took %v", time.Since(reviveStart).Round(time.Millisecond)) }()
 	if _, err := e.State().ReviveCreating(ctx, time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}

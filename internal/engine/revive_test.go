@@ -5,9 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,45 +22,16 @@ import (
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 
-// submitterEnv, when set to a file of a submitterSpec, makes the test binary
-// a submitting process (TestMain runs runSubmitter): a server's submissions
-// in a process of its own, one after the other, each announced by a line
-// "go" on its standard output, which the tests kill -9.
-const submitterEnv = "RBOINC_TEST_SUBMITTER"
-
+// submitterSpec is what the submitting process reads (the shared test
+// build's internal/testbin/submitter, built without -race: see its package
+// comment): a server's submissions in a process of its own, one after the
+// other, each announced by a line "go" on its standard output, which the
+// tests kill -9.
 type submitterSpec struct {
 	Root     string
 	UserID   int64
 	User     string
 	Requests []wire.SubmitRequest
-}
-
-func runSubmitter(path string) int {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	var s submitterSpec
-	if err := json.Unmarshal(data, &s); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	ctx := context.Background()
-	e, err := engine.Open(ctx, s.Root, slog.New(slog.NewTextHandler(os.Stderr, nil)))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer e.Close()
-	for _, r := range s.Requests {
-		fmt.Println("go")
-		if _, err := e.Submit(ctx, store.User{ID: s.UserID, Name: s.User}, r); err != nil {
-			fmt.Fprintln(os.Stderr, "submitting:", err)
-			return 1
-		}
-	}
-	return 0
 }
 
 // startSubmitter starts a submitting process for req on root.
@@ -88,9 +57,7 @@ func submitterCmd(t *testing.T, root string, u store.User, reqs ...wire.SubmitRe
 	if err := os.WriteFile(path, spec, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), submitterEnv+"="+path)
-	return cmd
+	return exec.Command(submitterExe, path)
 }
 
 // wrapCreateWork replaces the project's bin/create_work with a script that

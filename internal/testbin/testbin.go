@@ -33,6 +33,10 @@ const (
 	Submit   = "cmd/rboinc-submit"
 	Retrieve = "cmd/rboinc-retrieve"
 	GAHP     = "cmd/rboinc-gahp"
+
+	// EngineSubmitter is the engine tests' submitting process (not a
+	// command of rboinc's).
+	EngineSubmitter = "internal/testbin/submitter"
 )
 
 // prefix names the build directories (and their locks) under os.TempDir.
