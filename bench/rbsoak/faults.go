@@ -150,6 +150,7 @@ func (s *soak) killClient(ctx context.Context) (bool, error) {
 		<-done
 		killed = true
 	}
+	s.cpu.client(cmd)
 	if !killed {
 		s.mu.Lock()
 		s.retries["client-early"]++

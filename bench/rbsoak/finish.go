@@ -58,15 +58,12 @@ func (s *soak) finish(ctx context.Context, g *group) {
 		case ctlAbort:
 			ctl("-abort")
 		case ctlResume:
+			// Resumed, or refused because its last step, in BOINC when
+			// the stop came, finished first and ended it done: done
+			// either way.
 			if ctl("-stop") {
 				time.Sleep(s.jitter(500 * time.Millisecond))
-				out, ok := s.retry(ctx, u, c.control, "rboinc-retrieve", "-resume", "-group", gn, "-name", c.name, "-yes")
-				if ok && resumeRefusedAllDone(out) {
-					// Its last step was in BOINC when the stop came and
-					// finished: the chain stays stopped with every step
-					// done, and a resume is refused (-extend would go on).
-					c.mustStay = "stopped"
-				}
+				s.retry(ctx, u, c.control, "rboinc-retrieve", "-resume", "-group", gn, "-name", c.name, "-yes")
 			}
 		case ctlExtend:
 			if s.extend(ctx, g, c) {
@@ -75,9 +72,9 @@ func (s *soak) finish(ctx context.Context, g *group) {
 		case ctlPriority:
 			ctl("-priority", "5")
 		}
-		if c.control == ctlStop || c.control == ctlAbort {
-			// What the chain is right after the answer: stopped or
-			// aborted must stay so; one that finished first stays done.
+		if c.control == ctlAbort {
+			// What the chain is right after the answer: aborted must
+			// stay so; one that finished first stays done.
 			if st, ok := s.status(ctx, g); ok {
 				c.mustStay = st[c.name].State
 			}
@@ -113,12 +110,6 @@ func (s *soak) finish(ctx context.Context, g *group) {
 	g.finished = true
 	g.mu.Unlock()
 	s.retry(ctx, g.user, "purge", "rboinc-retrieve", "-purge", "-group", g.name, "-yes")
-}
-
-// resumeRefusedAllDone tells a -resume refused because the chain did all
-// its steps (store.restartOne's answer) from one that resumed it.
-func resumeRefusedAllDone(out string) bool {
-	return strings.Contains(out, "resumed 0 chains") && strings.Contains(out, "it has done all its steps")
 }
 
 // extend adds a step to chain c and tells whether the server did. A
@@ -172,21 +163,9 @@ func (s *soak) checkGroup(ctx context.Context, g *group, st map[string]wire.Chai
 			s.problem("%s/%s: accepted but not on the server", id, c.name)
 			continue
 		}
-		want := "done"
-		switch {
-		case c.kind == kindBad:
-			want = "failed"
-		case c.mustStay != "":
-			want = c.mustStay
-		case c.control == ctlStop || c.control == ctlAbort:
-			want = "stopped or aborted (or done)"
-		}
 		got := cs.State
 		c.final = got
-		if want == "stopped or aborted (or done)" && (got == "stopped" || got == "aborted" || got == "done") {
-			want = got
-		}
-		if got != want {
+		if want := wantState(c, cs); got != want {
 			s.problem("%s/%s (%s, control %q): ended %s (%d of %d steps; %s), want %s", id, c.name, c.kind, c.control, got, cs.StepsDone, cs.NumSteps, cs.Reason, want)
 		}
 		if got == "done" && (cs.StepsDone != c.steps || cs.NumSteps != c.steps) {
@@ -216,6 +195,35 @@ func (s *soak) checkGroup(ctx context.Context, g *group, st map[string]wire.Chai
 	s.stepsOK += steps
 	s.chainsOK += len(st)
 	s.mu.Unlock()
+}
+
+// wantState is the state chain c must end in, given how it ended (cs):
+// its kind and control decide. A stopped chain ends done when its last
+// step was in BOINC at the stop and completed (every step done), stopped
+// when steps were left; an aborted one stays as the status right after
+// the abort showed it (aborted, or done when it finished first); a
+// stopped and resumed one ends done (resumed, or its last step ended it
+// done before the resume).
+func wantState(c *chain, cs wire.ChainStatus) string {
+	switch {
+	case c.kind == kindBad:
+		return "failed"
+	case c.control == ctlStop:
+		if cs.StepsDone == c.steps && cs.NumSteps == c.steps {
+			return "done"
+		}
+		return "stopped"
+	case c.control == ctlAbort && c.mustStay != "":
+		return c.mustStay
+	case c.control == ctlAbort:
+		// Its status after the abort was not read (the run ended): it
+		// aborted, or finished first.
+		if cs.State == "done" {
+			return "done"
+		}
+		return "aborted"
+	}
+	return "done"
 }
 
 // chainOf and stepOf read a result file's chain and step from its name,

@@ -5,6 +5,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -49,6 +50,11 @@ func (s *soak) report(elapsed time.Duration) {
 	sort.Strings(rs)
 	fmt.Printf("client retries (a failed run tried again): %s\n", strings.Join(rs, ", "))
 	fmt.Printf("bytes left behind: %d\n", s.leftBytes)
+	var self syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	for _, l := range s.cpuReport(time.Duration(self.Utime.Nano()+self.Stime.Nano()).Seconds(), s.wuAll) {
+		fmt.Println(l)
+	}
 	fmt.Printf("server memory and descriptors (%d samples):\n", len(s.samples))
 	step := max(1, len(s.samples)/12)
 	for i := 0; i < len(s.samples); i += step {

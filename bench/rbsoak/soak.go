@@ -63,11 +63,12 @@ type soak struct {
 	wuAll       int64           // work units made
 	runCtx      context.Context // the whole run's, for work a fault starts
 	extra       sync.WaitGroup  // groups a fault started
+	cpu         *cpuBook
 }
 
 func newSoak(ctx context.Context, o options) (*soak, error) {
 	s := &soak{ctx: ctx, o: o, rng: rand.New(rand.NewPCG(uint64(o.seed), 7)),
-		skipped: map[string]string{}, faults: map[string]int{}, retries: map[string]int{}}
+		skipped: map[string]string{}, faults: map[string]int{}, retries: map[string]int{}, cpu: newCPUBook()}
 	for _, k := range strings.Split(o.faults, ",") {
 		if k = strings.TrimSpace(k); k != "" && k != "all" && !contains(allFaults, k) {
 			return nil, fmt.Errorf("no fault %q (faults: %s)", k, strings.Join(allFaults, ","))
@@ -164,6 +165,9 @@ func (s *soak) run() ([]string, error) {
 	defer stopActors()
 	wg.Add(1)
 	go func() { defer wg.Done(); s.sampleLoop(actors) }()
+	cpuCtx, stopCPU := context.WithCancel(s.ctx)
+	cpuDone := make(chan struct{})
+	go func() { s.cpuLoop(cpuCtx); close(cpuDone) }()
 	faultsDone := make(chan struct{})
 	go func() { s.faultLoop(actors); close(faultsDone) }()
 	for _, u := range s.users {
@@ -208,6 +212,8 @@ func (s *soak) run() ([]string, error) {
 		fmt.Println("leftovers not checked: groups that never ended were not purged")
 	}
 	s.checkFlat()
+	stopCPU()
+	<-cpuDone
 	s.report(elapsed)
 	s.mu.Lock()
 	defer s.mu.Unlock()
