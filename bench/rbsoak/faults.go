@@ -107,7 +107,11 @@ func (s *soak) inject(ctx context.Context, k string) (ok bool, err error) {
 		if len(pids) == 0 {
 			return false, nil
 		}
-		return true, syscall.Kill(pids[s.intn(len(pids))], syscall.SIGKILL)
+		err := syscall.Kill(pids[s.intn(len(pids))], syscall.SIGKILL)
+		if errors.Is(err, syscall.ESRCH) {
+			return false, nil // it exited between the look and the kill (the stand-in starts it again)
+		}
+		return err == nil, err
 	case "client":
 		return s.killClient(ctx)
 	case "master":
