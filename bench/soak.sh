@@ -10,7 +10,7 @@
 # behind after purging everything, and memory or descriptors that grow.
 #
 # Usage: bench/soak.sh [--short] [WORKDIR] [-- RBSOAK-FLAGS...]
-#   --short   the CI run (1,200 chains, most of one step; every fault at least 5 times)
+#   --short   the CI run (2,400 chains, most of one step; every fault at least 5 times)
 #   WORKDIR   a directory of its own (default: a new one under /tmp)
 # Any rbsoak flag after --, e.g. -- -mariadb -chains 250000 -steps 4 -duration 20h
 # (go run ./bench/rbsoak -h lists them).
@@ -30,7 +30,7 @@ done
 work=${work:-$(mktemp -d /tmp/rboinc-soak.XXXXXX)}
 mkdir -p "$work/bin"
 work=$(cd "$work" && pwd)
-go build -o "$work/bin/" ./cmd/rboinc-server ./cmd/rboinc-hook ./cmd/rboinc-submit ./cmd/rboinc-retrieve ./examples/adaptive-master ./bench/rbsoak
+go build -o "$work/bin/" ./cmd/rboinc-server ./cmd/rboinc-hook ./cmd/rboinc-gahp ./cmd/rboinc-submit ./cmd/rboinc-retrieve ./examples/adaptive-master ./bench/rbsoak
 run=("$work/bin/rbsoak" -bin "$work/bin" -work "$work" $short "$@")
 keep=""
 for a in "$@"; do case "$a" in -keep | --keep | -keep=true | --keep=true) keep=1 ;; esac; done

@@ -80,22 +80,9 @@ func (s *soak) finish(ctx context.Context, g *group) {
 			}
 		}
 	}
-	// Wait until no chain runs.
-	var st map[string]wire.ChainStatus
-	for ctx.Err() == nil {
-		var ok bool
-		st, ok = s.status(ctx, g)
-		if ok {
-			running := 0
-			for _, c := range st {
-				if !terminal[c.State] {
-					running++
-				}
-			}
-			if running == 0 {
-				break
-			}
-		}
+	// Wait until no chain runs: the driver's own look, in-process (a
+	// client process per look was most of the soak's processor time).
+	for ctx.Err() == nil && !s.groupEnded(ctx, g) {
 		time.Sleep(s.jitter(2 * time.Second))
 	}
 	if ctx.Err() != nil {
@@ -104,6 +91,12 @@ func (s *soak) finish(ctx context.Context, g *group) {
 	s.retrieve(ctx, g)
 	if ctx.Err() != nil {
 		return // out of time mid-retrieval: the group is reported as unfinished, not as missing results
+	}
+	// The status the checks judge comes from the client, as a user sees
+	// it.
+	st, ok := s.status(ctx, g)
+	if !ok {
+		return
 	}
 	s.checkGroup(ctx, g, st)
 	g.mu.Lock()
@@ -267,7 +260,7 @@ func (s *soak) retrieveLoop(ctx context.Context, u *user) {
 			done := g.finished
 			g.mu.Unlock()
 			if !done && ctx.Err() == nil {
-				s.retrieve(ctx, g)
+				s.retrieveSome(ctx, g)
 			}
 		}
 	}
@@ -277,12 +270,27 @@ func (s *soak) retrieveLoop(ctx context.Context, u *user) {
 // would, into a directory of its own, and books every file it got: its
 // MD5 against the server's list taken just before, and how often it came.
 func (s *soak) retrieve(ctx context.Context, g *group) {
+	s.retrieveRun(ctx, g, false)
+}
+
+// retrieveSome is the cron retriever's run: as retrieve, but no client
+// runs when the server lists no result waiting (a run that would get
+// nothing); it does run when the server does not answer (a fault), as
+// cron would.
+func (s *soak) retrieveSome(ctx context.Context, g *group) {
+	s.retrieveRun(ctx, g, true)
+}
+
+func (s *soak) retrieveRun(ctx context.Context, g *group, some bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.finished {
 		return
 	}
-	sums := s.resultSums(ctx, g)
+	sums, listed := s.resultSums(ctx, g)
+	if some && listed && len(sums) == 0 {
+		return
+	}
 	dir, err := os.MkdirTemp(s.o.work, "retrieve-")
 	if err != nil {
 		s.problem("retrieval directory: %v", err)
@@ -332,20 +340,42 @@ func (s *soak) retrieve(ctx context.Context, g *group) {
 	}
 }
 
+// groupEnded tells whether no chain of group g runs, asking the server's
+// API from the driver; false while the server does not answer.
+func (s *soak) groupEnded(ctx context.Context, g *group) bool {
+	req, _ := http.NewRequestWithContext(ctx, "GET", s.url+wire.PathStatus+"?group="+url.QueryEscape(g.name), nil)
+	req.Header.Set("Authorization", "Bearer "+g.user.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	var st wire.StatusResponse
+	if resp.StatusCode != 200 || json.NewDecoder(resp.Body).Decode(&st) != nil || len(st.Chains) == 0 {
+		return false
+	}
+	for _, c := range st.Chains {
+		if !terminal[c.State] {
+			return false
+		}
+	}
+	return true
+}
+
 // resultSums lists the group's results waiting on the server: file name
 // (as the retriever writes it) to MD5. Empty when the server is down.
-func (s *soak) resultSums(ctx context.Context, g *group) map[string]string {
-	sums := map[string]string{}
+func (s *soak) resultSums(ctx context.Context, g *group) (sums map[string]string, listed bool) {
+	sums = map[string]string{}
 	req, _ := http.NewRequestWithContext(ctx, "GET", s.url+wire.PathResults+"?group="+url.QueryEscape(g.name), nil)
 	req.Header.Set("Authorization", "Bearer "+g.user.token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return sums
+		return sums, false
 	}
 	defer resp.Body.Close()
 	var rr wire.ResultsResponse
 	if resp.StatusCode != 200 || json.NewDecoder(resp.Body).Decode(&rr) != nil {
-		return sums
+		return sums, false
 	}
 	for _, f := range rr.Files {
 		n := f.Name
@@ -354,7 +384,7 @@ func (s *soak) resultSums(ctx context.Context, g *group) map[string]string {
 		}
 		sums[n] = f.MD5
 	}
-	return sums
+	return sums, true
 }
 
 func fileMD5(p string) string {

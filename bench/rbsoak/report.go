@@ -40,6 +40,7 @@ func (s *soak) report(elapsed time.Duration) {
 	s.masters.mu.Lock()
 	fmt.Printf("master programs: %d tags of %d work units (adaptive-master, killed and started again)\n", s.masters.started, masterTarget)
 	s.masters.mu.Unlock()
+	fmt.Printf("GAHP: %d batches of %d jobs (rboinc-gahp driven as HTCondor's gridmanager does)\n", s.gahpBatches, gahpJobs)
 	for k, why := range s.skipped {
 		fmt.Printf("fault %s not injected: %s\n", k, why)
 	}

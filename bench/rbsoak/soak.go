@@ -64,6 +64,7 @@ type soak struct {
 	runCtx      context.Context // the whole run's, for work a fault starts
 	extra       sync.WaitGroup  // groups a fault started
 	cpu         *cpuBook
+	gahpBatches int // GAHP batches run to their end and checked
 }
 
 func newSoak(ctx context.Context, o options) (*soak, error) {
@@ -177,6 +178,10 @@ func (s *soak) run() ([]string, error) {
 	if s.masterBinary() != "" {
 		wg.Add(1)
 		go func() { defer wg.Done(); s.masterLoop(actors) }()
+	}
+	if _, err := os.Stat(filepath.Join(s.o.bin, "rboinc-gahp")); err == nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.gahpLoop(actors) }()
 	}
 	// The submitters share the chains out by batches; each user's groups
 	// are checked and purged by that user's finisher as they end.
