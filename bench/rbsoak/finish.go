@@ -149,6 +149,19 @@ func (s *soak) checkGroup(ctx context.Context, g *group, st map[string]wire.Chai
 	if len(st) != len(g.chains) {
 		s.problem("%s: %d chains on the server, %d submitted", id, len(st), len(g.chains))
 	}
+	// The files retrieved, by chain and step: a long run's group holds
+	// hundreds of thousands.
+	type chainStep struct {
+		chain string
+		step  int
+	}
+	files := map[chainStep][]string{}
+	g.mu.Lock()
+	for name := range g.retrieved {
+		k := chainStep{chainOf(name), stepOf(name)}
+		files[k] = append(files[k], name)
+	}
+	g.mu.Unlock()
 	steps := 0
 	for _, c := range g.chains {
 		cs, ok := st[c.name]
@@ -168,17 +181,14 @@ func (s *soak) checkGroup(ctx context.Context, g *group, st map[string]wire.Chai
 		// Every finished step's three outputs retrieved exactly once.
 		g.mu.Lock()
 		for step := 0; step < cs.StepsDone; step++ {
-			n := 0
-			for name, f := range g.retrieved {
-				if chainOf(name) == c.name && stepOf(name) == step {
-					n++
-					if f.times != 1 {
-						s.problem("%s/%s: %s retrieved %d times after acknowledgement", id, c.name, name, f.times)
-					}
+			names := files[chainStep{c.name, step}]
+			for _, name := range names {
+				if f := g.retrieved[name]; f.times != 1 {
+					s.problem("%s/%s: %s retrieved %d times after acknowledgement", id, c.name, name, f.times)
 				}
 			}
-			if n != 3 {
-				s.problem("%s/%s step %d: %d result files retrieved, want 3", id, c.name, step, n)
+			if len(names) != 3 {
+				s.problem("%s/%s step %d: %d result files retrieved, want 3", id, c.name, step, len(names))
 			}
 		}
 		g.mu.Unlock()
