@@ -10,7 +10,7 @@
 # behind after purging everything, and memory or descriptors that grow.
 #
 # Usage: bench/soak.sh [--short] [WORKDIR] [-- RBSOAK-FLAGS...]
-#   --short   the CI run (2,400 chains, most of one step; every fault at least 5 times)
+#   --short   the CI run (2,100 chains, most of one step; every fault at least 5 times)
 #             without it, the long run: 10,000 chains of 100 steps (1,000,000 work units)
 #   WORKDIR   a directory of its own (default: a new one under /tmp)
 # Any rbsoak flag after --, e.g. -- -mariadb -assimilator hook -chains 300 -steps 30

@@ -52,7 +52,7 @@ func main() {
 	var o options
 	flag.StringVar(&o.bin, "bin", "", "directory holding rboinc-server, rboinc-submit and rboinc-retrieve")
 	flag.StringVar(&o.work, "work", "", "working directory (created)")
-	short := flag.Bool("short", false, "the CI run: 2,400 chains in groups of 200 (three groups in four of 1 step, the fourth of 2), every fault at least 5 times, in a few minutes")
+	short := flag.Bool("short", false, "the CI run: 2,100 chains in groups of 150 (six groups in seven of 1 step, the seventh of 2), every fault at least 5 times, in a few minutes")
 	flag.IntVar(&o.chains, "chains", 10000, "chains to submit (all users together)")
 	flag.IntVar(&o.steps, "steps", 100, "steps of an ordinary chain")
 	flag.IntVar(&o.users, "users", 3, "submitting users")
@@ -88,12 +88,12 @@ func main() {
 				apply()
 			}
 		}
-		def("chains", func() { o.chains = 2400 })
+		def("chains", func() { o.chains = 2100 })
 		def("steps", func() { o.steps = 2 })
-		def("one-step", func() { o.oneStep = 4 })
-		def("batch", func() { o.batch = 200 })
+		def("one-step", func() { o.oneStep = 7 })
+		def("batch", func() { o.batch = 150 })
 		def("duration", func() { o.duration = 8 * time.Minute })
-		def("fault-every", func() { o.faultEvery = 1500 * time.Millisecond })
+		def("fault-every", func() { o.faultEvery = 2500 * time.Millisecond })
 		def("sample", func() { o.sample = 3 * time.Second })
 		def("retrieve-every", func() { o.retrieveGap = 3 * time.Second })
 		def("tmpfs-size", func() { o.tmpfsSize = "1g" })
