@@ -137,8 +137,8 @@ func (s *soak) procLabel(pid int) string {
 	if prog == "rboinc-submit" || prog == "rboinc-retrieve" {
 		return ""
 	}
-	if len(args) > 1 && !strings.HasPrefix(args[1], "-") {
-		return prog + " " + args[1]
+	if len(args) > 1 && isWord(args[1]) {
+		return prog + " " + args[1] // a subcommand (rboinc-server serve, assimilator, ...)
 	}
 	return prog
 }
@@ -206,4 +206,17 @@ func (s *soak) cpuReport(driver float64, wus int64) []string {
 		out = append(out, fmt.Sprintf("  %-40s %7.1f s (%s%s)", k, by[k], n, per(by[k])))
 	}
 	return out
+}
+
+// isWord tells a subcommand from an argument: lower-case letters only.
+func isWord(a string) bool {
+	if a == "" {
+		return false
+	}
+	for _, r := range a {
+		if r < 'a' || r > 'z' {
+			return false
+		}
+	}
+	return true
 }
