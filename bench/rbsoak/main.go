@@ -56,8 +56,8 @@ func main() {
 	flag.IntVar(&o.chains, "chains", 10000, "chains to submit (all users together)")
 	flag.IntVar(&o.steps, "steps", 100, "steps of an ordinary chain")
 	flag.IntVar(&o.users, "users", 3, "submitting users")
-	flag.IntVar(&o.batch, "batch", 500, "chains per submission")
-	flag.IntVar(&o.inFlight, "in-flight", 4, "a user's groups submitted and not yet purged, at most (the next waits)")
+	flag.IntVar(&o.batch, "batch", 250, "chains per submission")
+	flag.IntVar(&o.inFlight, "in-flight", 2, "a user's groups submitted and not yet purged, at most (the next waits; -short: 4)")
 	flag.DurationVar(&o.duration, "duration", 72*time.Hour, "bound of the whole run: chains still running then fail it")
 	flag.DurationVar(&o.faultEvery, "fault-every", 30*time.Second, "mean time between two faults")
 	flag.IntVar(&o.minFaults, "min-faults", 5, "each fault at least this many times")
@@ -89,6 +89,7 @@ func main() {
 			}
 		}
 		def("chains", func() { o.chains = 2100 })
+		def("in-flight", func() { o.inFlight = 4 })
 		def("steps", func() { o.steps = 2 })
 		def("one-step", func() { o.oneStep = 7 })
 		def("batch", func() { o.batch = 150 })
