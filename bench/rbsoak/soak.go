@@ -278,5 +278,7 @@ func (s *soak) reportStuck() {
 			fmt.Printf("  still running: %s/%s: %d chains %s\n", g.user.name, g.name, c, k)
 		}
 	}
-	s.problem("%d chains never ended", n)
+	if n > 0 {
+		s.problem("%d chains never ended", n)
+	}
 }
