@@ -57,7 +57,7 @@ func (b *cpuBook) client(cmd *exec.Cmd) {
 // clockTick is USER_HZ, 100 on every Linux the soak runs on.
 const clockTick = 100
 
-// sampleLoop samples the processor time of the soak's long-running
+// cpuLoop samples the processor time of the soak's long-running
 // processes every second until ctx ends.
 func (s *soak) cpuLoop(ctx context.Context) {
 	for {
