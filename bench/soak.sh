@@ -10,9 +10,10 @@
 # behind after purging everything, and memory or descriptors that grow.
 #
 # Usage: bench/soak.sh [--short] [WORKDIR] [-- RBSOAK-FLAGS...]
-#   --short   the CI run (1,200 chains, most of one step; every fault at least 5 times)
+#   --short   the CI run (2,100 chains, most of one step; every fault at least 5 times)
+#             without it, the long run: 10,000 chains of 100 steps (1,000,000 work units)
 #   WORKDIR   a directory of its own (default: a new one under /tmp)
-# Any rbsoak flag after --, e.g. -- -mariadb -chains 250000 -steps 4 -duration 20h
+# Any rbsoak flag after --, e.g. -- -mariadb -assimilator hook -chains 300 -steps 30
 # (go run ./bench/rbsoak -h lists them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +22,7 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--short) short=-short ;;
 	--) shift; break ;;
-	-h | --help) sed -n '2,16p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,17p' "$0"; exit 0 ;;
 	-*) echo "bench/soak.sh: unknown option $1 (rbsoak's flags go after --)" >&2; exit 2 ;;
 	*) work=$1 ;;
 	esac
@@ -30,7 +31,7 @@ done
 work=${work:-$(mktemp -d /tmp/rboinc-soak.XXXXXX)}
 mkdir -p "$work/bin"
 work=$(cd "$work" && pwd)
-go build -o "$work/bin/" ./cmd/rboinc-server ./cmd/rboinc-hook ./cmd/rboinc-submit ./cmd/rboinc-retrieve ./examples/adaptive-master ./bench/rbsoak
+go build -o "$work/bin/" ./cmd/rboinc-server ./cmd/rboinc-hook ./cmd/rboinc-gahp ./cmd/rboinc-submit ./cmd/rboinc-retrieve ./examples/adaptive-master ./bench/rbsoak
 run=("$work/bin/rbsoak" -bin "$work/bin" -work "$work" $short "$@")
 keep=""
 for a in "$@"; do case "$a" in -keep | --keep | -keep=true | --keep=true) keep=1 ;; esac; done

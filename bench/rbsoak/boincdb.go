@@ -76,6 +76,9 @@ func (s *soak) checkWorkUnits(ctx context.Context, g *group, st map[string]wire.
 			break
 		}
 	}
+	if lastErr != nil && ctx.Err() != nil {
+		return // the run's bound came first: reported as such, not as a database out of reach
+	}
 	if lastErr != nil {
 		s.problem("%s: reading BOINC's work units: %v", id, lastErr)
 		return

@@ -102,12 +102,19 @@ func (s *soak) inject(ctx context.Context, k string) (ok bool, err error) {
 		}
 		return true, nil
 	case "assimilator":
+		if s.o.assimilator == "hook" {
+			return s.killHook(ctx), nil
+		}
 		// The stand-in runs it as bin/start does, and starts it again.
 		pids := s.rootProcs(" assimilator ")
 		if len(pids) == 0 {
 			return false, nil
 		}
-		return true, syscall.Kill(pids[s.intn(len(pids))], syscall.SIGKILL)
+		err := syscall.Kill(pids[s.intn(len(pids))], syscall.SIGKILL)
+		if errors.Is(err, syscall.ESRCH) {
+			return false, nil // it exited between the look and the kill (the stand-in starts it again)
+		}
+		return err == nil, err
 	case "client":
 		return s.killClient(ctx)
 	case "master":
@@ -150,6 +157,7 @@ func (s *soak) killClient(ctx context.Context) (bool, error) {
 		<-done
 		killed = true
 	}
+	s.cpu.client(cmd)
 	if !killed {
 		s.mu.Lock()
 		s.retries["client-early"]++
@@ -236,4 +244,30 @@ func (s *soak) fillDisk(ctx context.Context) error {
 	case <-time.After(s.jitter(3 * time.Second)):
 	}
 	return nil
+}
+
+// killHook kills a running rboinc-hook (BOINC's script_assimilator runs
+// one per work unit, for a few milliseconds) with SIGKILL: it looks for
+// one for up to five seconds; false when none ran then. The stand-in's
+// script_assimilator, as BOINC's, runs the work unit's hook again later.
+func (s *soak) killHook(ctx context.Context) bool {
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			exe, err := os.Readlink("/proc/" + e.Name() + "/exe")
+			if err != nil || filepath.Base(exe) != "rboinc-hook" || !(strings.HasPrefix(exe, s.root+"/") || strings.HasPrefix(exe, s.o.bin+"/")) {
+				continue
+			}
+			if syscall.Kill(pid, syscall.SIGKILL) == nil {
+				return true
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
 }

@@ -58,15 +58,12 @@ func (s *soak) finish(ctx context.Context, g *group) {
 		case ctlAbort:
 			ctl("-abort")
 		case ctlResume:
+			// Resumed, or refused because its last step, in BOINC when
+			// the stop came, finished first and ended it done: done
+			// either way.
 			if ctl("-stop") {
 				time.Sleep(s.jitter(500 * time.Millisecond))
-				out, ok := s.retry(ctx, u, c.control, "rboinc-retrieve", "-resume", "-group", gn, "-name", c.name, "-yes")
-				if ok && resumeRefusedAllDone(out) {
-					// Its last step was in BOINC when the stop came and
-					// finished: the chain stays stopped with every step
-					// done, and a resume is refused (-extend would go on).
-					c.mustStay = "stopped"
-				}
+				s.retry(ctx, u, c.control, "rboinc-retrieve", "-resume", "-group", gn, "-name", c.name, "-yes")
 			}
 		case ctlExtend:
 			if s.extend(ctx, g, c) {
@@ -75,30 +72,17 @@ func (s *soak) finish(ctx context.Context, g *group) {
 		case ctlPriority:
 			ctl("-priority", "5")
 		}
-		if c.control == ctlStop || c.control == ctlAbort {
-			// What the chain is right after the answer: stopped or
-			// aborted must stay so; one that finished first stays done.
+		if c.control == ctlAbort {
+			// What the chain is right after the answer: aborted must
+			// stay so; one that finished first stays done.
 			if st, ok := s.status(ctx, g); ok {
 				c.mustStay = st[c.name].State
 			}
 		}
 	}
-	// Wait until no chain runs.
-	var st map[string]wire.ChainStatus
-	for ctx.Err() == nil {
-		var ok bool
-		st, ok = s.status(ctx, g)
-		if ok {
-			running := 0
-			for _, c := range st {
-				if !terminal[c.State] {
-					running++
-				}
-			}
-			if running == 0 {
-				break
-			}
-		}
+	// Wait until no chain runs: the driver's own look, in-process (a
+	// client process per look was most of the soak's processor time).
+	for ctx.Err() == nil && !s.groupEnded(ctx, g) {
 		time.Sleep(s.jitter(2 * time.Second))
 	}
 	if ctx.Err() != nil {
@@ -108,17 +92,17 @@ func (s *soak) finish(ctx context.Context, g *group) {
 	if ctx.Err() != nil {
 		return // out of time mid-retrieval: the group is reported as unfinished, not as missing results
 	}
+	// The status the checks judge comes from the client, as a user sees
+	// it.
+	st, ok := s.status(ctx, g)
+	if !ok {
+		return
+	}
 	s.checkGroup(ctx, g, st)
 	g.mu.Lock()
 	g.finished = true
 	g.mu.Unlock()
 	s.retry(ctx, g.user, "purge", "rboinc-retrieve", "-purge", "-group", g.name, "-yes")
-}
-
-// resumeRefusedAllDone tells a -resume refused because the chain did all
-// its steps (store.restartOne's answer) from one that resumed it.
-func resumeRefusedAllDone(out string) bool {
-	return strings.Contains(out, "resumed 0 chains") && strings.Contains(out, "it has done all its steps")
 }
 
 // extend adds a step to chain c and tells whether the server did. A
@@ -165,6 +149,19 @@ func (s *soak) checkGroup(ctx context.Context, g *group, st map[string]wire.Chai
 	if len(st) != len(g.chains) {
 		s.problem("%s: %d chains on the server, %d submitted", id, len(st), len(g.chains))
 	}
+	// The files retrieved, by chain and step: a long run's group holds
+	// hundreds of thousands.
+	type chainStep struct {
+		chain string
+		step  int
+	}
+	files := map[chainStep][]string{}
+	g.mu.Lock()
+	for name := range g.retrieved {
+		k := chainStep{chainOf(name), stepOf(name)}
+		files[k] = append(files[k], name)
+	}
+	g.mu.Unlock()
 	steps := 0
 	for _, c := range g.chains {
 		cs, ok := st[c.name]
@@ -172,21 +169,9 @@ func (s *soak) checkGroup(ctx context.Context, g *group, st map[string]wire.Chai
 			s.problem("%s/%s: accepted but not on the server", id, c.name)
 			continue
 		}
-		want := "done"
-		switch {
-		case c.kind == kindBad:
-			want = "failed"
-		case c.mustStay != "":
-			want = c.mustStay
-		case c.control == ctlStop || c.control == ctlAbort:
-			want = "stopped or aborted (or done)"
-		}
 		got := cs.State
 		c.final = got
-		if want == "stopped or aborted (or done)" && (got == "stopped" || got == "aborted" || got == "done") {
-			want = got
-		}
-		if got != want {
+		if want := wantState(c, cs); got != want {
 			s.problem("%s/%s (%s, control %q): ended %s (%d of %d steps; %s), want %s", id, c.name, c.kind, c.control, got, cs.StepsDone, cs.NumSteps, cs.Reason, want)
 		}
 		if got == "done" && (cs.StepsDone != c.steps || cs.NumSteps != c.steps) {
@@ -196,17 +181,14 @@ func (s *soak) checkGroup(ctx context.Context, g *group, st map[string]wire.Chai
 		// Every finished step's three outputs retrieved exactly once.
 		g.mu.Lock()
 		for step := 0; step < cs.StepsDone; step++ {
-			n := 0
-			for name, f := range g.retrieved {
-				if chainOf(name) == c.name && stepOf(name) == step {
-					n++
-					if f.times != 1 {
-						s.problem("%s/%s: %s retrieved %d times after acknowledgement", id, c.name, name, f.times)
-					}
+			names := files[chainStep{c.name, step}]
+			for _, name := range names {
+				if f := g.retrieved[name]; f.times != 1 {
+					s.problem("%s/%s: %s retrieved %d times after acknowledgement", id, c.name, name, f.times)
 				}
 			}
-			if n != 3 {
-				s.problem("%s/%s step %d: %d result files retrieved, want 3", id, c.name, step, n)
+			if len(names) != 3 {
+				s.problem("%s/%s step %d: %d result files retrieved, want 3", id, c.name, step, len(names))
 			}
 		}
 		g.mu.Unlock()
@@ -216,6 +198,35 @@ func (s *soak) checkGroup(ctx context.Context, g *group, st map[string]wire.Chai
 	s.stepsOK += steps
 	s.chainsOK += len(st)
 	s.mu.Unlock()
+}
+
+// wantState is the state chain c must end in, given how it ended (cs):
+// its kind and control decide. A stopped chain ends done when its last
+// step was in BOINC at the stop and completed (every step done), stopped
+// when steps were left; an aborted one stays as the status right after
+// the abort showed it (aborted, or done when it finished first); a
+// stopped and resumed one ends done (resumed, or its last step ended it
+// done before the resume).
+func wantState(c *chain, cs wire.ChainStatus) string {
+	switch {
+	case c.kind == kindBad:
+		return "failed"
+	case c.control == ctlStop:
+		if cs.StepsDone == c.steps && cs.NumSteps == c.steps {
+			return "done"
+		}
+		return "stopped"
+	case c.control == ctlAbort && c.mustStay != "":
+		return c.mustStay
+	case c.control == ctlAbort:
+		// Its status after the abort was not read (the run ended): it
+		// aborted, or finished first.
+		if cs.State == "done" {
+			return "done"
+		}
+		return "aborted"
+	}
+	return "done"
 }
 
 // chainOf and stepOf read a result file's chain and step from its name,
@@ -259,7 +270,7 @@ func (s *soak) retrieveLoop(ctx context.Context, u *user) {
 			done := g.finished
 			g.mu.Unlock()
 			if !done && ctx.Err() == nil {
-				s.retrieve(ctx, g)
+				s.retrieveSome(ctx, g)
 			}
 		}
 	}
@@ -269,12 +280,27 @@ func (s *soak) retrieveLoop(ctx context.Context, u *user) {
 // would, into a directory of its own, and books every file it got: its
 // MD5 against the server's list taken just before, and how often it came.
 func (s *soak) retrieve(ctx context.Context, g *group) {
+	s.retrieveRun(ctx, g, false)
+}
+
+// retrieveSome is the cron retriever's run: as retrieve, but no client
+// runs when the server lists no result waiting (a run that would get
+// nothing); it does run when the server does not answer (a fault), as
+// cron would.
+func (s *soak) retrieveSome(ctx context.Context, g *group) {
+	s.retrieveRun(ctx, g, true)
+}
+
+func (s *soak) retrieveRun(ctx context.Context, g *group, some bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.finished {
 		return
 	}
-	sums := s.resultSums(ctx, g)
+	sums, listed := s.resultSums(ctx, g)
+	if some && listed && len(sums) == 0 {
+		return
+	}
 	dir, err := os.MkdirTemp(s.o.work, "retrieve-")
 	if err != nil {
 		s.problem("retrieval directory: %v", err)
@@ -324,20 +350,42 @@ func (s *soak) retrieve(ctx context.Context, g *group) {
 	}
 }
 
+// groupEnded tells whether no chain of group g runs, asking the server's
+// API from the driver; false while the server does not answer.
+func (s *soak) groupEnded(ctx context.Context, g *group) bool {
+	req, _ := http.NewRequestWithContext(ctx, "GET", s.url+wire.PathStatus+"?group="+url.QueryEscape(g.name), nil)
+	req.Header.Set("Authorization", "Bearer "+g.user.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	var st wire.StatusResponse
+	if resp.StatusCode != 200 || json.NewDecoder(resp.Body).Decode(&st) != nil || len(st.Chains) == 0 {
+		return false
+	}
+	for _, c := range st.Chains {
+		if !terminal[c.State] {
+			return false
+		}
+	}
+	return true
+}
+
 // resultSums lists the group's results waiting on the server: file name
 // (as the retriever writes it) to MD5. Empty when the server is down.
-func (s *soak) resultSums(ctx context.Context, g *group) map[string]string {
-	sums := map[string]string{}
+func (s *soak) resultSums(ctx context.Context, g *group) (sums map[string]string, listed bool) {
+	sums = map[string]string{}
 	req, _ := http.NewRequestWithContext(ctx, "GET", s.url+wire.PathResults+"?group="+url.QueryEscape(g.name), nil)
 	req.Header.Set("Authorization", "Bearer "+g.user.token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return sums
+		return sums, false
 	}
 	defer resp.Body.Close()
 	var rr wire.ResultsResponse
 	if resp.StatusCode != 200 || json.NewDecoder(resp.Body).Decode(&rr) != nil {
-		return sums
+		return sums, false
 	}
 	for _, f := range rr.Files {
 		n := f.Name
@@ -346,7 +394,7 @@ func (s *soak) resultSums(ctx context.Context, g *group) map[string]string {
 		}
 		sums[n] = f.MD5
 	}
-	return sums
+	return sums, true
 }
 
 func fileMD5(p string) string {

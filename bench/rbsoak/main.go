@@ -2,7 +2,8 @@
 // `rboinc-server serve` on the embedded BOINC stand-in (the state and
 // BOINC's database on SQLite, or with -mariadb both on a private MariaDB it
 // starts), drives several users' submitters, cron-like retrievers, control
-// and purges against it all at once while the stand-in computes with a
+// and purges, a master program and HTCondor's GAHP (rboinc-gahp) against
+// it all at once while the stand-in computes with a
 // share of failing, flaky and slow results, and kills processes at random
 // moments. At the end it checks that nothing was lost, made twice or left
 // behind, and prints the figures (chains and steps per hour, faults
@@ -39,6 +40,7 @@ type options struct {
 	sample      time.Duration // memory and descriptor sampling interval
 	retrieveGap time.Duration // a retriever's pause between two runs (as cron would)
 	mariadb     bool
+	assimilator string // native or hook
 	faults      string // comma-separated fault kinds, or "all"
 	seed        int64
 	tmpfsSize   string
@@ -50,17 +52,18 @@ func main() {
 	var o options
 	flag.StringVar(&o.bin, "bin", "", "directory holding rboinc-server, rboinc-submit and rboinc-retrieve")
 	flag.StringVar(&o.work, "work", "", "working directory (created)")
-	short := flag.Bool("short", false, "the CI run: 1,200 chains (three groups in four of 1 step, the fourth of 2), every fault at least 5 times, in a few minutes")
-	flag.IntVar(&o.chains, "chains", 5000, "chains to submit (all users together)")
-	flag.IntVar(&o.steps, "steps", 4, "steps of an ordinary chain")
+	short := flag.Bool("short", false, "the CI run: 2,100 chains in groups of 150 (six groups in seven of 1 step, the seventh of 2), every fault at least 5 times, in a few minutes")
+	flag.IntVar(&o.chains, "chains", 10000, "chains to submit (all users together)")
+	flag.IntVar(&o.steps, "steps", 100, "steps of an ordinary chain")
 	flag.IntVar(&o.users, "users", 3, "submitting users")
-	flag.IntVar(&o.batch, "batch", 100, "chains per submission")
-	flag.IntVar(&o.inFlight, "in-flight", 4, "a user's groups submitted and not yet purged, at most (the next waits)")
-	flag.DurationVar(&o.duration, "duration", 2*time.Hour, "bound of the whole run: chains still running then fail it")
-	flag.DurationVar(&o.faultEvery, "fault-every", 3*time.Second, "mean time between two faults")
+	flag.IntVar(&o.batch, "batch", 250, "chains per submission")
+	flag.IntVar(&o.inFlight, "in-flight", 2, "a user's groups submitted and not yet purged, at most (the next waits; -short: 4)")
+	flag.DurationVar(&o.duration, "duration", 72*time.Hour, "bound of the whole run: chains still running then fail it")
+	flag.DurationVar(&o.faultEvery, "fault-every", 30*time.Second, "mean time between two faults")
 	flag.IntVar(&o.minFaults, "min-faults", 5, "each fault at least this many times")
 	flag.DurationVar(&o.sample, "sample", time.Minute, "memory and descriptor sampling interval")
-	flag.DurationVar(&o.retrieveGap, "retrieve-every", 5*time.Second, "a retriever's pause between two runs")
+	flag.DurationVar(&o.retrieveGap, "retrieve-every", 30*time.Second, "a retriever's pause between two runs")
+	flag.StringVar(&o.assimilator, "assimilator", "native", "how finished work units reach rboinc: native (rboinc's assimilator daemon) or hook (BOINC's script_assimilator, played by the stand-in, running rboinc-hook per work unit); the assimilator fault kills the one in use")
 	flag.BoolVar(&o.mariadb, "mariadb", false, "rboinc's state and BOINC's database on a private MariaDB the driver starts (and kills)")
 	flag.StringVar(&o.faults, "faults", "all", "fault kinds, comma-separated: "+strings.Join(allFaults, ",")+" (or all)")
 	flag.Int64Var(&o.seed, "seed", 0, "random seed (0: from the clock)")
@@ -72,6 +75,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: rbsoak -bin DIR -work DIR [-short] [-mariadb] [-chains N] [-steps N] [-duration D]")
 		os.Exit(2)
 	}
+	if o.assimilator != "native" && o.assimilator != "hook" {
+		fmt.Fprintf(os.Stderr, "rbsoak: -assimilator %q: native or hook\n", o.assimilator)
+		os.Exit(2)
+	}
 	if *short {
 		// Set only what the command line did not.
 		set := map[string]bool{}
@@ -81,12 +88,13 @@ func main() {
 				apply()
 			}
 		}
-		def("chains", func() { o.chains = 1200 })
+		def("chains", func() { o.chains = 2100 })
+		def("in-flight", func() { o.inFlight = 4 })
 		def("steps", func() { o.steps = 2 })
-		def("one-step", func() { o.oneStep = 4 })
-		def("batch", func() { o.batch = 100 })
+		def("one-step", func() { o.oneStep = 7 })
+		def("batch", func() { o.batch = 150 })
 		def("duration", func() { o.duration = 8 * time.Minute })
-		def("fault-every", func() { o.faultEvery = 1500 * time.Millisecond })
+		def("fault-every", func() { o.faultEvery = 2500 * time.Millisecond })
 		def("sample", func() { o.sample = 3 * time.Second })
 		def("retrieve-every", func() { o.retrieveGap = 3 * time.Second })
 		def("tmpfs-size", func() { o.tmpfsSize = "1g" })
@@ -97,8 +105,8 @@ func main() {
 	o.bin, o.work = abs(o.bin), abs(o.work)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	fmt.Printf("rbsoak: %d chains of %d steps, %d users, %s, seed %d, %d CPUs, load %s\n",
-		o.chains, o.steps, o.users, map[bool]string{false: "SQLite", true: "MariaDB"}[o.mariadb], o.seed, runtime.NumCPU(), loadAvg())
+	fmt.Printf("rbsoak: %d chains of %d steps, %d users, %s, %s assimilator, seed %d, %d CPUs, load %s\n",
+		o.chains, o.steps, o.users, map[bool]string{false: "SQLite", true: "MariaDB"}[o.mariadb], o.assimilator, o.seed, runtime.NumCPU(), loadAvg())
 	s, err := newSoak(ctx, o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "rbsoak:", err)

@@ -97,6 +97,7 @@ func (s *soak) runMaster(ctx context.Context, g *group) (string, bool) {
 			cmd.Process.Kill()
 			<-done
 		}
+		s.cpu.client(cmd)
 		s.masters.mu.Lock()
 		s.masters.cmd = nil
 		killed := s.masters.killed

@@ -5,6 +5,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -39,6 +40,7 @@ func (s *soak) report(elapsed time.Duration) {
 	s.masters.mu.Lock()
 	fmt.Printf("master programs: %d tags of %d work units (adaptive-master, killed and started again)\n", s.masters.started, masterTarget)
 	s.masters.mu.Unlock()
+	fmt.Printf("GAHP: %d batches of %d jobs (rboinc-gahp driven as HTCondor's gridmanager does)\n", s.gahpBatches, gahpJobs)
 	for k, why := range s.skipped {
 		fmt.Printf("fault %s not injected: %s\n", k, why)
 	}
@@ -49,6 +51,11 @@ func (s *soak) report(elapsed time.Duration) {
 	sort.Strings(rs)
 	fmt.Printf("client retries (a failed run tried again): %s\n", strings.Join(rs, ", "))
 	fmt.Printf("bytes left behind: %d\n", s.leftBytes)
+	var self syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	for _, l := range s.cpuReport(time.Duration(self.Utime.Nano()+self.Stime.Nano()).Seconds(), s.wuAll) {
+		fmt.Println(l)
+	}
 	fmt.Printf("server memory and descriptors (%d samples):\n", len(s.samples))
 	step := max(1, len(s.samples)/12)
 	for i := 0; i < len(s.samples); i += step {

@@ -101,7 +101,8 @@ type user struct {
 }
 
 // setupSite makes the server root: on a tmpfs when it can be mounted (for
-// the disk-full fault), with the stand-in's native assimilator, webhooks
+// the disk-full fault), with the stand-in's native assimilator (or with
+// -assimilator hook, BOINC's script_assimilator and rboinc's hook), webhooks
 // to the driver allowed, retries quick.
 func (s *soak) setupSite(ctx context.Context) error {
 	s.mnt = filepath.Join(s.o.work, "rootfs")
@@ -118,7 +119,7 @@ func (s *soak) setupSite(ctx context.Context) error {
 	}
 	s.root = filepath.Join(s.mnt, "root")
 	srv := filepath.Join(s.o.bin, "rboinc-server")
-	args := []string{"init", "--root", s.root, "--assimilator", "native"}
+	args := []string{"init", "--root", s.root, "--assimilator", s.o.assimilator}
 	var stdin string
 	if s.o.mariadb {
 		if err := s.startMariaDB(ctx); err != nil {

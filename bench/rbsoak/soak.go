@@ -63,11 +63,13 @@ type soak struct {
 	wuAll       int64           // work units made
 	runCtx      context.Context // the whole run's, for work a fault starts
 	extra       sync.WaitGroup  // groups a fault started
+	cpu         *cpuBook
+	gahpBatches int // GAHP batches run to their end and checked
 }
 
 func newSoak(ctx context.Context, o options) (*soak, error) {
 	s := &soak{ctx: ctx, o: o, rng: rand.New(rand.NewPCG(uint64(o.seed), 7)),
-		skipped: map[string]string{}, faults: map[string]int{}, retries: map[string]int{}}
+		skipped: map[string]string{}, faults: map[string]int{}, retries: map[string]int{}, cpu: newCPUBook()}
 	for _, k := range strings.Split(o.faults, ",") {
 		if k = strings.TrimSpace(k); k != "" && k != "all" && !contains(allFaults, k) {
 			return nil, fmt.Errorf("no fault %q (faults: %s)", k, strings.Join(allFaults, ","))
@@ -164,6 +166,9 @@ func (s *soak) run() ([]string, error) {
 	defer stopActors()
 	wg.Add(1)
 	go func() { defer wg.Done(); s.sampleLoop(actors) }()
+	cpuCtx, stopCPU := context.WithCancel(s.ctx)
+	cpuDone := make(chan struct{})
+	go func() { s.cpuLoop(cpuCtx); close(cpuDone) }()
 	faultsDone := make(chan struct{})
 	go func() { s.faultLoop(actors); close(faultsDone) }()
 	for _, u := range s.users {
@@ -173,6 +178,10 @@ func (s *soak) run() ([]string, error) {
 	if s.masterBinary() != "" {
 		wg.Add(1)
 		go func() { defer wg.Done(); s.masterLoop(actors) }()
+	}
+	if _, err := os.Stat(filepath.Join(s.o.bin, "rboinc-gahp")); err == nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.gahpLoop(actors) }()
 	}
 	// The submitters share the chains out by batches; each user's groups
 	// are checked and purged by that user's finisher as they end.
@@ -208,6 +217,8 @@ func (s *soak) run() ([]string, error) {
 		fmt.Println("leftovers not checked: groups that never ended were not purged")
 	}
 	s.checkFlat()
+	stopCPU()
+	<-cpuDone
 	s.report(elapsed)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -267,5 +278,7 @@ func (s *soak) reportStuck() {
 			fmt.Printf("  still running: %s/%s: %d chains %s\n", g.user.name, g.name, c, k)
 		}
 	}
-	s.problem("%d chains never ended", n)
+	if n > 0 {
+		s.problem("%d chains never ended", n)
+	}
 }

@@ -36,8 +36,8 @@ type chain struct {
 	kind    string
 	steps   int
 	control string
-	// observed right after the control answered: the state the chain
-	// must keep (stopped, aborted), or "" when it must end by its kind.
+	// observed right after an abort answered: the state the chain must
+	// keep (aborted, or done when it finished first); "" otherwise.
 	mustStay string
 	final    string // the state the end check found
 }
@@ -161,6 +161,7 @@ func (s *soak) client(ctx context.Context, u *user, name string, args ...string)
 	cmd := exec.CommandContext(ctx, filepath.Join(s.o.bin, name), args...)
 	cmd.Env = append(os.Environ(), "RBOINC_URL="+s.url, "RBOINC_TOKEN="+u.token, "RBOINC_HASH_CACHE=off")
 	out, err := cmd.CombinedOutput()
+	s.cpu.client(cmd)
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		return ee.ExitCode(), string(out)

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// cpuBook is where the run's processor time went, by actor: the clients
+// exactly (their rusage when they exit), the long-running processes (the
+// server, its daemons, the stand-in's, MariaDB) by sampling /proc, so
+// that a kill -9 loses at most one sampling interval of a process. It is
+// what tells the soak's own overhead (clients, polling) from the work of
+// the server and the stand-in.
+type cpuBook struct {
+	mu      sync.Mutex
+	clients map[string]float64    // seconds, by client binary
+	runs    map[string]int        // client runs, by binary
+	live    map[procKey]*procSeen // long-running processes seen
+}
+
+// procKey names one process for its whole life: a pid is reused.
+type procKey struct {
+	pid   int
+	start uint64 // clock ticks after boot
+}
+
+type procSeen struct {
+	label string
+	ticks uint64 // utime+stime, last seen
+}
+
+func newCPUBook() *cpuBook {
+	return &cpuBook{clients: map[string]float64{}, runs: map[string]int{}, live: map[procKey]*procSeen{}}
+}
+
+// client books a client run that ended.
+func (b *cpuBook) client(cmd *exec.Cmd) {
+	if cmd.ProcessState == nil {
+		return
+	}
+	name := filepath.Base(cmd.Path)
+	t := (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
+	b.mu.Lock()
+	b.clients[name] += t
+	b.runs[name]++
+	b.mu.Unlock()
+}
+
+// clockTick is USER_HZ, 100 on every Linux the soak runs on.
+const clockTick = 100
+
+// cpuLoop samples the processor time of the soak's long-running
+// processes every second until ctx ends.
+func (s *soak) cpuLoop(ctx context.Context) {
+	for {
+		s.sampleCPU()
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// sampleCPU reads the processor time of every process whose command line
+// names the server root or MariaDB's directory, except the clients
+// (booked exactly when they exit).
+func (s *soak) sampleCPU() {
+	if s.root == "" {
+		return
+	}
+	roles := map[int]string{}
+	for _, p := range []*proc{s.server, s.creator, s.notifier} {
+		if p != nil {
+			if pid := p.pid(); pid != 0 {
+				roles[pid] = p.name + " (rboinc-server " + p.args[1] + ")"
+			}
+		}
+	}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		start, ticks, ok := procTimes(pid)
+		if !ok {
+			continue
+		}
+		k := procKey{pid, start}
+		s.cpu.mu.Lock()
+		seen := s.cpu.live[k]
+		s.cpu.mu.Unlock()
+		if seen == nil {
+			label := roles[pid]
+			if label == "" {
+				label = s.procLabel(pid)
+			}
+			if label == "" {
+				continue
+			}
+			seen = &procSeen{label: label}
+			s.cpu.mu.Lock()
+			s.cpu.live[k] = seen
+			s.cpu.mu.Unlock()
+		}
+		s.cpu.mu.Lock()
+		seen.ticks = ticks
+		s.cpu.mu.Unlock()
+	}
+}
+
+// procLabel names a process of the soak by its command line ("" for one
+// not of the soak, or a client).
+func (s *soak) procLabel(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return ""
+	}
+	args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+	cl := strings.Join(args, " ")
+	switch {
+	case s.dbDir != "" && strings.Contains(cl, s.dbDir):
+		return "MariaDB"
+	case !strings.Contains(cl, s.root):
+		return ""
+	}
+	prog := filepath.Base(args[0])
+	if prog == "rboinc-submit" || prog == "rboinc-retrieve" {
+		return ""
+	}
+	if len(args) > 1 && isWord(args[1]) {
+		return prog + " " + args[1] // a subcommand (rboinc-server serve, assimilator, ...)
+	}
+	return prog
+}
+
+// procTimes reads a process's start time and utime+stime from
+// /proc/PID/stat (fields 22, 14 and 15; the command in parentheses may
+// hold spaces).
+func procTimes(pid int) (start, ticks uint64, ok bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0, false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	// f[0] is field 3 (state).
+	if len(f) < 20 {
+		return 0, 0, false
+	}
+	ut, _ := strconv.ParseUint(f[11], 10, 64)
+	st, _ := strconv.ParseUint(f[12], 10, 64)
+	start, _ = strconv.ParseUint(f[19], 10, 64)
+	return start, ut + st, true
+}
+
+// cpuReport is the processor time by actor, largest first, with the
+// total per work unit made.
+func (s *soak) cpuReport(driver float64, wus int64) []string {
+	s.cpu.mu.Lock()
+	defer s.cpu.mu.Unlock()
+	by := map[string]float64{}
+	procs := map[string]int{}
+	for _, p := range s.cpu.live {
+		by[p.label] += float64(p.ticks) / clockTick
+		procs[p.label]++
+	}
+	runs := map[string]string{}
+	for k, v := range s.cpu.clients {
+		label := k + " (clients)"
+		by[label] += v
+		runs[label] = fmt.Sprintf("%d runs", s.cpu.runs[k])
+	}
+	by["rbsoak (the driver)"] = driver
+	var labels []string
+	total := 0.0
+	for k, v := range by {
+		labels = append(labels, k)
+		total += v
+	}
+	sort.Slice(labels, func(i, j int) bool { return by[labels[i]] > by[labels[j]] })
+	per := func(v float64) string {
+		if wus <= 0 {
+			return ""
+		}
+		return fmt.Sprintf(", %.1f ms per work unit", 1000*v/float64(wus))
+	}
+	out := []string{fmt.Sprintf("processor time by actor: %.0f s in all%s", total, per(total))}
+	for _, k := range labels {
+		n := runs[k]
+		if n == "" {
+			n = fmt.Sprintf("%d processes", procs[k])
+		}
+		out = append(out, fmt.Sprintf("  %-40s %7.1f s (%s%s)", k, by[k], n, per(by[k])))
+	}
+	return out
+}
+
+// isWord tells a subcommand from an argument: lower-case letters only.
+func isWord(a string) bool {
+	if a == "" {
+		return false
+	}
+	for _, r := range a {
+		if r < 'a' || r > 'z' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,348 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rboinc/rboinc/internal/gahp"
+	"github.com/rboinc/rboinc/workflow/wire"
+)
+
+// The GAHP actor drives rboinc-gahp over its stdin and stdout as
+// HTCondor's gridmanager does (synchronous mode, RESULTS polled): one
+// batch after another, each submitted, queried until every job ended,
+// every job's outputs fetched, the batch retired. A request that fails
+// while the server or MariaDB is down is sent again, as the gridmanager
+// does; a submission whose answer was lost is found on the server (the
+// batch's name is taken then). It checks that every job was made once
+// (on the server and in BOINC), ended done, and that every job's outputs
+// came whole with one successful fetch.
+
+const gahpJobs = 12 // jobs of a GAHP batch
+
+// gahpSession is one running rboinc-gahp.
+type gahpSession struct {
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	out  *bufio.Reader
+	next int // the next request id
+}
+
+// gahpLoop runs GAHP batches, one after another, until actors ends; the
+// last one runs to its end within the run's time.
+func (s *soak) gahpLoop(actors context.Context) {
+	u := s.users[0]
+	for n := 1; actors.Err() == nil; n++ {
+		g := &group{user: u, name: fmt.Sprintf("gahp%03d", n), retrieved: map[string]*fileSeen{}, steps: 1}
+		for i := range gahpJobs {
+			g.chains = append(g.chains, &chain{name: fmt.Sprintf("g%03dj%02d", n, i), kind: kindPlain, steps: 1})
+		}
+		if !s.gahpBatch(s.runCtx, g) {
+			return
+		}
+	}
+}
+
+// gahpBatch runs batch g through a GAHP session: submit, query until
+// done, fetch every job, check, retire. false when the run ended first.
+func (s *soak) gahpBatch(ctx context.Context, g *group) bool {
+	dir := filepath.Join(s.o.work, "gahp", g.name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		s.problem("GAHP %s: %v", g.name, err)
+		return false
+	}
+	gs, err := s.startGAHP(ctx, dir, g.user)
+	if err != nil {
+		s.problem("GAHP %s: %v", g.name, err)
+		return false
+	}
+	defer gs.quit(s)
+	id := g.user.name + "/" + g.name
+	// Submit, once: a failed try whose batch is on the server all the same
+	// (its answer lost with a killed server) is not sent again.
+	line := []string{"BOINC_SUBMIT", "", g.name, "langevin", strconv.Itoa(len(g.chains))}
+	for _, c := range g.chains {
+		line = append(line, c.name, "0", "2", gahp.Escape(s.inputFile("input.coor", coords)), "input.coor", gahp.Escape(s.inputFile("input.vel", coords)), "input.vel")
+	}
+	submitted := false
+	for attempt := 0; attempt < 600 && ctx.Err() == nil && !submitted; attempt++ {
+		r, err := gs.request(ctx, line...)
+		switch {
+		case err != nil:
+			return s.gahpBroke(ctx, id, err)
+		case r == "NULL":
+			submitted = true
+		case strings.Contains(r, "batch\\ named\\ "+g.name+"\\ ") && strings.Contains(r, "already"):
+			submitted = true // the last try made it; its answer was lost
+		default:
+			s.gahpRetry("submit")
+		}
+	}
+	if !submitted {
+		return s.gahpGaveUp(ctx, id, "submit")
+	}
+	// Query until every job ended.
+	for ctx.Err() == nil {
+		r, err := gs.request(ctx, "BOINC_QUERY_BATCHES", "", "0", "1", g.name)
+		if err != nil {
+			return s.gahpBroke(ctx, id, err)
+		}
+		jobs, ok := parseQuery(r)
+		if ok && len(jobs) != len(g.chains) {
+			s.problem("GAHP %s: the query lists %d jobs, %d submitted: %.200s", id, len(jobs), len(g.chains), r)
+			return false
+		}
+		if ok && allEnded(jobs) {
+			break
+		}
+		if !ok {
+			s.gahpRetry("query")
+		}
+		time.Sleep(s.jitter(2 * time.Second))
+	}
+	// Fetch every job's outputs: each one successful fetch.
+	for _, c := range g.chains {
+		jd := filepath.Join(dir, c.name)
+		os.MkdirAll(jd, 0o755)
+		fetched := false
+		for attempt := 0; attempt < 600 && ctx.Err() == nil && !fetched; attempt++ {
+			r, err := gs.request(ctx, "BOINC_FETCH_OUTPUT", "", c.name, gahp.Escape(jd), "stderr.txt", "ALL", "0")
+			if err != nil {
+				return s.gahpBroke(ctx, id, err)
+			}
+			if strings.HasPrefix(r, "NULL 0 ") {
+				fetched = true
+			} else {
+				s.gahpRetry("fetch")
+			}
+		}
+		if !fetched {
+			return s.gahpGaveUp(ctx, id, "fetch of "+c.name)
+		}
+		for _, f := range []string{"output.coor", "output.vel", "progress.log"} {
+			if fi, err := os.Stat(filepath.Join(jd, f)); err != nil || fi.Size() == 0 {
+				s.problem("GAHP %s/%s: output %s missing or empty after the fetch", id, c.name, f)
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		return false
+	}
+	s.checkGAHP(ctx, g)
+	// Retire: the batch's chains are purged.
+	retired := false
+	for attempt := 0; attempt < 600 && ctx.Err() == nil && !retired; attempt++ {
+		r, err := gs.request(ctx, "BOINC_RETIRE_BATCH", "", g.name)
+		if err != nil {
+			return s.gahpBroke(ctx, id, err)
+		}
+		if r == "NULL" {
+			retired = true
+		} else {
+			s.gahpRetry("retire")
+		}
+	}
+	if !retired {
+		return s.gahpGaveUp(ctx, id, "retire")
+	}
+	s.mu.Lock()
+	s.gahpBatches++
+	s.mu.Unlock()
+	return true
+}
+
+// checkGAHP checks a GAHP batch whose jobs were fetched: every job once
+// on the server, done with its one step, made once in BOINC.
+func (s *soak) checkGAHP(ctx context.Context, g *group) {
+	id := g.user.name + "/" + g.name
+	st, ok := s.status(ctx, g)
+	if !ok {
+		return
+	}
+	if len(st) != len(g.chains) {
+		s.problem("GAHP %s: %d jobs on the server, %d submitted", id, len(st), len(g.chains))
+	}
+	steps := 0
+	for _, c := range g.chains {
+		cs, ok := st[c.name]
+		switch {
+		case !ok:
+			s.problem("GAHP %s/%s: not on the server", id, c.name)
+			continue
+		case cs.State != "done" || cs.StepsDone != 1:
+			s.problem("GAHP %s/%s: ended %s with %d steps, want done with 1", id, c.name, cs.State, cs.StepsDone)
+		}
+		c.final = cs.State
+		steps += cs.StepsDone
+	}
+	s.checkWorkUnits(ctx, g, st)
+	g.finished = true
+	s.mu.Lock()
+	s.groups = append(s.groups, g)
+	s.stepsOK += steps
+	s.chainsOK += len(st)
+	s.mu.Unlock()
+}
+
+// gahpRetry books a failed request that is sent again (the server or
+// MariaDB away, as the gridmanager sees it).
+func (s *soak) gahpRetry(what string) {
+	s.mu.Lock()
+	s.retries["gahp-"+what]++
+	s.mu.Unlock()
+	time.Sleep(s.jitter(300 * time.Millisecond))
+}
+
+// gahpBroke is the end of a batch whose session broke: a problem unless
+// the run ended.
+func (s *soak) gahpBroke(ctx context.Context, id string, err error) bool {
+	if ctx.Err() == nil {
+		s.problem("GAHP %s: %v", id, err)
+	}
+	return false
+}
+
+func (s *soak) gahpGaveUp(ctx context.Context, id, what string) bool {
+	if ctx.Err() == nil {
+		s.problem("GAHP %s: %s never succeeded", id, what)
+	}
+	return false
+}
+
+// parseQuery reads BOINC_QUERY_BATCHES' answer for one batch, "NULL TIME
+// N NAME STATE...", into job states by name; ok is false for a failure.
+func parseQuery(r string) (map[string]string, bool) {
+	w := strings.Fields(r)
+	if len(w) < 3 || w[0] != "NULL" {
+		return nil, false
+	}
+	n, err := strconv.Atoi(w[2])
+	if err != nil || len(w) != 3+2*n {
+		return nil, false
+	}
+	jobs := map[string]string{}
+	for i := 0; i < n; i++ {
+		jobs[w[3+2*i]] = w[4+2*i]
+	}
+	return jobs, true
+}
+
+// allEnded tells whether no job is still in progress.
+func allEnded(jobs map[string]string) bool {
+	for _, st := range jobs {
+		if st == wire.JobInProgress {
+			return false
+		}
+	}
+	return true
+}
+
+// startGAHP starts rboinc-gahp in dir and selects the project as user u.
+func (s *soak) startGAHP(ctx context.Context, dir string, u *user) (*gahpSession, error) {
+	cmd := exec.CommandContext(ctx, filepath.Join(s.o.bin, "rboinc-gahp"))
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "RBOINC_HASH_CACHE=off")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	log, err := os.OpenFile(filepath.Join(s.o.work, "logs", "gahp.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer log.Close()
+	cmd.Stderr = log
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting rboinc-gahp: %w", err)
+	}
+	gs := &gahpSession{cmd: cmd, in: in, out: bufio.NewReader(out), next: 1}
+	banner, err := gs.out.ReadString('\n')
+	if err != nil || !strings.HasPrefix(banner, "$GahpVersion:") {
+		gs.quit(s)
+		return nil, fmt.Errorf("rboinc-gahp's banner: %q, %v", banner, err)
+	}
+	if r, err := gs.command("BOINC_SELECT_PROJECT", gahp.Escape(s.url), gahp.Escape(u.token)); err != nil || r != "S" {
+		gs.quit(s)
+		return nil, fmt.Errorf("BOINC_SELECT_PROJECT: %q, %v", r, err)
+	}
+	return gs, nil
+}
+
+// command sends one line and reads its one-line answer.
+func (gs *gahpSession) command(words ...string) (string, error) {
+	if _, err := io.WriteString(gs.in, strings.Join(words, " ")+"\n"); err != nil {
+		return "", fmt.Errorf("writing to rboinc-gahp: %w", err)
+	}
+	l, err := gs.out.ReadString('\n')
+	if err != nil {
+		return "", fmt.Errorf("reading rboinc-gahp's answer to %s: %w", words[0], err)
+	}
+	return strings.TrimSuffix(l, "\n"), nil
+}
+
+// request sends an asynchronous BOINC_* request (words[1], its id, is
+// filled in), then polls RESULTS until its result comes, and returns the
+// result's text after the id.
+func (gs *gahpSession) request(ctx context.Context, words ...string) (string, error) {
+	id := gs.next
+	gs.next++
+	words[1] = strconv.Itoa(id)
+	if r, err := gs.command(words...); err != nil || r != "S" {
+		return "", fmt.Errorf("%s: %q, %v", words[0], r, err)
+	}
+	for ctx.Err() == nil {
+		time.Sleep(100 * time.Millisecond)
+		r, err := gs.command("RESULTS")
+		if err != nil {
+			return "", err
+		}
+		n, err := strconv.Atoi(strings.TrimPrefix(r, "S "))
+		if err != nil {
+			return "", fmt.Errorf("RESULTS: %q", r)
+		}
+		var mine string
+		found := false
+		for range n {
+			l, err := gs.out.ReadString('\n')
+			if err != nil {
+				return "", fmt.Errorf("reading RESULTS: %w", err)
+			}
+			rid, text, _ := strings.Cut(strings.TrimSuffix(l, "\n"), " ")
+			if rid != strconv.Itoa(id) {
+				return "", fmt.Errorf("RESULTS: a result for request %s, not asked for (%s)", rid, text)
+			}
+			mine, found = text, true
+		}
+		if found {
+			return mine, nil
+		}
+	}
+	return "", ctx.Err()
+}
+
+// quit ends the session (QUIT, then the process).
+func (gs *gahpSession) quit(s *soak) {
+	io.WriteString(gs.in, "QUIT\n")
+	gs.in.Close()
+	done := make(chan struct{})
+	go func() { gs.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		gs.cmd.Process.Kill()
+		<-done
+	}
+	s.cpu.client(gs.cmd)
+}
