@@ -9,8 +9,8 @@ import (
 var errNoFileName = errors.New("result XML: a <file_ref> without <file_name>")
 
 // scanOutputFiles is OutputFiles for the documents BOINC writes: ASCII
-// elements without attributes, comments, CDATA, entities, processing
-// instructions or carriage returns, properly nested. ok is false for any
+// elements with plain quoted attributes or none, without comments, CDATA,
+// entities, processing instructions or carriage returns, properly nested. ok is false for any
 // other document, which the full parser then reads: the native
 // assimilator reads one per work unit, and the XML parser was a third of
 // taking a work unit's outputs. FuzzOutputFiles checks that where it
@@ -32,6 +32,9 @@ func scanOutputFiles(doc string) (out []OutputFile, err error, ok bool) {
 	var stack []elem
 	var text *string // where the current element's text goes, when it matters
 	var buf strings.Builder
+	if strings.Contains(doc, "]]>") {
+		return nil, nil, false // not allowed outside CDATA: the parser says so
+	}
 	for i := 0; i < len(doc); i++ {
 		c := doc[i]
 		if c >= 0x80 || c == '\r' || c == '&' || (c < 0x20 && c != '\t' && c != '\n') {
@@ -57,8 +60,14 @@ func scanOutputFiles(doc string) (out []OutputFile, err error, ok bool) {
 			return nil, nil, false // <!, <?, or not a name
 		}
 		name := doc[j:k]
-		for k < len(doc) && (doc[k] == ' ' || doc[k] == '\t' || doc[k] == '\n') {
-			k++
+		k = skipSpace(doc, k)
+		if !closing {
+			// Attributes (BOINC's templates carry <rboinc aliases="..."/>):
+			// skipped, as OutputFiles reads none.
+			var ok bool
+			if k, ok = skipAttributes(doc, k); !ok {
+				return nil, nil, false
+			}
 		}
 		selfClosing := !closing && k+1 < len(doc) && doc[k] == '/' && doc[k+1] == '>'
 		if selfClosing {
@@ -146,4 +155,45 @@ func isNameByte(c byte, first bool) bool {
 		return !first
 	}
 	return false
+}
+
+// skipSpace is the index of the first byte at or after k that is not a
+// space, tab or newline.
+func skipSpace(doc string, k int) int {
+	for k < len(doc) && (doc[k] == ' ' || doc[k] == '\t' || doc[k] == '\n') {
+		k++
+	}
+	return k
+}
+
+// skipAttributes passes over a tag's attributes from k (after its name and
+// the spaces after it): name="value" or name='value', a space before each
+// next one, no '<' in a value. ok is false for anything else.
+func skipAttributes(doc string, k int) (int, bool) {
+	for k < len(doc) && isNameByte(doc[k], true) {
+		a := k
+		for k < len(doc) && isNameByte(doc[k], k == a) {
+			k++
+		}
+		k = skipSpace(doc, k)
+		if k >= len(doc) || doc[k] != '=' {
+			return k, false
+		}
+		k = skipSpace(doc, k+1)
+		if k >= len(doc) || (doc[k] != '"' && doc[k] != '\'') {
+			return k, false
+		}
+		q := doc[k]
+		end := strings.IndexByte(doc[k+1:], q)
+		if end < 0 || strings.IndexByte(doc[k+1:k+1+end], '<') >= 0 {
+			return k, false
+		}
+		k += end + 2
+		s := skipSpace(doc, k)
+		if s == k && s < len(doc) && doc[s] != '/' && doc[s] != '>' {
+			return k, false // the next attribute without a space before it
+		}
+		k = s
+	}
+	return k, true
 }
