@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
+	"sync"
 
 	"github.com/rboinc/rboinc/internal/fsync"
 	"github.com/rboinc/rboinc/internal/hookargs"
@@ -16,6 +18,11 @@ import (
 type Batch struct {
 	Door  Door
 	Items []*Item
+	// Recorded, when set, is called once the records are written (their
+	// transaction committed), before they are made durable and the next
+	// steps created: a door starts there what can run beside that tail
+	// (the native assimilator, the next batch's takes).
+	Recorded func()
 }
 
 // Item is one finished work unit.
@@ -164,6 +171,9 @@ func Run(ctx context.Context, chains Chains, b Batch) error {
 	} else {
 		err = handle(ctx)
 	}
+	if b.Recorded != nil {
+		b.Recorded()
+	}
 	if err != nil {
 		return errors.Join(failure, err)
 	}
@@ -231,11 +241,29 @@ func recordOne(ctx context.Context, chains Chains, door Door, it *Item, taken *T
 	return SetAside, nil
 }
 
+// syncWaiters wait for the taken outputs' data beside each other.
+const syncWaiters = 4
+
 // syncTaken waits for the data of the taken files (their writes were
 // started as they were taken), then commits their names with one barrier
 // per directory.
 func syncTaken(paths []string) error {
-	if err := fsync.WaitData(paths); err != nil {
+	// The waits are for the disk, not the processor: a few at a time
+	// overlap their writes' latencies.
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []error
+	for part := range slices.Chunk(paths, max(64, (len(paths)+syncWaiters-1)/syncWaiters)) {
+		wg.Go(func() {
+			if err := fsync.WaitData(part); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
 		return err
 	}
 	dirs := map[string]bool{}

@@ -117,6 +117,26 @@ func TestRunAssimilatorBatchIsOneTransactionThenSyncThenCreate(t *testing.T) {
 	}
 }
 
+// TestRunCallsRecordedBetweenCommitAndSync: a batch's Recorded hook (the
+// native assimilator starts the next batch's takes there) runs once its
+// records are committed and before they are made durable and the next
+// steps created; also when a record failed.
+func TestRunCallsRecordedBetweenCommitAndSync(t *testing.T) {
+	for _, fail := range []bool{false, true} {
+		j := &journal{root: t.TempDir()}
+		if fail {
+			j.fail = map[string]error{wuB: errors.New("disk gone")}
+		}
+		b := batchOf(AssimilatorDoor, wuA, wuB)
+		b.Recorded = func() { j.calls = append(j.calls, "recorded") }
+		Run(t.Context(), j, b)
+		want := []string{"begin", "record " + wuA, "record " + wuB, "commit", "recorded", "sync", "create"}
+		if !slices.Equal(j.calls, want) {
+			t.Errorf("record failed %v: calls %q, want %q", fail, j.calls, want)
+		}
+	}
+}
+
 func TestRunStopsAtTheFirstFailureKeepingWhatCameBefore(t *testing.T) {
 	bad := errors.New("disk gone")
 	j := &journal{root: t.TempDir(), fail: map[string]error{wuB: bad}}

@@ -145,6 +145,14 @@ type OutputFile struct {
 // <result>'s <file_ref> (file_name, open_name), optional when the
 // <file_ref> or its <file_info> says <optional/>.
 func OutputFiles(xmlDocIn string) ([]OutputFile, error) {
+	if out, err, ok := scanOutputFiles(xmlDocIn); ok {
+		return out, err
+	}
+	return parseOutputFiles(xmlDocIn)
+}
+
+// parseOutputFiles is OutputFiles by a full XML parser.
+func parseOutputFiles(xmlDocIn string) ([]OutputFile, error) {
 	doc := etree.NewDocument()
 	doc.ReadSettings.Permissive = true
 	if err := doc.ReadFromString("<doc>" + xmlDocIn + "</doc>"); err != nil {
@@ -166,7 +174,7 @@ func OutputFiles(xmlDocIn string) ([]OutputFile, error) {
 			o.OpenName = strings.TrimSpace(e.Text())
 		}
 		if o.Name == "" {
-			return nil, fmt.Errorf("result XML: a <file_ref> without <file_name>")
+			return nil, errNoFileName
 		}
 		o.Optional = o.Optional || optional[o.Name]
 		out = append(out, o)

@@ -3,6 +3,7 @@ package boincdb
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"strings"
 	"testing"
 
@@ -184,16 +185,48 @@ func TestOutputFilesOptional(t *testing.T) {
 	}
 }
 
+// TestOutputFilesScansBOINCsShape: a result's xml_doc_in as BOINC writes
+// it (its result template filled in) is read by the scan, not handed to
+// the XML parser; a document the scan does not know is.
+func TestOutputFilesScansBOINCsShape(t *testing.T) {
+	doc := "<file_info>\n    <name>w_0_r1_0</name>\n    <generated_locally/>\n    <upload_when_present/>\n    <max_nbytes>5000000</max_nbytes>\n" +
+		"    <rboinc aliases=\".coor\" chain=\"1\"/>\n    <rboinc aliases='.log .log.gz' />\n" +
+		"    <url>http://h/p_cgi/file_upload_handler</url>\n</file_info>\n<file_info>\n    <name>w_0_r1_1</name>\n    <optional/>\n</file_info>\n" +
+		"<result>\n    <name>w_0_r1</name>\n    <file_ref>\n        <file_name>w_0_r1_0</file_name>\n        <open_name>output.coor</open_name>\n" +
+		"        <copy_file/>\n    </file_ref>\n    <file_ref>\n        <file_name>w_0_r1_1</file_name>\n        <open_name>log</open_name>\n    </file_ref>\n</result>\n"
+	outs, err, ok := scanOutputFiles(doc)
+	want := []OutputFile{{Name: "w_0_r1_0", OpenName: "output.coor"}, {Name: "w_0_r1_1", OpenName: "log", Optional: true}}
+	if !ok || err != nil || !slices.Equal(outs, want) {
+		t.Errorf("scanOutputFiles = %+v, %v, %v; want %+v", outs, err, ok, want)
+	}
+	for _, odd := range []string{`<!-- c --><file_ref><file_name>a</file_name></file_ref>`, `<file_ref><file_name>a&amp;b</file_name></file_ref>`,
+		`<file_ref x=1><file_name>a</file_name></file_ref>`, `<file_ref x="1"y="2"><file_name>a</file_name></file_ref>`,
+		`<file_ref x="<"><file_name>a</file_name></file_ref>`, `<file_ref><file_name>a</file_ref>`} {
+		if _, _, ok := scanOutputFiles(odd); ok {
+			t.Errorf("scanOutputFiles(%q) answered; the XML parser should", odd)
+		}
+	}
+}
+
 func FuzzOutputFiles(f *testing.F) {
 	f.Add(`<result><file_ref><file_name>a</file_name><open_name>b</open_name></file_ref></result>`)
 	f.Add(`<file_info><name>x</name><optional/></file_info>`)
 	f.Add(`</doc><doc>`)
+	f.Add("<file_info>\n  <name>w_0_r1_0</name>\n  <generated_locally/>\n  <max_nbytes>1e9</max_nbytes>\n</file_info>\n" +
+		"<result>\n  <name>w_0_r1</name>\n  <file_ref>\n    <file_name>w_0_r1_0</file_name>\n    <open_name>out</open_name>\n    <optional/>\n  </file_ref>\n</result>\n")
+	f.Add(`<file_ref><file_name> a </file_name><file_name>b</file_name><open_name/></file_ref><file_ref ></file_ref >`)
+	f.Add(`<file_info><name>a</name><rboinc aliases=".coor" chain='1'/></file_info><file_ref a = "x>/" ><file_name>a</file_name></file_ref>`)
 	f.Fuzz(func(t *testing.T, doc string) {
 		outs, err := OutputFiles(doc)
 		for _, o := range outs {
 			if err == nil && o.Name == "" {
 				t.Errorf("an output without a name: %+v", outs)
 			}
+		}
+		// The scan of BOINC's usual documents answers as the parser.
+		want, werr := parseOutputFiles(doc)
+		if (err == nil) != (werr == nil) || !slices.Equal(outs, want) {
+			t.Errorf("OutputFiles(%q) = %+v, %v; the XML parser: %+v, %v", doc, outs, err, want, werr)
 		}
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -110,25 +111,24 @@ func (a *Assimilator) Pass(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	total := 0
-	var after int64
-	for ctx.Err() == nil {
-		wus, err := a.BDB.ReadyWUs(ctx, ids, after, batch)
-		if err != nil {
-			return total, err
-		}
-		if len(wus) == 0 {
-			break
-		}
-		after = wus[len(wus)-1].ID
-		n, err := a.assimilate(ctx, wus)
-		total += n
-		if err != nil {
-			return total, err
-		}
-		if len(wus) < batch {
-			break
-		}
+	wus, err := a.BDB.ReadyWUs(ctx, ids, 0, batch)
+	if err != nil {
+		return 0, err
 	}
+	pre := a.pretake(ctx, wus)
+	for len(wus) > 0 && ctx.Err() == nil {
+		next := a.readNext(ctx, ids, wus, batch)
+		n, err := a.assimilate(ctx, wus, pre, next.takeAhead)
+		pre.finish()
+		total += n
+		nextWUs, nextPre, nextErr := next.wait()
+		if err != nil || nextErr != nil {
+			nextPre.finish()
+			return total, errors.Join(err, nextErr)
+		}
+		wus, pre = nextWUs, nextPre
+	}
+	pre.finish()
 	a.E.maybeDuplicateLate(ctx)
 	// Steps that came due meanwhile (retries after their back-off) are
 	// created here too: a project may run no creator daemon.
@@ -140,14 +140,59 @@ func (a *Assimilator) Pass(ctx context.Context) (int, error) {
 	return total, ctx.Err()
 }
 
+// nextBatch is the batch after the one being assimilated: read from
+// BOINC's database beside that one's records, its outputs taken beside
+// that one's tail (durability, creation of the next steps, marking),
+// where one core would otherwise wait on the other.
+type nextBatch struct {
+	a       *Assimilator
+	ctx     context.Context
+	fetched chan struct{}
+	wus     []boincdb.ReadyWU
+	err     error
+	once    sync.Once
+	pre     *pretakes
+}
+
+// readNext starts reading the batch after wus, unless wus was the last.
+func (a *Assimilator) readNext(ctx context.Context, ids []int64, wus []boincdb.ReadyWU, batch int) *nextBatch {
+	nb := &nextBatch{a: a, ctx: ctx, fetched: make(chan struct{})}
+	if len(wus) < batch {
+		close(nb.fetched)
+		return nb
+	}
+	after := wus[len(wus)-1].ID
+	go func() {
+		defer close(nb.fetched)
+		nb.wus, nb.err = a.BDB.ReadyWUs(ctx, ids, after, batch)
+	}()
+	return nb
+}
+
+// takeAhead starts taking the next batch's outputs (once; on the
+// goroutine that records, which owns the deferrals pretake reads).
+func (nb *nextBatch) takeAhead() {
+	nb.once.Do(func() {
+		<-nb.fetched
+		if nb.err == nil && nb.ctx.Err() == nil {
+			nb.pre = nb.a.pretake(nb.ctx, nb.wus)
+		}
+	})
+}
+
+// wait is the next batch and its takes, once read.
+func (nb *nextBatch) wait() ([]boincdb.ReadyWU, *pretakes, error) {
+	nb.takeAhead()
+	return nb.wus, nb.pre, nb.err
+}
+
 // assimilate hands one batch of ready work units to advance.Run (their
 // records, one durability point, the next steps' creation), then marks
-// those it handled assimilated.
-func (a *Assimilator) assimilate(ctx context.Context, wus []boincdb.ReadyWU) (int, error) {
+// those it handled assimilated. pre is its outputs taken ahead; recorded
+// is called once its records are written.
+func (a *Assimilator) assimilate(ctx context.Context, wus []boincdb.ReadyWU, pre *pretakes, recorded func()) (int, error) {
 	t0 := time.Now()
-	pre := a.pretake(ctx, wus)
-	defer pre.finish()
-	b := advance.Batch{Door: advance.AssimilatorDoor}
+	b := advance.Batch{Door: advance.AssimilatorDoor, Recorded: recorded}
 	ids := make([]int64, 0, len(wus))
 	for _, w := range wus {
 		ids = append(ids, w.ID)

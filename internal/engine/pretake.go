@@ -25,8 +25,9 @@ const pretakeWorkers = 2
 // made its file is undone by finish: what is not recorded is taken again
 // by the next pass.
 type pretakes struct {
-	byWU map[int64]*wuOutputs
-	wg   sync.WaitGroup
+	byWU     map[int64]*wuOutputs
+	wg       sync.WaitGroup
+	finished bool
 }
 
 // wuOutputs is one work unit's canonical outputs, read from its result's
@@ -196,8 +197,13 @@ func (wo *wuOutputs) missing(src string) (missing, known bool) {
 }
 
 // finish waits for the workers and removes the files made by takes that no
-// record used (a work unit deferred, a batch stopped by an error).
+// record used (a work unit deferred, a batch stopped by an error); again,
+// or on nil, it does nothing.
 func (p *pretakes) finish() {
+	if p == nil || p.finished {
+		return
+	}
+	p.finished = true
 	p.wg.Wait()
 	for _, wo := range p.byWU {
 		for _, t := range wo.takes {

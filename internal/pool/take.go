@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"sync"
 	"syscall"
 
 	"github.com/rboinc/rboinc/internal/fsync"
@@ -51,12 +52,13 @@ func takeOutput(src, dst string, how int) (string, int64, bool, error) {
 	err := os.Link(src, dst)
 	switch {
 	case err == nil:
+		// The mode is set best effort: the inode may belong to BOINC's
+		// upload handler.
 		sum, size, err := hashFile(dst, how)
 		if err != nil {
 			os.Remove(dst)
 			return "", 0, false, fmt.Errorf("taking output %s: %w", src, err)
 		}
-		os.Chmod(dst, 0o444) // best effort: the inode may belong to BOINC's upload handler
 		return sum, size, true, nil
 	case unlinkable(err): // dst was not there either
 		sum, size, err := CopyAtomic(src, dst, 0o444)
@@ -75,7 +77,6 @@ func takeOutput(src, dst string, how int) (string, int64, bool, error) {
 	}
 	sum, size, err := hashFile(tmp, how)
 	if err == nil {
-		os.Chmod(tmp, 0o444)
 		err = publish(tmp, dst)
 	}
 	if err != nil {
@@ -92,8 +93,10 @@ func unlinkable(err error) bool {
 	return errors.Is(err, syscall.EXDEV) || errors.Is(err, syscall.EPERM)
 }
 
-// hashFile reads a file once for its MD5 and, as how says, flushes it to
-// disk or starts to.
+// hashFile reads a file once for its MD5, makes it read-only (best
+// effort) and, as how says, flushes it to disk or starts to. All of it on
+// the one open descriptor: a take is a handful of system calls, and a
+// batch takes thousands.
 func hashFile(path string, how int) (string, int64, error) {
 	f, err := fsync.OpenRead(path)
 	if err != nil {
@@ -101,8 +104,11 @@ func hashFile(path string, how int) (string, int64, error) {
 	}
 	defer f.Close()
 	h := md5.New()
-	n, err := io.Copy(h, f)
+	bp := hashBufs.Get().(*[]byte)
+	n, err := io.CopyBuffer(h, onlyReader{f}, *bp)
+	hashBufs.Put(bp)
 	if err == nil {
+		f.Chmod(0o444)
 		switch how {
 		case syncData:
 			err = f.Sync()
@@ -115,3 +121,17 @@ func hashFile(path string, how int) (string, int64, error) {
 	}
 	return hex.EncodeToString(h.Sum(nil)), n, nil
 }
+
+// hashBufs are hashFile's read buffers: io.Copy would make a new 32 KiB
+// one per file (os.File's WriteTo does), more work than reading a small
+// output.
+var hashBufs = sync.Pool{New: func() any {
+	b := make([]byte, 64<<10)
+	return &b
+}}
+
+// onlyReader hides the file's WriteTo from io.CopyBuffer, which would
+// otherwise take that path and its own buffer.
+type onlyReader struct{ r io.Reader }
+
+func (o onlyReader) Read(p []byte) (int, error) { return o.r.Read(p) }

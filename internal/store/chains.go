@@ -361,7 +361,7 @@ func (d *DB) CompleteStepPooling(ctx context.Context, c Chain, step int, results
 			}
 			nextCreated = goOn
 		}
-		if state != "running" || goOn {
+		if goOn || !endsDone(state, step, c.NSteps) {
 			return nil
 		}
 		state = "done"
@@ -374,6 +374,14 @@ func (d *DB) CompleteStepPooling(ctx context.Context, c Chain, step int, results
 		return groupDoneEvent(ctx, tx, c)
 	})
 	return done, nextCreated, state, err
+}
+
+// endsDone tells whether a chain in state ends done with step: a running
+// chain's last step, or a stopped chain's, since the stop left it nothing
+// to hold back (-resume would have nothing to do). A stopped chain with
+// steps left stays stopped.
+func endsDone(state string, step, nSteps int) bool {
+	return (state == "running" || state == "stopped") && step+1 >= nSteps
 }
 
 // FailChain marks a chain failed with a reason; with step >= 0 that step is

@@ -205,17 +205,20 @@ func (b *batch) forgetAhead() {
 // gatherStep is CompleteStepPooling's common cases in a batch, gathered
 // for flushSteps: the step was handed out fresh by StepByWU, is not done,
 // its chain runs, and either runs on to the next step or ends with this
-// one. ok is false otherwise (the caller records it statement by
+// one (as does a chain stopped during its last step: see endsDone). ok is false otherwise (the caller records it statement by
 // statement); state is the chain's state after the record.
 func (b *batch) gatherStep(c Chain, step int, results []Result, pooled []PoolEntry, next *Step) (state string, ok bool) {
 	if b.sb == nil || b.lost != nil {
 		return "", false
 	}
 	r, fresh := b.sb.fresh[c.ID]
-	if !fresh || r.s.Step != step || r.c.State != "running" || r.s.State == "done" || r.s.State == "failed" {
+	if !fresh || r.s.Step != step || r.s.State == "done" || r.s.State == "failed" {
 		return "", false
 	}
-	goOn := step+1 < r.c.NSteps
+	if r.c.State != "running" && !endsDone(r.c.State, step, r.c.NSteps) {
+		return "", false
+	}
+	goOn := r.c.State == "running" && step+1 < r.c.NSteps
 	if goOn && next == nil {
 		return "", false // a missing chained output: the caller fails the chain
 	}

@@ -91,13 +91,18 @@ func TestBatchRecordsAsOneByOne(t *testing.T) {
 		ncs = append(ncs, batchChain(group, "missing", md5n(1), md5n(2)), batchChain(group, "stopped", md5n(1), md5n(2)))
 		one := batchChain(group, "last", md5n(3), md5n(4))
 		one.NSteps = 1
-		ncs = append(ncs, one)
+		// Stopped while its last step runs: it ends done all the same.
+		stopLast := batchChain(group, "stoplast", md5n(3), md5n(4))
+		stopLast.NSteps = 1
+		ncs = append(ncs, one, stopLast)
 		created, err := db.CreateChains(ctx, u, ncs)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.Stop(ctx, u.ID, group, "stopped", "by its user"); err != nil {
-			t.Fatal(err)
+		for _, name := range []string{"stopped", "stoplast"} {
+			if _, err := db.Stop(ctx, u.ID, group, name, "by its user"); err != nil {
+				t.Fatal(err)
+			}
 		}
 		// A group whose chains all end in the batch: one group_done.
 		var ends []NewChain
@@ -117,7 +122,7 @@ func TestBatchRecordsAsOneByOne(t *testing.T) {
 		// Gathered until the second call for go2, whose record, made
 		// statement by statement, writes what was gathered first.
 		var p plan
-		for _, name := range []string{"go0", "go1", "last", "end0", "end1", "end2", "go2", "go2", "go3", "missing", "go4", "stopped", "go5"} {
+		for _, name := range []string{"go0", "go1", "last", "end0", "end1", "end2", "go2", "go2", "go3", "missing", "go4", "stopped", "stoplast", "go5"} {
 			p.wus = append(p.wus, wu[name])
 			p.next = append(p.next, name != "missing")
 		}
@@ -146,6 +151,20 @@ func TestBatchRecordsAsOneByOne(t *testing.T) {
 	}
 	if got := groupRecords(t, db, "batched-end"); !slices.Contains(got, "event"+fmt.Sprint(EvGroupDone, "", -1, "")) {
 		t.Errorf("no group_done for a group whose chains all ended in the batch:\n%s", strings.Join(got, "\n"))
+	}
+	for _, g := range []string{"single", "batched"} {
+		for name, want := range map[string]string{"stoplast": "done", "stopped": "stopped"} {
+			cs, err := db.Chains(ctx, u.ID, g, name)
+			if err != nil || len(cs) != 1 {
+				t.Fatalf("chain %s/%s: %v", g, name, err)
+			}
+			if cs[0].State != want {
+				t.Errorf("chain %s/%s, stopped during step 0 of %d, is %s after it: want %s", g, name, cs[0].NSteps, cs[0].State, want)
+			}
+		}
+		if got := groupRecords(t, db, g); !slices.Contains(got, "event"+fmt.Sprint(EvChainDone, "stoplast", 0, "")) {
+			t.Errorf("group %s: no chain_done for the chain stopped during its last step:\n%s", g, strings.Join(got, "\n"))
+		}
 	}
 }
 
