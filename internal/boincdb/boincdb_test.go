@@ -216,6 +216,10 @@ func FuzzOutputFiles(f *testing.F) {
 		"<result>\n  <name>w_0_r1</name>\n  <file_ref>\n    <file_name>w_0_r1_0</file_name>\n    <open_name>out</open_name>\n    <optional/>\n  </file_ref>\n</result>\n")
 	f.Add(`<file_ref><file_name> a </file_name><file_name>b</file_name><open_name/></file_ref><file_ref ></file_ref >`)
 	f.Add(`<file_info><name>a</name><rboinc aliases=".coor" chain='1'/></file_info><file_ref a = "x>/" ><file_name>a</file_name></file_ref>`)
+	// Attribute values the parser refuses: the scan must not answer.
+	f.Add("<file_ref a=\"&#0;\"><file_name>x</file_name></file_ref>")
+	f.Add("<file_ref a=\"\x01\"><file_name>x</file_name></file_ref>")
+	f.Add("<file_ref a=\"\xff\"><file_name>x</file_name></file_ref>")
 	f.Fuzz(func(t *testing.T, doc string) {
 		outs, err := OutputFiles(doc)
 		for _, o := range outs {

@@ -37,7 +37,7 @@ func scanOutputFiles(doc string) (out []OutputFile, err error, ok bool) {
 	}
 	for i := 0; i < len(doc); i++ {
 		c := doc[i]
-		if c >= 0x80 || c == '\r' || c == '&' || (c < 0x20 && c != '\t' && c != '\n') {
+		if !plainByte(c) {
 			return nil, nil, false
 		}
 		if c != '<' {
@@ -145,6 +145,13 @@ func scanOutputFiles(doc string) (out []OutputFile, err error, ok bool) {
 	return out, nil, true
 }
 
+// plainByte tells the bytes the scan reads as the parser would: ASCII
+// without control characters but tab and newline, no carriage return
+// (which the parser turns into a newline) and no '&' (a reference).
+func plainByte(c byte) bool {
+	return c < 0x80 && c != '\r' && c != '&' && (c >= 0x20 || c == '\t' || c == '\n')
+}
+
 // isNameByte tells the bytes of the element names the scan reads: ASCII
 // letters, and after the first digits, '_', '-' and '.'.
 func isNameByte(c byte, first bool) bool {
@@ -187,6 +194,12 @@ func skipAttributes(doc string, k int) (int, bool) {
 		end := strings.IndexByte(doc[k+1:], q)
 		if end < 0 || strings.IndexByte(doc[k+1:k+1+end], '<') >= 0 {
 			return k, false
+		}
+		// The parser checks a value's characters and references too.
+		for _, c := range []byte(doc[k+1 : k+1+end]) {
+			if !plainByte(c) {
+				return k, false
+			}
 		}
 		k += end + 2
 		s := skipSpace(doc, k)

@@ -111,6 +111,10 @@ func (a *Assimilator) pretake(ctx context.Context, wus []boincdb.ReadyWU) *preta
 	return p
 }
 
+// errResultsDirGone is a take ahead that found no results directory: not
+// an output missing from the upload hierarchy.
+var errResultsDirGone = errors.New("the results directory was removed during the take")
+
 type pretakeJob struct {
 	w   boincdb.ReadyWU
 	dir string // results directory; "" when nothing is to be taken
@@ -132,6 +136,14 @@ func (j pretakeJob) run(ctx context.Context, e *Engine) {
 		src := e.Proj.UploadPath(o.Name)
 		t := &pretaken{dst: filepath.Join(j.dir, naming.ResultFile(j.w.Name, po.Index))}
 		t.sum, t.size, t.created, t.err = pool.TakeOutputStarted(src, t.dst)
+		if errors.Is(t.err, fs.ErrNotExist) {
+			if _, err := os.Lstat(src); err == nil {
+				// The results directory went (a purge of another chain of
+				// the group removes it when empty), not the output: the
+				// record takes it itself.
+				t.err = errResultsDirGone
+			}
+		}
 		j.out.takes[src] = t
 	}
 }
