@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -216,7 +217,12 @@ func TestBrowserStatusPages(t *testing.T) {
 	noteSources(repoDir)
 	exe := chromium(t)
 	w := startWebServer(t, "alice", "bob")
-	w.submit("alice", "g1", "slow", 5, "steps 10\nsleep 1\n")
+	// The slow chain's steps take a second each: enough of them that a
+	// loaded machine still shows the group's count moving after the
+	// running chain's page was read (with 5, CI at load saw only 6 and 7).
+	const slowSteps = 10
+	const g1Steps = slowSteps + 2 // and the quick chain's
+	w.submit("alice", "g1", "slow", slowSteps, "steps 10\nsleep 1\n")
 	w.submit("alice", "g1", "quick", 2, "")
 	w.submit("alice", "g2", "doomed", 2, "steps 10\nfail 1\n")
 	w.submit("bob", "bobgroup", "bobchain", 1, "")
@@ -252,19 +258,19 @@ func TestBrowserStatusPages(t *testing.T) {
 		if n >= 0 {
 			seen[n] = true
 		}
-		if !shot && n >= 4 && n < 7 {
+		if !shot && n >= 4 && n < g1Steps {
 			screenshot(t, alice, "status-overview") // mid-way, with an ETA
 			shot = true
 		}
-		if n == 7 {
+		if n == g1Steps {
 			break
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if !seen[7] || len(seen) < 3 {
-		t.Fatalf("group g1's steps done went through %v from %d: want at least three values up to 7", seen, first)
+	if !seen[g1Steps] || len(seen) < 3 {
+		t.Fatalf("group g1's steps done went through %v from %d: want at least three values up to %d", seen, first, g1Steps)
 	}
-	if s := eval[string](t, alice, `document.querySelector('tr.group[data-group="g1"]').innerText`); !strings.Contains(s, "7 / 7") {
+	if s := eval[string](t, alice, `document.querySelector('tr.group[data-group="g1"]').innerText`); !strings.Contains(s, fmt.Sprintf("%d / %d", g1Steps, g1Steps)) {
 		t.Fatalf("g1's line: %q", s)
 	}
 
@@ -285,7 +291,7 @@ func TestBrowserStatusPages(t *testing.T) {
 		t.Fatalf("steps per hour: %d bars, want 24", n)
 	}
 	sum := `[...document.querySelectorAll('svg#SEL rect.bar')].reduce((a, r) => a + +r.dataset.count, 0)`
-	if n := eval[int](t, alice, strings.Replace(sum, "SEL", "turnaround", 1)); n != doneSteps || n != 7 {
+	if n := eval[int](t, alice, strings.Replace(sum, "SEL", "turnaround", 1)); n != doneSteps || n != g1Steps {
 		t.Fatalf("the histogram counts %d steps, the database has %d done", n, doneSteps)
 	}
 	if n := eval[int](t, alice, strings.Replace(sum, "SEL", "perhour", 1)); n != doneSteps {
