@@ -133,6 +133,35 @@ func (f *fixture) boincWUs(name string) int {
 	return n
 }
 
+// logBOINC logs the stand-in's work units and results, for a test that
+// waited in vain (which step BOINC holds, and in what state).
+func (f *fixture) logBOINC() {
+	f.t.Helper()
+	f.boincWUs("")
+	for _, q := range []string{
+		`SELECT name, error_mask, canonical_resultid, assimilate_state, file_delete_state, transition_time FROM workunit ORDER BY id`,
+		`SELECT name, server_state, outcome, client_state, validate_state FROM result ORDER BY id`,
+	} {
+		rows, err := f.bdb.Query(q)
+		if err != nil {
+			f.t.Logf("%s: %v", q, err)
+			continue
+		}
+		cols, _ := rows.Columns()
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err == nil {
+				f.t.Logf("BOINC %v = %v", cols, vals)
+			}
+		}
+		rows.Close()
+	}
+}
+
 // hookCall is a hook call as production makes it: spooled with its
 // outputs (spool.Accept, the front half of rboinc-hook), then taken in by
 // the creator's pass, which records it and creates the next step. While

@@ -89,6 +89,7 @@ func (f *fixture) waitChain(g, name, want string, within time.Duration) wire.Cha
 				f.t.Fatalf("chain %s/%s is %s, want %s: %s", g, name, c.State, want, c.Error)
 			}
 			if time.Now().After(deadline) {
+				f.logBOINC()
 				f.t.Fatalf("chain %s/%s still %s after %v, want %s (%s)", g, name, c.State, within, want, c.Error)
 			}
 		}
