@@ -162,28 +162,42 @@ func (s *soak) gahpBatch(ctx context.Context, g *group) bool {
 // checkGAHP checks a GAHP batch whose jobs were fetched: every job once
 // on the server, done with its one step, made once in BOINC.
 func (s *soak) checkGAHP(ctx context.Context, g *group) {
+	s.checkOneStepJobs(ctx, g, "GAHP", "jobs", "submitted", false, nil)
+}
+
+// checkOneStepJobs checks a group of one-step jobs (the GAHP's, a
+// master's): every job once on the server, done with its one step, made
+// once in BOINC; each job's further checks in each (may be nil). The group
+// is then purged when purge says so, and counted as finished.
+func (s *soak) checkOneStepJobs(ctx context.Context, g *group, who, what, madeBy string, purge bool, each func(id string, c *chain)) {
 	id := g.user.name + "/" + g.name
 	st, ok := s.status(ctx, g)
 	if !ok {
 		return
 	}
 	if len(st) != len(g.chains) {
-		s.problem("GAHP %s: %d jobs on the server, %d submitted", id, len(st), len(g.chains))
+		s.problem("%s %s: %d %s on the server, %d %s", who, id, len(st), what, len(g.chains), madeBy)
 	}
 	steps := 0
 	for _, c := range g.chains {
 		cs, ok := st[c.name]
 		switch {
 		case !ok:
-			s.problem("GAHP %s/%s: not on the server", id, c.name)
+			s.problem("%s %s/%s: not on the server", who, id, c.name)
 			continue
 		case cs.State != "done" || cs.StepsDone != 1:
-			s.problem("GAHP %s/%s: ended %s with %d steps, want done with 1", id, c.name, cs.State, cs.StepsDone)
+			s.problem("%s %s/%s: ended %s with %d steps, want done with 1", who, id, c.name, cs.State, cs.StepsDone)
 		}
 		c.final = cs.State
 		steps += cs.StepsDone
+		if each != nil {
+			each(id, c)
+		}
 	}
 	s.checkWorkUnits(ctx, g, st)
+	if purge {
+		s.retry(ctx, g.user, "purge", "rboinc-retrieve", "-purge", "-group", g.name, "-yes")
+	}
 	g.finished = true
 	s.mu.Lock()
 	s.groups = append(s.groups, g)

@@ -141,25 +141,7 @@ func (s *soak) checkMaster(ctx context.Context, g *group, out string) {
 	if m == nil || m[1] != fmt.Sprint(masterTarget) {
 		s.problem("master %s: ended without %d work units back: %s", id, masterTarget, lastLines(out, 3))
 	}
-	st, ok := s.status(ctx, g)
-	if !ok {
-		return
-	}
-	if len(st) != len(g.chains) {
-		s.problem("master %s: %d work units on the server, %d made by the master", id, len(st), len(g.chains))
-	}
-	steps := 0
-	for _, c := range g.chains {
-		cs, ok := st[c.name]
-		switch {
-		case !ok:
-			s.problem("master %s/%s: not on the server", id, c.name)
-			continue
-		case cs.State != "done" || cs.StepsDone != 1:
-			s.problem("master %s/%s: ended %s with %d steps, want done with 1", id, c.name, cs.State, cs.StepsDone)
-		}
-		c.final = cs.State
-		steps += cs.StepsDone
+	s.checkOneStepJobs(ctx, g, "master", "work units", "made by the master", true, func(id string, c *chain) {
 		files, _ := os.ReadDir(filepath.Join(s.o.work, "masters", g.name, "results", g.name, c.name))
 		if len(files) != 3 {
 			var names []string
@@ -168,15 +150,7 @@ func (s *soak) checkMaster(ctx context.Context, g *group, out string) {
 			}
 			s.problem("master %s/%s: %d result files on the master's disk, want 3: %v", id, c.name, len(files), names)
 		}
-	}
-	s.checkWorkUnits(ctx, g, st)
-	s.retry(ctx, g.user, "purge", "rboinc-retrieve", "-purge", "-group", g.name, "-yes")
-	g.finished = true
-	s.mu.Lock()
-	s.groups = append(s.groups, g)
-	s.stepsOK += steps
-	s.chainsOK += len(st)
-	s.mu.Unlock()
+	})
 }
 
 func lastLines(s string, n int) string {
