@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"strings"
@@ -160,6 +161,19 @@ func (s *soak) run() ([]string, error) {
 	ctx, cancel := context.WithTimeout(s.ctx, s.o.duration)
 	defer cancel()
 	s.runCtx = ctx
+	// What every goroutine waits on shortly before the bound, printed
+	// when the run does not end within it: a stall's place.
+	var stacks strings.Builder
+	var stacksMu sync.Mutex
+	dump := time.AfterFunc(s.o.duration-min(s.o.duration/10, 15*time.Second), func() {
+		stacksMu.Lock()
+		defer stacksMu.Unlock()
+		pprof.Lookup("goroutine").WriteTo(&stacks, 1)
+		s.mu.Lock()
+		fmt.Fprintf(&stacks, "faults so far: %v\n", s.faults)
+		s.mu.Unlock()
+	})
+	defer dump.Stop()
 
 	var wg sync.WaitGroup
 	actors, stopActors := context.WithCancel(ctx)
@@ -203,6 +217,9 @@ func (s *soak) run() ([]string, error) {
 		s.problem("%s", why)
 		if s.ctx.Err() == nil {
 			s.reportStuck()
+			stacksMu.Lock()
+			fmt.Printf("the driver's goroutines shortly before the bound:\n%s\n", stacks.String())
+			stacksMu.Unlock()
 		}
 	}
 	elapsed := time.Since(s.started)
@@ -265,6 +282,7 @@ func (s *soak) reportStuck() {
 		}
 		st, ok := s.status(s.ctx, g)
 		if !ok {
+			fmt.Printf("  not finished: %s/%s: its status could not be read\n", g.user.name, g.name)
 			continue
 		}
 		by := map[string]int{}
@@ -276,6 +294,9 @@ func (s *soak) reportStuck() {
 		}
 		for k, c := range by {
 			fmt.Printf("  still running: %s/%s: %d chains %s\n", g.user.name, g.name, c, k)
+		}
+		if len(by) == 0 {
+			fmt.Printf("  not finished: %s/%s: every chain ended, the driver did not finish the group (see the goroutines below)\n", g.user.name, g.name)
 		}
 	}
 	if n > 0 {
