@@ -345,6 +345,10 @@ const (
 	// KindUnavailable is the state database out of reach for a moment (a
 	// MariaDB restart): the request may be sent again as it is.
 	KindUnavailable
+	// KindOutcomeUnknown is the state database gone during the request's
+	// commit: the change may have been recorded. A request safe to repeat
+	// may be sent again; an -extend must not be, unseen.
+	KindOutcomeUnknown
 )
 
 // Error is an error the requester can act on.
@@ -371,6 +375,9 @@ func KindOf(err error) Kind {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Kind
+	}
+	if errors.Is(err, store.ErrCommitUnknown) {
+		return KindOutcomeUnknown
 	}
 	if store.Unreachable(err) {
 		return KindUnavailable

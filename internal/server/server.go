@@ -186,6 +186,8 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusInsufficientStorage, wire.CodeNoSpace, msg)
 	case engine.KindUnavailable:
 		s.stateUnavailable(w, r, err)
+	case engine.KindOutcomeUnknown:
+		s.outcomeUnknown(w, r, err)
 	default:
 		s.internalError(w, r, err)
 	}

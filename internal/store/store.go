@@ -179,6 +179,9 @@ func (d *DB) Tx(ctx context.Context, fn func(*sql.Tx) error) error {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
+		if Unreachable(err) {
+			return fmt.Errorf("state database commit: %w: %w", ErrCommitUnknown, err)
+		}
 		return fmt.Errorf("state database commit: %w", err)
 	}
 	return nil

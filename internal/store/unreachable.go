@@ -8,6 +8,13 @@ import (
 	"github.com/go-sql-driver/mysql"
 )
 
+// ErrCommitUnknown says the connection to the state database broke during
+// a commit: the server may have recorded the change before it went away,
+// or not, and no one can tell from here. A request that is safe to repeat
+// may be sent again; one that is not (an -extend adds steps again) must
+// look at the state first.
+var ErrCommitUnknown = errors.New("the state database went away during the commit; the change may have been recorded")
+
 // Unreachable tells whether err says the state database (MariaDB) cannot
 // be reached at the moment: refused or broken connections, a server
 // shutting down or restarting. A request that failed so may be sent again

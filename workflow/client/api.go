@@ -214,8 +214,12 @@ func (c *Client) Extend(ctx context.Context, req wire.ExtendRequest) (*wire.Coun
 	once := *c
 	once.Retry.onlyUnsent = true
 	r, err := once.count(ctx, wire.PathExtend, req)
-	if err != nil && !unsent(err) && errors.Is(err, ErrUnreachable) {
+	var api *APIError
+	switch {
+	case err != nil && !unsent(err) && errors.Is(err, ErrUnreachable):
 		return nil, fmt.Errorf("the answer to -extend was lost, the steps may have been added: look at -status before extending again: %w", err)
+	case errors.As(err, &api) && api.Code == wire.CodeOutcomeUnknown:
+		return nil, fmt.Errorf("the server lost its database while adding the steps, they may have been added: look at -status before extending again: %w", err)
 	}
 	return r, err
 }

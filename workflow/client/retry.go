@@ -88,10 +88,14 @@ func (p RetryPolicy) again(ctx context.Context, attempt int, err error) bool {
 }
 
 // unsent tells whether a failed request surely was not done by the server:
-// its connection was never made, or the server refused it as busy.
+// its connection was never made, or the server refused it as busy (not a
+// 503 outcome_unknown: its database went away during the commit).
 func unsent(err error) bool {
 	var api *APIError
 	if errors.As(err, &api) {
+		if api.Code == wire.CodeOutcomeUnknown {
+			return false // the server may have done it before its database went away
+		}
 		return api.Status == http.StatusServiceUnavailable || api.Status == http.StatusTooManyRequests
 	}
 	var op *net.OpError

@@ -15,3 +15,9 @@ const (
 // request bodies as it takes at once, from all users together; the request
 // was not read, and may be sent again after the wait.
 const CodeServerBusy = "server_busy"
+
+// CodeOutcomeUnknown (HTTP 503, with Retry-After) says the server lost its
+// state database while recording the request: it may have been done or
+// not. A request safe to repeat may be sent again after the wait; an
+// -extend must not be before a look at the chains' length.
+const CodeOutcomeUnknown = "outcome_unknown"
