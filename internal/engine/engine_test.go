@@ -137,29 +137,25 @@ func (f *fixture) boincWUs(name string) int {
 // waited in vain (which step BOINC holds, and in what state).
 func (f *fixture) logBOINC() {
 	f.t.Helper()
-	f.boincWUs("")
-	for _, q := range []string{
-		`SELECT name, error_mask, canonical_resultid, assimilate_state, file_delete_state, transition_time FROM workunit ORDER BY id`,
-		`SELECT name, server_state, outcome, client_state, validate_state FROM result ORDER BY id`,
-	} {
-		rows, err := f.bdb.Query(q)
-		if err != nil {
-			f.t.Logf("%s: %v", q, err)
-			continue
-		}
-		cols, _ := rows.Columns()
-		for rows.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err == nil {
-				f.t.Logf("BOINC %v = %v", cols, vals)
-			}
-		}
-		rows.Close()
+	// BOINC's database as the engine reaches it (the stand-in's on MariaDB
+	// too, where standin.db is not it).
+	bdb, err := f.e.OpenBoincDB(f.ctx)
+	if err != nil {
+		f.t.Logf("BOINC's database: %v", err)
+		return
 	}
+	defer bdb.Close()
+	if st, err := engine.OpenState(f.ctx, f.root); err == nil {
+		prefix := "" // the tables' names on MariaDB, where they sit beside BOINC's
+		if os.Getenv("RBOINC_TEST_STATE_DB") == "mariadb" {
+			prefix = "rboinc_"
+		}
+		logRows(f.t, "rboinc", st.SQL(), `SELECT chain_id, step, wu_name, state, attempts, not_before FROM `+prefix+`steps ORDER BY chain_id, step`)
+		logRows(f.t, "rboinc", st.SQL(), `SELECT id, name, state, nsteps, error FROM `+prefix+`chains ORDER BY id`)
+		st.Close()
+	}
+	logRows(f.t, "BOINC", bdb.DB, `SELECT name, error_mask, canonical_resultid, assimilate_state, file_delete_state, transition_time FROM workunit ORDER BY id`)
+	logRows(f.t, "BOINC", bdb.DB, `SELECT name, server_state, outcome, client_state, validate_state FROM result ORDER BY id`)
 }
 
 // hookCall is a hook call as production makes it: spooled with its
@@ -621,4 +617,31 @@ func childrenNamed(t *testing.T, s string) []string {
 		}
 	}
 	return out
+}
+
+// logRows logs every row of query q on db, each with the columns' names.
+func logRows(t *testing.T, what string, db *sql.DB, q string) {
+	t.Helper()
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Logf("%s: %v", q, err)
+		return
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err == nil {
+			for i, v := range vals {
+				if b, ok := v.([]byte); ok {
+					vals[i] = string(b)
+				}
+			}
+			t.Logf("%s %v = %v", what, cols, vals)
+		}
+	}
 }

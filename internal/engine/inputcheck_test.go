@@ -64,7 +64,10 @@ func (f *fixture) world(creator, volunteer bool) {
 		wg.Go(func() { f.e.RunCreator(ctx, 20*time.Millisecond, nil) })
 	}
 	if volunteer {
-		v := &standin.Volunteer{ProjectDir: f.e.Proj.Dir, Poll: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		// Its warnings and errors go to the test's log: shown when the
+		// test fails (a chain that waited in vain), not otherwise.
+		logs := slog.New(slog.NewTextHandler(testLogWriter{f.t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		v := &standin.Volunteer{ProjectDir: f.e.Proj.Dir, Poll: 50 * time.Millisecond, Logger: logs}
 		wg.Go(func() { v.Run(ctx) })
 	}
 	f.t.Cleanup(func() { cancel(); wg.Wait() })
@@ -406,4 +409,12 @@ func makeLegacyJF(t *testing.T, f *fixture, wu string, inputs []string, dropCurr
 		}
 	}
 	return legacy
+}
+
+// testLogWriter writes each log line to a test's log.
+type testLogWriter struct{ t *testing.T }
+
+func (w testLogWriter) Write(b []byte) (int, error) {
+	w.t.Logf("%s", strings.TrimRight(string(b), "\n"))
+	return len(b), nil
 }

@@ -110,10 +110,22 @@ func (d *DB) Abort(ctx context.Context, userID int64, group, name, reason string
 	if err != nil || len(chains) == 0 {
 		return chains, nil, err
 	}
+	if afterAbortState != nil {
+		afterAbortState()
+	}
 	var wus []string
 	err = d.Tx(ctx, func(tx *sql.Tx) error {
 		wus = nil
 		for _, c := range chains {
+			// A -resume since the abort's own commit runs the chain again:
+			// its steps are its own to make, not to hold or cancel.
+			var state string
+			if err := tx.QueryRowContext(ctx, `SELECT state FROM chains WHERE id = ?`, c.ID).Scan(&state); err != nil {
+				return err
+			}
+			if state != "aborted" {
+				continue
+			}
 			if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'held' WHERE chain_id = ? AND state = 'pending'`, c.ID); err != nil {
 				return err
 			}
@@ -127,6 +139,10 @@ func (d *DB) Abort(ctx context.Context, userID int64, group, name, reason string
 	})
 	return chains, wus, err
 }
+
+// afterAbortState, when set (by tests), runs between Abort's two
+// transactions.
+var afterAbortState func()
 
 // InFlight lists the work units BOINC holds for a user's chains of a
 // group (or one), for cancelling them (-stop -cancel, -purge).

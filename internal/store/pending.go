@@ -39,7 +39,8 @@ func (d *DB) PendingSteps(ctx context.Context, limit int) ([]PendingStep, error)
 		return nil, err
 	}
 	var out []PendingStep
-	var dead, held []string
+	var dead []string
+	var held []PendingStep
 	for rows.Next() {
 		var p PendingStep
 		c := &p.Chain
@@ -54,7 +55,7 @@ func (d *DB) PendingSteps(ctx context.Context, limit int) ([]PendingStep, error)
 			continue
 		}
 		if c.State != "running" {
-			held = append(held, p.Step.WU)
+			held = append(held, p)
 			continue
 		}
 		out = append(out, p)
@@ -74,11 +75,18 @@ func (d *DB) PendingSteps(ctx context.Context, limit int) ([]PendingStep, error)
 		}
 	}
 	if len(held) > 0 {
+		if afterPendingRead != nil {
+			afterPendingRead()
+		}
 		// A stopped (failed, aborted) chain keeps its next step, inputs
-		// and all, for -resume.
+		// and all, for -resume; unless the chain runs again by now: a
+		// -resume between the read above and this write found the step
+		// pending and left it so, and holding it then would leave the
+		// chain running with no work unit ever made.
 		if err := d.Tx(ctx, func(tx *sql.Tx) error {
-			for _, w := range held {
-				if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'held' WHERE wu_name = ? AND state = 'pending'`, w); err != nil {
+			for _, p := range held {
+				if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'held' WHERE wu_name = ? AND state = 'pending'
+					AND NOT EXISTS (SELECT 1 FROM chains WHERE id = ? AND state = 'running')`, p.Step.WU, p.Chain.ID); err != nil {
 					return err
 				}
 			}
@@ -89,6 +97,10 @@ func (d *DB) PendingSteps(ctx context.Context, limit int) ([]PendingStep, error)
 	}
 	return out, nil
 }
+
+// afterPendingRead, when set (by tests), runs between PendingSteps' read
+// and its holding of the steps of chains that did not run.
+var afterPendingRead func()
 
 // dropPending forgets pending steps (never created in BOINC), so nothing
 // keeps their inputs alive. A step no longer pending is left alone.
