@@ -17,7 +17,7 @@ import (
 )
 
 // allFaults are the kinds of fault the soak injects.
-var allFaults = []string{"server", "creator", "notifier", "assimilator", "client", "master", "mariadb", "diskfull"}
+var allFaults = []string{"server", "creator", "notifier", "assimilator", "client", "master", "gahp", "mariadb", "diskfull"}
 
 // enabledFaults are the kinds asked for and possible here.
 func (s *soak) enabledFaults() []string {
@@ -119,6 +119,8 @@ func (s *soak) inject(ctx context.Context, k string) (ok bool, err error) {
 		return s.killClient(ctx)
 	case "master":
 		return s.killMaster(), nil
+	case "gahp":
+		return s.killGAHP(), nil
 	case "mariadb":
 		return true, s.killMariaDB(ctx)
 	case "diskfull":

@@ -8,8 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/rboinc/rboinc/internal/gahp"
@@ -30,10 +33,66 @@ const gahpJobs = 12 // jobs of a GAHP batch
 
 // gahpSession is one running rboinc-gahp.
 type gahpSession struct {
-	cmd  *exec.Cmd
-	in   io.WriteCloser
-	out  *bufio.Reader
-	next int // the next request id
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Reader
+	next   int  // the next request id
+	killed bool // by the "gahp" fault (under gahpSessions.mu)
+}
+
+// gahpSessions is the running GAHP session, which the "gahp" fault kills
+// with SIGKILL; the batch then goes on through a new session, as
+// HTCondor's gridmanager starts its GAHP again and sends its requests
+// again.
+type gahpSessions struct {
+	mu  sync.Mutex
+	cur *gahpSession // nil between batches
+}
+
+func (s *soak) setGAHP(gs *gahpSession) {
+	s.gahps.mu.Lock()
+	s.gahps.cur = gs
+	s.gahps.mu.Unlock()
+}
+
+// killGAHP kills the running rboinc-gahp; false when none runs.
+func (s *soak) killGAHP() bool {
+	s.gahps.mu.Lock()
+	defer s.gahps.mu.Unlock()
+	gs := s.gahps.cur
+	if gs == nil || gs.killed {
+		return false
+	}
+	gs.killed = true
+	return gs.cmd.Process.Signal(syscall.SIGKILL) == nil
+}
+
+// gahpRequest is (*gsp).request; when the fault killed the session, a new
+// one is started in dir for u (*gsp becomes it) and the request sent
+// again there.
+func (s *soak) gahpRequest(ctx context.Context, gsp **gahpSession, dir string, u *user, words ...string) (string, error) {
+	for {
+		r, err := (*gsp).request(ctx, slices.Clone(words)...)
+		if err == nil || ctx.Err() != nil {
+			return r, err
+		}
+		s.gahps.mu.Lock()
+		killed := (*gsp).killed
+		s.gahps.mu.Unlock()
+		if !killed {
+			return r, err
+		}
+		(*gsp).quit(s)
+		gs, err := s.startGAHP(ctx, dir, u)
+		if err != nil {
+			return "", fmt.Errorf("starting rboinc-gahp again after its kill: %w", err)
+		}
+		s.setGAHP(gs)
+		*gsp = gs
+		s.mu.Lock()
+		s.retries["gahp-restart"]++
+		s.mu.Unlock()
+	}
 }
 
 // gahpLoop runs GAHP batches, one after another, until actors ends; the
@@ -64,7 +123,8 @@ func (s *soak) gahpBatch(ctx context.Context, g *group) bool {
 		s.problem("GAHP %s: %v", g.name, err)
 		return false
 	}
-	defer gs.quit(s)
+	s.setGAHP(gs)
+	defer func() { s.setGAHP(nil); gs.quit(s) }()
 	id := g.user.name + "/" + g.name
 	// Submit, once: a failed try whose batch is on the server all the same
 	// (its answer lost with a killed server) is not sent again.
@@ -74,7 +134,7 @@ func (s *soak) gahpBatch(ctx context.Context, g *group) bool {
 	}
 	submitted := false
 	for attempt := 0; attempt < 600 && ctx.Err() == nil && !submitted; attempt++ {
-		r, err := gs.request(ctx, line...)
+		r, err := s.gahpRequest(ctx, &gs, dir, g.user, line...)
 		switch {
 		case err != nil:
 			return s.gahpBroke(ctx, id, err)
@@ -91,7 +151,7 @@ func (s *soak) gahpBatch(ctx context.Context, g *group) bool {
 	}
 	// Query until every job ended.
 	for ctx.Err() == nil {
-		r, err := gs.request(ctx, "BOINC_QUERY_BATCHES", "", "0", "1", g.name)
+		r, err := s.gahpRequest(ctx, &gs, dir, g.user, "BOINC_QUERY_BATCHES", "", "0", "1", g.name)
 		if err != nil {
 			return s.gahpBroke(ctx, id, err)
 		}
@@ -114,7 +174,7 @@ func (s *soak) gahpBatch(ctx context.Context, g *group) bool {
 		os.MkdirAll(jd, 0o755)
 		fetched := false
 		for attempt := 0; attempt < 600 && ctx.Err() == nil && !fetched; attempt++ {
-			r, err := gs.request(ctx, "BOINC_FETCH_OUTPUT", "", c.name, gahp.Escape(jd), "stderr.txt", "ALL", "0")
+			r, err := s.gahpRequest(ctx, &gs, dir, g.user, "BOINC_FETCH_OUTPUT", "", c.name, gahp.Escape(jd), "stderr.txt", "ALL", "0")
 			if err != nil {
 				return s.gahpBroke(ctx, id, err)
 			}
@@ -140,7 +200,7 @@ func (s *soak) gahpBatch(ctx context.Context, g *group) bool {
 	// Retire: the batch's chains are purged.
 	retired := false
 	for attempt := 0; attempt < 600 && ctx.Err() == nil && !retired; attempt++ {
-		r, err := gs.request(ctx, "BOINC_RETIRE_BATCH", "", g.name)
+		r, err := s.gahpRequest(ctx, &gs, dir, g.user, "BOINC_RETIRE_BATCH", "", g.name)
 		if err != nil {
 			return s.gahpBroke(ctx, id, err)
 		}

@@ -34,6 +34,7 @@ type soak struct {
 	notifier  *proc
 	hooks     *webhooks
 	masters   masters
+	gahps     gahpSessions
 
 	// MariaDB mode
 	db          *mariadbtest.Server
