@@ -104,10 +104,13 @@ func (d *DB) EarlierAttempt(ctx context.Context, wu string) (bool, error) {
 
 // Abort stops a user's running or stopped chains of a group (or one) as
 // aborted, with reason, holds their steps waiting for a work unit, and
-// returns the chains and the work units BOINC holds for them (to cancel).
+// returns the chains it aborted and the work units BOINC holds for the
+// selection's aborted chains (to cancel): those aborted before too, so
+// that an -abort sent again (its answer lost, or 503 outcome_unknown after
+// the state was committed) still has their work units cancelled.
 func (d *DB) Abort(ctx context.Context, userID int64, group, name, reason string) ([]Chain, []string, error) {
 	chains, err := d.setState(ctx, userID, group, name, []string{"running", "stopped"}, "aborted", EvChainAborted, reason)
-	if err != nil || len(chains) == 0 {
+	if err != nil {
 		return chains, nil, err
 	}
 	if afterAbortState != nil {
@@ -116,16 +119,14 @@ func (d *DB) Abort(ctx context.Context, userID int64, group, name, reason string
 	var wus []string
 	err = d.Tx(ctx, func(tx *sql.Tx) error {
 		wus = nil
-		for _, c := range chains {
-			// A -resume since the abort's own commit runs the chain again:
-			// its steps are its own to make, not to hold or cancel.
-			var state string
-			if err := tx.QueryRowContext(ctx, `SELECT state FROM chains WHERE id = ?`, c.ID).Scan(&state); err != nil {
-				return err
-			}
-			if state != "aborted" {
-				continue
-			}
+		// Read here, under the write lock: a -resume since the abort's own
+		// commit runs a chain again, and its steps are its own to make,
+		// not to hold or cancel.
+		aborted, err := chainsIn(ctx, tx, userID, group, name, []string{"aborted"})
+		if err != nil {
+			return err
+		}
+		for _, c := range aborted {
 			if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'held' WHERE chain_id = ? AND state = 'pending'`, c.ID); err != nil {
 				return err
 			}

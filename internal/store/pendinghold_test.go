@@ -78,3 +78,31 @@ func TestResumeBetweenAbortsTransactionsIsNotHeld(t *testing.T) {
 		t.Fatalf("after a resume between the abort's transactions: %+v %v (step 0 %s), want step 0 (%s) to create", ps, err, state, newWU)
 	}
 }
+
+// TestAbortSentAgainCancelsWhatTheFirstLeft: an -abort whose answer was
+// lost (or answered 503 outcome_unknown after its state was committed) is
+// sent again by the clients, as safe to repeat; the chains are aborted
+// already, and the second abort must still name their work units in BOINC
+// to cancel: before, it named none, and they ran to the end on the
+// volunteers for nothing.
+func TestAbortSentAgainCancelsWhatTheFirstLeft(t *testing.T) {
+	ctx := context.Background()
+	db, u := openBatchDB(t)
+	cs, err := db.CreateChains(ctx, u, []NewChain{batchChain("g", "z", md5n(1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wu := cs[0].WU(0)
+	if err := db.SetStepState(ctx, []string{wu}, StateQueued); err != nil {
+		t.Fatal(err)
+	}
+	if chains, wus, err := db.Abort(ctx, u.ID, "g", "z", "test"); err != nil || len(chains) != 1 || len(wus) != 1 || wus[0] != wu {
+		t.Fatalf("abort: %d chains, %v, %v; want 1 chain and %s to cancel", len(chains), wus, err, wu)
+	}
+	// The server went away before the work units were cancelled; the
+	// client sends the abort again.
+	chains, wus, err := db.Abort(ctx, u.ID, "g", "z", "test")
+	if err != nil || len(chains) != 0 || len(wus) != 1 || wus[0] != wu {
+		t.Fatalf("abort sent again: %d chains, %v, %v; want no chain aborted anew and %s to cancel", len(chains), wus, err, wu)
+	}
+}
