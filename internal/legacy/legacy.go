@@ -108,12 +108,21 @@ func (h *Handler) user(w http.ResponseWriter, r *http.Request, root string) (sto
 }
 
 // engineReason words an engine error for a Failure; internal errors are
-// logged in full under a request id, and answered with the id only.
+// logged in full under a request id, and answered with the id only. The
+// state database out of reach, or gone during the commit, is said in
+// words of the user's: its error names the database's address.
 func (h *Handler) engineReason(r *http.Request, err error) string {
-	if engine.KindOf(err) == engine.KindInternal {
+	switch engine.KindOf(err) {
+	case engine.KindInternal:
 		id := reqid.New()
 		h.Log.Error("original-protocol request failed", "request_id", id, "path", r.URL.Path, "err", err)
 		return reqid.Message(id)
+	case engine.KindUnavailable:
+		h.Log.Warn("original-protocol request: the state database is out of reach", "path", r.URL.Path, "err", err)
+		return "the server cannot reach its database at the moment (a restart?); nothing is lost: send the request again in a few minutes"
+	case engine.KindOutcomeUnknown:
+		h.Log.Warn("original-protocol request: the state database went away during the commit", "path", r.URL.Path, "err", err)
+		return "the server lost its database while recording this request: it may have been recorded or not; look at the status before doing it again (a submission or a purge may simply be sent again)"
 	}
 	return err.Error()
 }
