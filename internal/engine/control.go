@@ -118,16 +118,22 @@ func (e *Engine) Purge(ctx context.Context, u store.User, ref wire.ChainRef) (wi
 	if err := checkRef(ref.Group, ref.Name, true); err != nil {
 		return wire.CountResponse{}, err
 	}
-	// What is in flight is cancelled first: nobody will retrieve it.
-	inflight, err := e.db.InFlight(ctx, u.ID, ref.Group, ref.Name)
-	if err != nil {
-		return wire.CountResponse{}, err
-	}
 	chains, files, err := e.db.Purge(ctx, u.ID, ref.Group, ref.Name)
 	if err != nil {
 		return wire.CountResponse{}, err
 	}
+	// What is in flight is cancelled: nobody will retrieve it. Read after
+	// the purge, of its chains and those purged before: a purge sent
+	// again (its answer lost, or 503 outcome_unknown after the commit)
+	// finds no chain to purge, but cancels what the first left running.
+	inflight, err := e.db.PurgedInFlight(ctx, u.ID, ref.Group, ref.Name)
+	if err != nil {
+		return wire.CountResponse{}, err
+	}
 	if len(chains) == 0 {
+		if _, failed := e.cancelNote(ctx, inflight); failed != "" {
+			e.Log.Warn("purge: the work units of chains purged before are not cancelled", "group", ref.Group, "work_units", len(inflight))
+		}
 		return wire.CountResponse{}, notFound(ref.Group, ref.Name)
 	}
 	dir := e.resultsDir(toUpper(u.Name), ref.Group)

@@ -157,6 +157,21 @@ func (d *DB) InFlight(ctx context.Context, userID int64, group, name string) ([]
 	return scanStrings(d.sql.QueryContext(ctx, q, args...))
 }
 
+// PurgedInFlight lists the work units BOINC may still hold for a user's
+// purged chains of a group (or one), for cancelling them after a -purge:
+// read after its commit, and of the chains purged before too, so that a
+// -purge sent again (its answer lost, or 503 outcome_unknown after the
+// commit) still cancels what the first left running.
+func (d *DB) PurgedInFlight(ctx context.Context, userID int64, group, name string) ([]string, error) {
+	q := `SELECT s.wu_name FROM steps s JOIN chains c ON c.id = s.chain_id WHERE c.user_id = ? AND c.grp = ? AND c.state = 'purged' AND s.state IN ('queued', 'creating')`
+	args := []any{userID, group}
+	if name != "" {
+		q += ` AND c.name = ?`
+		args = append(args, name)
+	}
+	return scanStrings(d.sql.QueryContext(ctx, q, args...))
+}
+
 // NameWU names the work unit of a step made anew (a retry, a resumed or
 // extended chain): a fresh tag for each, as BOINC names are used once.
 type NameWU func(c Chain, step int) string
