@@ -25,7 +25,7 @@ var binDir, examples, repoDir string
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	moreScriptsAtOnce()
+	longtest.AtLeastAtOnce(scriptsAtOnce)
 	dir, err := os.MkdirTemp("", "rboinc-e2e-bin")
 	if err != nil {
 		panic(err)
@@ -61,18 +61,6 @@ func TestMain(m *testing.M) {
 // scripts took 50 s two at a time, 36 s six at a time, for the same CPU
 // time), and the default, one per CPU, left a 2-core machine half idle.
 const scriptsAtOnce = 6
-
-// moreScriptsAtOnce raises -test.parallel to scriptsAtOnce when it was
-// not given.
-func moreScriptsAtOnce() {
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if p := flag.Lookup("test.parallel"); !given && p != nil {
-		if n, err := strconv.Atoi(p.Value.String()); err == nil && n < scriptsAtOnce {
-			p.Value.Set(strconv.Itoa(scriptsAtOnce))
-		}
-	}
-}
 
 // linkFile makes dst the file src: a hard link, or a symbolic one
 // across file systems.

@@ -14,6 +14,7 @@ import (
 // cancelled work unit, never as a failed chain; a chain that does fail
 // still warns.
 func TestAbortedChainNotLoggedAsFailure(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.e.Cfg.MaxStepAttempts = 1
 	var logs bytes.Buffer

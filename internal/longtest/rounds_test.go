@@ -1,6 +1,10 @@
 package longtest
 
-import "testing"
+import (
+	"flag"
+	"strconv"
+	"testing"
+)
 
 // TestRounds: short only under -race, and full there too in the long
 // matrix.
@@ -37,5 +41,26 @@ func TestParallelWithoutRace(t *testing.T) {
 	}
 	if first != want[0] || second != want[1] {
 		t.Errorf("order %s, %s; want %v (race %v)", first, second, want, raceEnabled)
+	}
+}
+
+func TestAtLeastAtOnce(t *testing.T) {
+	p := flag.Lookup("test.parallel")
+	old := p.Value.String()
+	t.Cleanup(func() { p.Value.Set(old) })
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	n, _ := strconv.Atoi(old)
+	AtLeastAtOnce(n + 5)
+	want := strconv.Itoa(n + 5)
+	if given {
+		want = old // -parallel given: it stands
+	}
+	if got := p.Value.String(); got != want {
+		t.Errorf("-parallel %s (given %v) raised to at least %d: %s, want %s", old, given, n+5, got, want)
+	}
+	AtLeastAtOnce(1) // never lowered
+	if got := p.Value.String(); got != want {
+		t.Errorf("AtLeastAtOnce(1) changed -parallel from %s to %s", want, got)
 	}
 }

@@ -416,6 +416,7 @@ func TestStdin(t *testing.T) {
 }
 
 func TestStdinLineLimit(t *testing.T) {
+	t.Parallel()
 	tp := newProject(t)
 	tp.stage("b.coor", "b\n")
 	tp.stage("a_in1.psf", "psf-content!\n")

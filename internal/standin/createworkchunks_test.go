@@ -74,6 +74,7 @@ func (tp *testProject) waitRows(want int, query string) {
 // one at a time, whether the command line or the line assigns it; a failure
 // later leaves it in place.
 func TestStdinAssignedJobsInsertedAsRead(t *testing.T) {
+	t.Parallel()
 	tp := newProject(t)
 	tp.stage("b.coor", "b\n")
 	tp.stage("a_in1.psf", "psf-content!\n")
@@ -112,6 +113,7 @@ func TestStdinAssignedJobsInsertedAsRead(t *testing.T) {
 // Unassigned jobs are inserted in chunks of about 1 MB of row text while
 // the input is still read; a failure after a chunk leaves the chunk.
 func TestStdinInsertsInChunks(t *testing.T) {
+	t.Parallel()
 	tp := newProject(t)
 	tp.write("templates/rbtest_in", strings.Replace(tmplIn3a, "  <command_line>--steps 10</command_line>\n", "", 1), 0o644)
 	tp.stage("b.coor", "b\n")

@@ -72,6 +72,7 @@ CREATE INDEX IF NOT EXISTS result_wu ON result(workunitid);
 `
 
 func TestOldStandinDatabaseIsConverted(t *testing.T) {
+	t.Parallel()
 	if os.Getenv(testDBEnv) == "mariadb" {
 		t.Skip("only SQLite stand-ins are from before BOINC's schema")
 	}

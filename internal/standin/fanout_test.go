@@ -11,6 +11,7 @@ import (
 )
 
 func TestPrepareFanout(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "proj")
 	if err := InitProject(dir, InitOptions{ServerExe: "/opt/rboinc-server"}); err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 // space left on device") and the work unit failed in BOINC, which a real
 // project whose server disk fills for a moment never sees.
 func TestVolunteerFullDiskResendsResult(t *testing.T) {
+	t.Parallel()
 	tp := setupCompute(t)
 	filler := filepath.Join(slotsOnTmpfs(t, tp, "1m"), "filler")
 	f, err := os.Create(filler)
@@ -48,6 +49,7 @@ func TestVolunteerFullDiskResendsResult(t *testing.T) {
 // the soak, 2026-12-06, a WebDAV-uploaded chain failed by a disk-full
 // fault).
 func TestVolunteerInputBiggerThanRoomResendsResult(t *testing.T) {
+	t.Parallel()
 	tp := setupCompute(t)
 	// Outputs within the template's max_nbytes, whatever the input's size.
 	tp.write("apps/rbtest/run", "#!/bin/sh\nhead -c 64 in.coor > out.coor\ncat in.psf > out.log\n", 0o755)

@@ -63,6 +63,7 @@ func mustRead(t *testing.T, path string) []byte {
 }
 
 func TestVolunteerAppTimeout(t *testing.T) {
+	t.Parallel()
 	tp := setupCompute(t)
 	tp.write("apps/rbtest/run", "#!/bin/sh\nsleep 30 &\nsleep 30\n", 0o755)
 	tp.stage("a_in1.coor", "c\n")

@@ -2,6 +2,7 @@ package standin
 
 import (
 	"bytes"
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/rboinc/rboinc/internal/boinc"
 	"github.com/rboinc/rboinc/internal/boincdb"
+	"github.com/rboinc/rboinc/internal/longtest"
 	"github.com/rboinc/rboinc/internal/mariadbtest"
 )
 
@@ -26,10 +28,18 @@ func TestMain(m *testing.M) {
 	// create_work to another project (the tests run side by side, so
 	// once for all, not with t.Setenv).
 	os.Unsetenv("BOINC_PROJECT_DIR")
+	// The parallel tests mostly wait on their processes (create_work, the
+	// app, the hook): 14 s of processor time in a 92 s run two at a time.
+	flag.Parse()
+	longtest.AtLeastAtOnce(testsAtOnce)
 	code := m.Run()
 	mariadbtest.StopShared()
 	os.Exit(code)
 }
+
+// testsAtOnce is how many parallel tests run at once unless go test's
+// -parallel says otherwise.
+const testsAtOnce = 4
 
 // testDBEnv names the engine the tests' projects keep BOINC's database
 // in: "mariadb" runs every test of the package on a private MariaDB

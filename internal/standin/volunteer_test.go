@@ -163,6 +163,7 @@ func TestVolunteerEndToEnd(t *testing.T) {
 }
 
 func TestVolunteerTokensAndNoDelete(t *testing.T) {
+	t.Parallel()
 	tp := setupCompute(t)
 	cfg := tp.read("config.xml")
 	cfg = strings.Replace(cfg, "</daemons>", `    <daemon>
@@ -192,6 +193,7 @@ func TestVolunteerTokensAndNoDelete(t *testing.T) {
 }
 
 func TestVolunteerErrors(t *testing.T) {
+	t.Parallel()
 	tp := setupCompute(t)
 	tp.write("templates/rbtest_in", strings.Replace(tmplIn3a, "  <command_line>--steps 10</command_line>\n", "", 1), 0o644)
 	tp.write("apps/rbtest/run", "#!/bin/sh\ncase \"$1\" in fail) echo failing >&2; exit 3;; nooutput) exit 0;; esac\n"+appUpper[10:], 0o755)
@@ -229,6 +231,7 @@ func TestVolunteerErrors(t *testing.T) {
 }
 
 func TestVolunteerHookFailureStalls(t *testing.T) {
+	t.Parallel()
 	tp := setupCompute(t)
 	tp.write("apps/other/run", appUpper, 0o755)
 	tp.write("templates/other_in", tmplIn3a, 0o644)
@@ -265,6 +268,7 @@ func TestVolunteerHookFailureStalls(t *testing.T) {
 }
 
 func TestVolunteerWaitsWithoutScript(t *testing.T) {
+	t.Parallel()
 	tp := setupCompute(t)
 	tp.write("config.xml", strings.Replace(tp.read("config.xml"), "<rboinc_standin_default_script>rboinc_hook</rboinc_standin_default_script>", "", 1), 0o644)
 	tp.stage("a_in1.coor", "coordinates\n")
@@ -286,6 +290,7 @@ func TestVolunteerWaitsWithoutScript(t *testing.T) {
 }
 
 func TestVolunteerFlatHierarchy(t *testing.T) {
+	t.Parallel()
 	tp := setupCompute(t)
 	tp.write("config.xml", strings.Replace(tp.read("config.xml"), "<uldl_dir_fanout>1024</uldl_dir_fanout>", "<uldl_dir_fanout>0</uldl_dir_fanout>", 1), 0o644)
 	tp.reload()
