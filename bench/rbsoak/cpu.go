@@ -225,8 +225,10 @@ func (s *soak) cpuReport(driver float64, wus int64) []string {
 	// Not in the sum: a daemon the server started and reaped (a killed
 	// native assimilator) is in both.
 	var kl []string
-	for k := range kids {
-		kl = append(kl, k)
+	for k, v := range kids {
+		if v > 0 {
+			kl = append(kl, k)
+		}
 	}
 	sort.Strings(kl)
 	for _, k := range kl {
