@@ -123,6 +123,9 @@ func (s *soak) gahpBatch(ctx context.Context, g *group) bool {
 			if strings.HasPrefix(r, "NULL 0 ") {
 				fetched = true
 			} else {
+				if attempt%100 == 0 {
+					fmt.Printf("GAHP %s: fetch of %s failed (try %d): %.300s\n", id, c.name, attempt+1, r)
+				}
 				s.gahpRetry("fetch")
 			}
 		}
