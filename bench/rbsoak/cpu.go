@@ -35,6 +35,12 @@ type procKey struct {
 type procSeen struct {
 	label string
 	ticks uint64 // utime+stime, last seen
+	// kids is cutime+cstime, last seen: the processor time of the
+	// children it reaped (the stand-in's app runs, create_work, the hook),
+	// processes too short for sampling. Counted for the driver's
+	// long-running processes only (roles).
+	kids      uint64
+	kidsLabel string
 }
 
 func newCPUBook() *cpuBook {
@@ -91,7 +97,7 @@ func (s *soak) sampleCPU() {
 		if err != nil || pid == os.Getpid() {
 			continue
 		}
-		start, ticks, ok := procTimes(pid)
+		start, ticks, kids, ok := procTimes(pid)
 		if !ok {
 			continue
 		}
@@ -108,12 +114,15 @@ func (s *soak) sampleCPU() {
 				continue
 			}
 			seen = &procSeen{label: label}
+			if r := roles[pid]; r != "" {
+				seen.kidsLabel = "reaped by the " + strings.SplitN(r, " ", 2)[0] + " (the stand-in's app runs, create_work, hooks)"
+			}
 			s.cpu.mu.Lock()
 			s.cpu.live[k] = seen
 			s.cpu.mu.Unlock()
 		}
 		s.cpu.mu.Lock()
-		seen.ticks = ticks
+		seen.ticks, seen.kids = ticks, kids
 		s.cpu.mu.Unlock()
 	}
 }
@@ -143,27 +152,31 @@ func (s *soak) procLabel(pid int) string {
 	return prog
 }
 
-// procTimes reads a process's start time and utime+stime from
-// /proc/PID/stat (fields 22, 14 and 15; the command in parentheses may
-// hold spaces).
-func procTimes(pid int) (start, ticks uint64, ok bool) {
+// procTimes reads a process's start time, its utime+stime and the
+// cutime+cstime of the children it reaped from /proc/PID/stat.
+func procTimes(pid int) (start, ticks, kids uint64, ok bool) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
-	i := strings.LastIndexByte(string(b), ')')
+	return parseStat(string(b))
+}
+
+// parseStat reads fields 22 (start time), 14 and 15 (utime, stime) and 16
+// and 17 (cutime, cstime) of a /proc/PID/stat line (the command in
+// parentheses may hold spaces and parentheses).
+func parseStat(line string) (start, ticks, kids uint64, ok bool) {
+	i := strings.LastIndexByte(line, ')')
 	if i < 0 {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
-	f := strings.Fields(string(b[i+1:]))
+	f := strings.Fields(line[i+1:])
 	// f[0] is field 3 (state).
 	if len(f) < 20 {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
-	ut, _ := strconv.ParseUint(f[11], 10, 64)
-	st, _ := strconv.ParseUint(f[12], 10, 64)
-	start, _ = strconv.ParseUint(f[19], 10, 64)
-	return start, ut + st, true
+	n := func(k int) uint64 { v, _ := strconv.ParseUint(f[k], 10, 64); return v }
+	return n(19), n(11) + n(12), n(13) + n(14), true
 }
 
 // cpuReport is the processor time by actor, largest first, with the
@@ -173,9 +186,13 @@ func (s *soak) cpuReport(driver float64, wus int64) []string {
 	defer s.cpu.mu.Unlock()
 	by := map[string]float64{}
 	procs := map[string]int{}
+	kids := map[string]float64{}
 	for _, p := range s.cpu.live {
 		by[p.label] += float64(p.ticks) / clockTick
 		procs[p.label]++
+		if p.kidsLabel != "" {
+			kids[p.kidsLabel] += float64(p.kids) / clockTick
+		}
 	}
 	runs := map[string]string{}
 	for k, v := range s.cpu.clients {
@@ -204,6 +221,18 @@ func (s *soak) cpuReport(driver float64, wus int64) []string {
 			n = fmt.Sprintf("%d processes", procs[k])
 		}
 		out = append(out, fmt.Sprintf("  %-40s %7.1f s (%s%s)", k, by[k], n, per(by[k])))
+	}
+	// Not in the sum: a daemon the server started and reaped (a killed
+	// native assimilator) is in both.
+	var kl []string
+	for k, v := range kids {
+		if v > 0 {
+			kl = append(kl, k)
+		}
+	}
+	sort.Strings(kl)
+	for _, k := range kl {
+		out = append(out, fmt.Sprintf("  of the short processes: %s %.1f s%s (not in the sum: with the daemons it restarted)", k, kids[k], per(kids[k])))
 	}
 	return out
 }

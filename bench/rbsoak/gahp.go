@@ -132,9 +132,10 @@ func (s *soak) gahpBatch(ctx context.Context, g *group) bool {
 	for _, c := range g.chains {
 		line = append(line, c.name, "0", "2", gahp.Escape(s.inputFile("input.coor", coords)), "input.coor", gahp.Escape(s.inputFile("input.vel", coords)), "input.vel")
 	}
-	submitted := false
+	submitted, last := false, ""
 	for attempt := 0; attempt < 600 && ctx.Err() == nil && !submitted; attempt++ {
 		r, err := s.gahpRequest(ctx, &gs, dir, g.user, line...)
+		last = r
 		switch {
 		case err != nil:
 			return s.gahpBroke(ctx, id, err)
@@ -147,7 +148,7 @@ func (s *soak) gahpBatch(ctx context.Context, g *group) bool {
 		}
 	}
 	if !submitted {
-		return s.gahpGaveUp(ctx, id, "submit")
+		return s.gahpGaveUp(ctx, id, "submit", last)
 	}
 	// Query until every job ended.
 	for ctx.Err() == nil {
@@ -175,17 +176,21 @@ func (s *soak) gahpBatch(ctx context.Context, g *group) bool {
 		fetched := false
 		for attempt := 0; attempt < 600 && ctx.Err() == nil && !fetched; attempt++ {
 			r, err := s.gahpRequest(ctx, &gs, dir, g.user, "BOINC_FETCH_OUTPUT", "", c.name, gahp.Escape(jd), "stderr.txt", "ALL", "0")
+			last = r
 			if err != nil {
 				return s.gahpBroke(ctx, id, err)
 			}
 			if strings.HasPrefix(r, "NULL 0 ") {
 				fetched = true
 			} else {
+				if attempt%100 == 0 {
+					fmt.Printf("GAHP %s: fetch of %s failed (try %d): %.300s\n", id, c.name, attempt+1, r)
+				}
 				s.gahpRetry("fetch")
 			}
 		}
 		if !fetched {
-			return s.gahpGaveUp(ctx, id, "fetch of "+c.name)
+			return s.gahpGaveUp(ctx, id, "fetch of "+c.name, last)
 		}
 		for _, f := range []string{"output.coor", "output.vel", "progress.log"} {
 			if fi, err := os.Stat(filepath.Join(jd, f)); err != nil || fi.Size() == 0 {
@@ -201,6 +206,7 @@ func (s *soak) gahpBatch(ctx context.Context, g *group) bool {
 	retired := false
 	for attempt := 0; attempt < 600 && ctx.Err() == nil && !retired; attempt++ {
 		r, err := s.gahpRequest(ctx, &gs, dir, g.user, "BOINC_RETIRE_BATCH", "", g.name)
+		last = r
 		if err != nil {
 			return s.gahpBroke(ctx, id, err)
 		}
@@ -211,7 +217,7 @@ func (s *soak) gahpBatch(ctx context.Context, g *group) bool {
 		}
 	}
 	if !retired {
-		return s.gahpGaveUp(ctx, id, "retire")
+		return s.gahpGaveUp(ctx, id, "retire", last)
 	}
 	s.mu.Lock()
 	s.gahpBatches++
@@ -284,9 +290,11 @@ func (s *soak) gahpBroke(ctx context.Context, id string, err error) bool {
 	return false
 }
 
-func (s *soak) gahpGaveUp(ctx context.Context, id, what string) bool {
+// gahpGaveUp is the end of a batch whose request failed every time; last
+// is its last answer, which says why.
+func (s *soak) gahpGaveUp(ctx context.Context, id, what, last string) bool {
 	if ctx.Err() == nil {
-		s.problem("GAHP %s: %s never succeeded", id, what)
+		s.problem("GAHP %s: %s never succeeded; the last answer: %.300s", id, what, last)
 	}
 	return false
 }

@@ -46,6 +46,8 @@ type options struct {
 	tmpfsSize   string
 	keep        bool
 	oneStep     int // when N > 1, every group but each Nth has chains of one step
+	slots       int // the stand-in's volunteer slots (rboinc_standin_slots); 0: its default
+	stepEvents  int // users whose webhook takes step events too; -1: every user
 }
 
 func main() {
@@ -69,6 +71,8 @@ func main() {
 	flag.Int64Var(&o.seed, "seed", 0, "random seed (0: from the clock)")
 	flag.StringVar(&o.tmpfsSize, "tmpfs-size", "2g", "size of the tmpfs the server root is mounted on (for the disk-full fault)")
 	flag.IntVar(&o.oneStep, "one-step", 0, "N > 1: every group but each Nth has chains of one step (the short run, for time), each Nth -steps")
+	flag.IntVar(&o.slots, "slots", 16, "results the stand-in computes at once (config.xml's rboinc_standin_slots: a project's many hosts); 0: the stand-in's default 4 (-short: 0)")
+	flag.IntVar(&o.stepEvents, "step-events", 1, "users whose webhook takes step events (step_created, step_done, step_retried) besides chain and group events; -1: every user (-short: -1)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory's server root at the end")
 	flag.Parse()
 	if o.bin == "" || o.work == "" {
@@ -98,6 +102,8 @@ func main() {
 		def("sample", func() { o.sample = 3 * time.Second })
 		def("retrieve-every", func() { o.retrieveGap = 3 * time.Second })
 		def("tmpfs-size", func() { o.tmpfsSize = "1g" })
+		def("slots", func() { o.slots = 0 })
+		def("step-events", func() { o.stepEvents = -1 })
 	}
 	if o.seed == 0 {
 		o.seed = time.Now().UnixNano()

@@ -70,3 +70,18 @@ func TestGrowthFindsAMemoryLeak(t *testing.T) {
 		t.Errorf("memory growing 1 MiB a sample: problems %q, want one", problems)
 	}
 }
+
+// TestParseStat: a /proc/PID/stat line whose command holds spaces and
+// parentheses gives the start time, the process's own processor time and
+// its reaped children's (the stand-in's app runs, which live too short
+// to be sampled).
+func TestParseStat(t *testing.T) {
+	line := "4242 (rboinc (x) serve) S 1 4242 4242 0 -1 4194560 100 0 0 0 120 30 700 55 20 0 9 0 98765 1000 200"
+	start, ticks, kids, ok := parseStat(line)
+	if !ok || start != 98765 || ticks != 150 || kids != 755 {
+		t.Errorf("parseStat = %d %d %d %v, want start 98765, own 150 ticks, children 755", start, ticks, kids, ok)
+	}
+	if _, _, _, ok := parseStat("4242 (short) S 1"); ok {
+		t.Error("a cut line was read")
+	}
+}

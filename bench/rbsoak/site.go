@@ -159,8 +159,13 @@ func (s *soak) setupSite(ctx context.Context) error {
 		u := &user{name: name, token: strings.TrimSpace(string(out))}
 		s.users = append(s.users, u)
 		hook := s.hooks.url + "/" + name
-		if out, err := exec.CommandContext(ctx, srv, "user", "notify", "--root", s.root, name, "--webhook", hook, "--events", "all").CombinedOutput(); err != nil {
+		if out, err := exec.CommandContext(ctx, srv, "user", "notify", "--root", s.root, name, "--webhook", hook, "--events", webhookEvents(i, s.o.stepEvents)).CombinedOutput(); err != nil {
 			return fmt.Errorf("user notify %s: %w: %s", name, err, out)
+		}
+	}
+	if s.o.slots > 0 {
+		if err := setStandinSlots(filepath.Join(s.root, "boinc", "config.xml"), s.o.slots); err != nil {
+			return err
 		}
 	}
 	// A fixed port, so that the clients' address survives the server's
@@ -187,6 +192,40 @@ func (s *soak) setupSite(ctx context.Context) error {
 		}
 	}
 	return s.waitServer(ctx, 30*time.Second)
+}
+
+// chainEvents are the events the end check wants of every chain and
+// group: all but the step events.
+const chainEvents = "chain_done,chain_failed,chain_stopped,chain_resumed,chain_extended,chain_aborted,group_done"
+
+// webhookEvents are the events user i's webhook takes: every event for the
+// first stepUsers users (all of them when stepUsers < 0), chain and group
+// events for the others. A step event is a delivery per work unit, most of
+// a long run's notifications: one user's keep them tried at length.
+func webhookEvents(i, stepUsers int) string {
+	if stepUsers < 0 || i < stepUsers {
+		return "all"
+	}
+	return chainEvents
+}
+
+// setStandinSlots sets the stand-in's rboinc_standin_slots in its
+// config.xml (before the server starts, which reads it).
+func setStandinSlots(cfg string, n int) error {
+	fi, err := os.Stat(cfg)
+	if err != nil {
+		return fmt.Errorf("the stand-in's config: %w", err)
+	}
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		return fmt.Errorf("the stand-in's config: %w", err)
+	}
+	s := string(b)
+	if !strings.Contains(s, "</config>") {
+		return fmt.Errorf("the stand-in's config %s has no </config>", cfg)
+	}
+	s = strings.Replace(s, "</config>", fmt.Sprintf("    <rboinc_standin_slots>%d</rboinc_standin_slots>\n    </config>", n), 1)
+	return os.WriteFile(cfg, []byte(s), fi.Mode().Perm())
 }
 
 // waitServer waits until the server answers.

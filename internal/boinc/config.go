@@ -40,6 +40,10 @@ type Project struct {
 	// StandinScript is the hook the BOINC stand-in runs for apps that have no
 	// script_assimilator daemon line (rboinc_standin_default_script).
 	StandinScript string
+	// StandinSlots is how many results the stand-in's volunteer computes
+	// at once (rboinc_standin_slots; 0: its default), as a project's many
+	// hosts do: a soak at scale is not bound by one small host.
+	StandinSlots int
 	// DB is how BOINC's daemons reach the project database (db_* and
 	// replica_db_* of config.xml), and rboinc_db_url an address that
 	// overrides them for rboinc (a socket or port BOINC's fields cannot
@@ -111,6 +115,13 @@ func LoadProject(dir string) (*Project, error) {
 			return nil, fmt.Errorf("BOINC config %s: bad uldl_dir_fanout %q", path, v)
 		}
 		p.Fanout = n
+	}
+	if v := text("rboinc_standin_slots"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("BOINC config %s: bad rboinc_standin_slots %q (a number of slots, 1 or more)", path, v)
+		}
+		p.StandinSlots = n
 	}
 	if p.DownloadDir == "" || p.UploadDir == "" {
 		return nil, fmt.Errorf("BOINC config %s: download_dir and upload_dir must be set", path)

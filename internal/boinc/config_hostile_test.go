@@ -20,6 +20,8 @@ func TestHostileConfigXML(t *testing.T) {
 		"not boinc":        "<html><config/></html>",
 		"bad fanout":       "<boinc><config><download_dir>d</download_dir><upload_dir>u</upload_dir><uldl_dir_fanout>-1; rm -rf /</uldl_dir_fanout></config></boinc>",
 		"trailing garbage": good + "<boinc>",
+		"zero slots":       "<boinc><config><download_dir>d</download_dir><upload_dir>u</upload_dir><rboinc_standin_slots>0</rboinc_standin_slots></config></boinc>",
+		"bad slots":        "<boinc><config><download_dir>d</download_dir><upload_dir>u</upload_dir><rboinc_standin_slots>many</rboinc_standin_slots></config></boinc>",
 	}
 	for name, xml := range cases {
 		dir := t.TempDir()

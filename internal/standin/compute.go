@@ -26,66 +26,95 @@ type task struct {
 	wuDoc, resDoc  string
 }
 
-// dispatch is the feeder and scheduler: it sends unsent results, highest
-// priority first, while fewer than Parallel are running.
+// dispatch is the feeder and scheduler: the host asks for as many results
+// as it has free slots, and one request sends them, highest priority
+// first (BOINC's scheduler sends up to max_wus_to_send a request).
 func (s *sim) dispatch(ctx context.Context, p *boinc.Project) error {
-	for {
+	for ctx.Err() == nil {
 		s.mu.Lock()
-		full := s.running >= s.parallel
+		free := s.parallel - s.running
 		s.mu.Unlock()
-		if full || ctx.Err() != nil {
+		if free <= 0 {
 			return nil
 		}
-		t, ok, err := s.claim(ctx)
-		if err != nil || !ok {
+		ts, err := s.claim(ctx, min(free, maxWUsToSend))
+		if err != nil || len(ts) == 0 {
 			return err
 		}
 		s.mu.Lock()
-		s.running++
+		s.running += len(ts)
 		s.mu.Unlock()
-		s.wg.Add(1)
-		go func() {
-			defer func() {
-				s.mu.Lock()
-				s.running--
-				s.mu.Unlock()
-				s.wg.Done()
-				s.poke()
+		for _, t := range ts {
+			s.wg.Add(1)
+			go func() {
+				defer func() {
+					s.mu.Lock()
+					s.running--
+					s.mu.Unlock()
+					s.wg.Done()
+					s.freed()
+				}()
+				s.compute(ctx, p, t)
 			}()
-			s.compute(ctx, p, t)
-		}()
+		}
 	}
+	return nil
 }
 
-func (s *sim) claim(ctx context.Context) (task, bool, error) {
-	var t task
-	found := false
+// maxWUsToSend is the most results one scheduler request sends
+// (config.xml's max_wus_to_send as make_project writes it).
+const maxWUsToSend = 50
+
+// claim is one scheduler request: up to n unsent results sent to the
+// volunteer's host in one transaction.
+func (s *sim) claim(ctx context.Context, n int) ([]task, error) {
+	var sent []task
 	err := inTx(ctx, s.db, func(tx *sql.Tx) error {
-		var delay int64
-		err := tx.QueryRowContext(ctx, `SELECT r.id, r.name, r.xml_doc_in, w.id, w.name, a.name, w.xml_doc, w.delay_bound
+		sent = sent[:0]
+		rows, err := tx.QueryContext(ctx, `SELECT r.id, r.name, r.xml_doc_in, w.id, w.name, a.name, w.xml_doc, w.delay_bound
 			FROM result r JOIN workunit w ON w.id = r.workunitid JOIN app a ON a.id = w.appid
-			WHERE r.server_state = ? ORDER BY r.priority DESC, r.workunitid, r.id LIMIT 1`, serverUnsent).
-			Scan(&t.resultID, &t.name, &t.resDoc, &t.wuID, &t.wuName, &t.app, &t.wuDoc, &delay)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil
-		}
+			WHERE r.server_state = ? ORDER BY r.priority DESC, r.workunitid, r.id LIMIT ?`, serverUnsent, n)
 		if err != nil {
 			return err
 		}
-		// The scheduler's send: to the volunteer's host, due back within
-		// the work unit's delay bound.
+		var ts []task
+		var delays []int64
+		for rows.Next() {
+			var t task
+			var delay int64
+			if err := rows.Scan(&t.resultID, &t.name, &t.resDoc, &t.wuID, &t.wuName, &t.app, &t.wuDoc, &delay); err != nil {
+				rows.Close()
+				return err
+			}
+			ts = append(ts, t)
+			delays = append(delays, delay)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		// The scheduler's send: to the volunteer's host, each due back
+		// within its work unit's delay bound.
 		now := time.Now().Unix()
-		res, err := tx.ExecContext(ctx, `UPDATE result SET server_state = ?, sent_time = ?, hostid = ?, userid = ?,
+		for i, t := range ts {
+			res, err := tx.ExecContext(ctx, `UPDATE result SET server_state = ?, sent_time = ?, hostid = ?, userid = ?,
 			report_deadline = ? WHERE id = ? AND server_state = ?`,
-			serverInProgress, now, volunteerHost, volunteerUser, now+delay, t.resultID, serverUnsent)
-		if err != nil {
-			return err
+				serverInProgress, now, volunteerHost, volunteerUser, now+delays[i], t.resultID, serverUnsent)
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n == 1 {
+				sent = append(sent, t)
+			}
 		}
-		n, err := res.RowsAffected()
-		found = n == 1
-		return err
+		return nil
 	})
-	return t, found && err == nil, err
+	if err != nil {
+		return nil, err
+	}
+	return sent, nil
 }
 
 // A reported result's client_state (BOINC's RESULT_FILES_DOWNLOADING,

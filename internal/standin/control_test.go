@@ -13,7 +13,7 @@ import (
 func (tp *testProject) newSim() *sim {
 	db := tp.db()
 	return &sim{dir: tp.dir, db: db, log: slog.New(slog.NewTextHandler(tlog{tp.t}, nil)), parallel: 1,
-		wake: make(chan struct{}, 1), assimBusy: map[string]bool{}, reported: map[string]string{}}
+		wake: make(chan struct{}, 1), slotFree: make(chan struct{}, 1), assimBusy: map[string]bool{}, reported: map[string]string{}}
 }
 
 // TestLiveControl: cancel, priority and an extra replica, made in BOINC's
@@ -64,9 +64,8 @@ func TestLiveControl(t *testing.T) {
 		t.Errorf("the work unit with an extra replica has %d unsent results, want 2", n)
 	}
 	// The feeder sends the raised priority first.
-	task, ok, err := s.claim(ctx)
-	if err != nil || !ok || task.wuName != "p1" {
-		t.Errorf("first result sent: %+v %v %v, want p1's", task, ok, err)
+	if sent, err := s.claim(ctx, 1); err != nil || len(sent) != 1 || sent[0].wuName != "p1" {
+		t.Errorf("first result sent: %+v %v, want p1's", sent, err)
 	}
 	// Decided work units take no more control.
 	if n, err := db.Cancel(ctx, []int64{ids["c1"]}); err != nil || n != 0 {

@@ -22,7 +22,7 @@ import (
 // the shell, from tmp_<host>) and file_deleter.
 type Volunteer struct {
 	ProjectDir string
-	Parallel   int           // WUs computed at once; default 4
+	Parallel   int           // WUs computed at once; default config.xml's rboinc_standin_slots, else 4
 	Poll       time.Duration // default 250ms: new work is picked up within a second
 	HookRetry  time.Duration // default 5s: after a hook exits non-zero, the app's assimilation stalls this long, then retries the SAME WU first (bin/start --cron restarting the daemon)
 	AppTimeout time.Duration // default 1h
@@ -39,8 +39,9 @@ type sim struct {
 	hookRetry  time.Duration
 	appTimeout time.Duration
 
-	wake chan struct{}
-	wg   sync.WaitGroup
+	wake     chan struct{} // a full pass of every daemon, now
+	slotFree chan struct{} // a slot freed: the host asks the scheduler for work
+	wg       sync.WaitGroup
 
 	mu        sync.Mutex
 	running   int
@@ -69,12 +70,15 @@ func (v *Volunteer) Run(ctx context.Context) error {
 	s := &sim{
 		dir: p.Dir, db: db, log: v.Logger,
 		parallel: v.Parallel, poll: v.Poll, hookRetry: v.HookRetry, appTimeout: v.AppTimeout,
-		wake: make(chan struct{}, 1), assimBusy: map[string]bool{}, reported: map[string]string{},
+		wake: make(chan struct{}, 1), slotFree: make(chan struct{}, 1), assimBusy: map[string]bool{}, reported: map[string]string{},
 	}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
 	s.log = s.log.With("component", "boinc-standin")
+	if s.parallel <= 0 {
+		s.parallel = p.StandinSlots
+	}
 	if s.parallel <= 0 {
 		s.parallel = 4
 	}
@@ -98,16 +102,30 @@ func (v *Volunteer) Run(ctx context.Context) error {
 	return nil
 }
 
+// loop runs every daemon's pass at each poll (or when woken), and between
+// them the scheduler alone when a slot frees: as on BOINC, where the host's
+// request is answered at once and the transitioner, the assimilator and
+// the file deleter keep their own rhythm (a finished result is validated
+// as it is reported).
 func (s *sim) loop(ctx context.Context) {
 	t := time.NewTicker(s.poll)
 	defer t.Stop()
+	full := true
 	for {
-		s.pass(ctx)
+		if full {
+			s.pass(ctx)
+		} else {
+			s.schedule(ctx)
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			full = true
 		case <-s.wake:
+			full = true
+		case <-s.slotFree:
+			full = false
 		}
 	}
 }
@@ -121,21 +139,35 @@ func (s *sim) pass(ctx context.Context) {
 	if err := s.transitionDue(ctx, p); ctx.Err() == nil {
 		s.report("transitioner", err, "transitioner pass failed")
 	}
-	// BOINC's scheduler sends nothing while the project's stop_sched
-	// file is there (bin/stop leaves it): work waits unsent.
-	if _, err := os.Stat(filepath.Join(s.dir, "stop_sched")); err != nil {
-		if err := s.assignJobs(ctx, p); ctx.Err() == nil {
-			s.report("scheduler", err, "sending assigned work failed")
-		}
-		if err := s.dispatch(ctx, p); ctx.Err() == nil {
-			s.report("feeder", err, "sending work failed")
-		}
-	}
+	s.scheduleWith(ctx, p)
 	if err := s.startAssimilators(ctx); ctx.Err() == nil {
 		s.report("assimilator", err, "assimilator pass failed")
 	}
 	if err := s.deleteFiles(ctx, p); ctx.Err() == nil {
 		s.report("file_deleter", err, "file deleter pass failed")
+	}
+}
+
+// schedule is the scheduler's answer to the host's request for work.
+func (s *sim) schedule(ctx context.Context) {
+	p, err := boinc.LoadProject(s.dir)
+	if s.report("config", err, "cannot read the project config") {
+		return
+	}
+	s.scheduleWith(ctx, p)
+}
+
+func (s *sim) scheduleWith(ctx context.Context, p *boinc.Project) {
+	// BOINC's scheduler sends nothing while the project's stop_sched
+	// file is there (bin/stop leaves it): work waits unsent.
+	if _, err := os.Stat(filepath.Join(s.dir, "stop_sched")); err == nil {
+		return
+	}
+	if err := s.assignJobs(ctx, p); ctx.Err() == nil {
+		s.report("scheduler", err, "sending assigned work failed")
+	}
+	if err := s.dispatch(ctx, p); ctx.Err() == nil {
+		s.report("feeder", err, "sending work failed")
 	}
 }
 
@@ -158,6 +190,14 @@ func (s *sim) report(key string, err error, msg string) bool {
 func (s *sim) poke() {
 	select {
 	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// freed says a slot is free again.
+func (s *sim) freed() {
+	select {
+	case s.slotFree <- struct{}{}:
 	default:
 	}
 }
