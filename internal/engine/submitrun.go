@@ -67,6 +67,7 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 	if in != nil {
 		pooled = in.pooled
 	}
+	var tInserted, tStaged time.Time
 	created, err := e.db.CreateChainsPooling(ctx, u, chains, store.Quota{MaxRunning: e.Cfg.MaxRunningChains, MaxPoolBytes: e.Cfg.MaxPoolBytes}, func(i int, c store.Chain) error {
 		if i == 0 {
 			st.start(ctx)
@@ -75,7 +76,10 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 			return err
 		}
 		if i == len(chains)-1 {
-			return st.wait() // everything staged before the commit
+			tInserted = time.Now()
+			err := st.wait() // everything staged before the commit
+			tStaged = time.Now()
+			return err
 		}
 		return nil
 	}, pooled)
@@ -127,6 +131,7 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 	}
 	e.observe(ctx, store.LatencyCreateWork, t0)
 	e.Log.Debug("submission timing", "chains", len(created), "record_ms", ms(tRecorded.Sub(t0)),
+		"inserted_ms", ms(tInserted.Sub(t0)), "staged_ms", ms(tStaged.Sub(t0)),
 		"fed_ms", ms(tFed.Sub(tRecorded)), "durable_ms", ms(tDurable.Sub(tRecorded)), "create_work_finish_ms", ms(tFinished.Sub(tDurable)), "queued_ms", ms(time.Since(tFinished)),
 		"create_work_cpu_ms", ms(run.CPU()))
 	return created, nil

@@ -146,6 +146,10 @@ func (c *nativeCreator) start(ctx context.Context, params boinc.WorkParams) (wor
 	if err != nil {
 		return nil, err
 	}
+	// A submission's run is fed while its chains are recorded, and
+	// finished after their commit: its inserts run beside the recording,
+	// its commit stays after it (see recordAndCreate).
+	r.InsertAhead()
 	return r, nil
 }
 
