@@ -107,6 +107,20 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 	go func() { durable <- e.durableForBOINC(st.sums, st.anyStaged()) }()
 	ferr := feed.wait()
 	tFed = time.Now()
+	// Clean up even when the request was cancelled (the client went away).
+	bg := context.WithoutCancel(ctx)
+	wus := make([]string, len(created))
+	for i, c := range created {
+		wus[i] = c.WU(0)
+	}
+	// A run that holds its jobs inserted ahead finishes without waiting
+	// for any lock: the steps are marked queued meanwhile, in a
+	// transaction that commits only after BOINC's (see queueWhenCreated).
+	var marked <-chan error
+	finished := make(chan error, 1)
+	if a, ok := run.(aheadRun); ok && ferr == nil && a.InsertedAhead() {
+		marked = e.queueWhenCreated(bg, wus, finished)
+	}
 	if derr := <-durable; ferr == nil {
 		ferr = derr
 	}
@@ -117,16 +131,17 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 	} else {
 		run.Abort()
 	}
-	// Clean up even when the request was cancelled (the client went away).
-	bg := context.WithoutCancel(ctx)
+	finished <- ferr
 	if ferr != nil {
+		if marked != nil {
+			<-marked // rolled back: the chains go below
+		}
 		return nil, e.undoSubmission(bg, created, insertsAsRead, ferr)
 	}
-	wus := make([]string, len(created))
-	for i, c := range created {
-		wus[i] = c.WU(0)
+	if marked == nil {
+		marked = e.queueWhenCreated(bg, wus, finished)
 	}
-	if err := e.db.SetStepState(bg, wus, "queued"); err != nil {
+	if err := <-marked; err != nil {
 		return nil, fmt.Errorf("the work units exist but recording them as queued failed: %w", err)
 	}
 	e.observe(ctx, store.LatencyCreateWork, t0)
@@ -135,6 +150,26 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 		"fed_ms", ms(tFed.Sub(tRecorded)), "durable_ms", ms(tDurable.Sub(tRecorded)), "create_work_finish_ms", ms(tFinished.Sub(tDurable)), "queued_ms", ms(time.Since(tFinished)),
 		"create_work_cpu_ms", ms(run.CPU()))
 	return created, nil
+}
+
+// aheadRun is a run that may hold its jobs inserted ahead of Finish
+// (wucreate.Run.InsertAhead).
+type aheadRun interface{ InsertedAhead() bool }
+
+// queueWhenCreated marks the steps of work units wus queued in a
+// transaction that commits only once finished says that they all exist in
+// BOINC (nil); an error there rolls the marking back. No step is queued
+// without its work unit, even for a moment, and a crash before the commit
+// leaves them creating, for revival. Started before BOINC's commit, it
+// must only be when that commit waits for no lock of another (a run
+// holding its jobs inserted ahead): the marking holds the state
+// database's write lock meanwhile.
+func (e *Engine) queueWhenCreated(ctx context.Context, wus []string, finished <-chan error) <-chan error {
+	marked := make(chan error, 1)
+	go func() {
+		marked <- e.db.SetStepStateAfter(ctx, wus, store.StateQueued, func() error { return <-finished })
+	}()
+	return marked
 }
 
 // undoSubmission removes the chains of a submission whose work units could

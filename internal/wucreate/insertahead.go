@@ -80,3 +80,8 @@ func (a *aheadTx) off() {
 	a.rollback()
 	a.on = false
 }
+
+// InsertedAhead tells whether the run holds jobs inserted ahead in its
+// open transaction: Finish then takes no lock it does not hold already,
+// it inserts the rest there and commits. Asked between Add and Finish.
+func (r *Run) InsertedAhead() bool { return r.ahead.tx != nil }
