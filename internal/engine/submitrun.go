@@ -68,6 +68,7 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 		pooled = in.pooled
 	}
 	var tInserted, tStaged time.Time
+	var contents <-chan error // the staged files' durability, once begun
 	created, err := e.db.CreateChainsPooling(ctx, u, chains, store.Quota{MaxRunning: e.Cfg.MaxRunningChains, MaxPoolBytes: e.Cfg.MaxPoolBytes}, func(i int, c store.Chain) error {
 		if i == 0 {
 			st.start(ctx)
@@ -79,6 +80,11 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 			tInserted = time.Now()
 			err := st.wait() // everything staged before the commit
 			tStaged = time.Now()
+			if err == nil && contents == nil {
+				// Every file the jobs read is in place: its durability
+				// begins beside the rest of the recording.
+				contents = e.startDurableContents(st.sums, st.anyStaged())
+			}
 			return err
 		}
 		return nil
@@ -99,12 +105,16 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 		return nil, err
 	}
 	// What create_work's jobs read is made durable while create_work still
-	// reads its input (it is the slower of the two). Native creation
-	// inserts the jobs only at Finish, after both; BOINC's create_work may
-	// insert some sooner: the steps are committed and their inputs staged
-	// already, and the sync only guards against the machine's crash.
+	// reads its input (it is the slower of the two), the files' part
+	// begun before the commit. Native creation inserts the jobs only at
+	// Finish, after both; BOINC's create_work may insert some sooner: the
+	// steps are committed and their inputs staged already, and the sync
+	// only guards against the machine's crash.
+	if contents == nil { // no chain reached the end of staging (none to record)
+		contents = e.startDurableContents(st.sums, st.anyStaged())
+	}
 	durable := make(chan error, 1)
-	go func() { durable <- e.durableForBOINC(st.sums, st.anyStaged()) }()
+	go func() { durable <- e.durableState(contents) }()
 	ferr := feed.wait()
 	tFed = time.Now()
 	// Clean up even when the request was cancelled (the client went away).
