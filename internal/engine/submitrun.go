@@ -29,7 +29,8 @@ const stageWorkers = 2
 // under the same write lock, what no unfinished step reads, so it cannot
 // take a link away before the steps that read it exist. No work unit may
 // exist before its chain is committed. Native creation inserts its jobs
-// only at Finish, after the commit. BOINC's create_work inserts as it
+// ahead, beside the recording, but commits them only at Finish, after the
+// recording's commit and the durability point. BOINC's create_work inserts as it
 // reads (an assigned job at once, the others in ~1 MB chunks), so it is
 // given no job before the commit: if the recording fails it is killed
 // having read none. After the commit a crash leaves steps "creating" that
