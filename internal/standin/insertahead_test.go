@@ -93,8 +93,8 @@ func TestNativeInsertAhead(t *testing.T) {
 	ahead, plainJobs := jobs("ahead"), jobs("plain")
 	for i := 0; i < n; i += 97 { // each row compared opens the database
 		j, p := ahead[i], plainJobs[i]
-		a, b := tp.rowOf(`SELECT * FROM workunit WHERE name = ?`, p.WUName, "id", "name", "create_time", "transition_time", "xml_doc"),
-			tp.rowOf(`SELECT * FROM workunit WHERE name = ?`, j.WUName, "id", "name", "create_time", "transition_time", "xml_doc")
+		a, b := tp.rowOf(`SELECT * FROM workunit WHERE name = ?`, p.WUName, "id", "name", "create_time", "transition_time", "mod_time", "xml_doc"),
+			tp.rowOf(`SELECT * FROM workunit WHERE name = ?`, j.WUName, "id", "name", "create_time", "transition_time", "mod_time", "xml_doc")
 		if a == nil || !reflect.DeepEqual(a, b) {
 			t.Fatalf("%s: row %v, inserted at Finish %v", j.WUName, b, a)
 		}
