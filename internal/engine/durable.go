@@ -23,6 +23,42 @@ import (
 // commit per file system carries all their names and links.
 // Its errors are diskErrors.
 func (e *Engine) durableForBOINC(fresh []string, staged string) error {
+	contents := e.startDurableContents(fresh, staged)
+	return e.durableState(contents)
+}
+
+// startDurableContents begins durableForBOINC's part for the files: the
+// data of fresh and every name and link made so far (see durableForBOINC)
+// on their file systems. A submission starts it as soon as its contents
+// are written and staged, before its records commit; durableState then
+// waits for it beside the records' sync.
+func (e *Engine) startDurableContents(fresh []string, staged string) <-chan error {
+	done := make(chan error, 1)
+	go func() { done <- e.durableContents(fresh, staged) }()
+	return done
+}
+
+// durableState syncs the state database's log (its commits so far) and
+// waits for contents, a startDurableContents; its errors are diskErrors.
+func (e *Engine) durableState(contents <-chan error) error {
+	t0 := time.Now()
+	var errs []error
+	if err := e.db.Sync(); err != nil {
+		errs = append(errs, err)
+	}
+	dbTook := time.Since(t0)
+	if err := <-contents; err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return &diskError{errors.Join(errs...)}
+	}
+	e.Log.Debug("durable for BOINC: state", "state_log_ms", ms(dbTook), "contents_wait_ms", ms(time.Since(t0)))
+	return nil
+}
+
+// durableContents is durableForBOINC's part for the files.
+func (e *Engine) durableContents(fresh []string, staged string) error {
 	paths := make([]string, 0, len(fresh))
 	ids := make(map[string]fileID, len(fresh))
 	for _, sum := range fresh {
@@ -36,17 +72,11 @@ func (e *Engine) durableForBOINC(fresh []string, staged string) error {
 			ids[sum] = id
 		}
 	}
-	// The three waits are independent and each mostly waits for the
-	// disk: they run together. The state database's log is synced while
-	// the contents' data is written out and the names are committed.
+	// The waits are independent and each mostly waits for the disk: they
+	// run together, the contents' data written out while the names are
+	// committed.
 	t0 := time.Now()
-	var dbTook, barrierTook atomic.Int64
-	dbDone := make(chan error, 1)
-	go func() {
-		err := e.db.Sync()
-		dbTook.Store(int64(time.Since(t0)))
-		dbDone <- err
-	}()
+	var barrierTook atomic.Int64
 	dirs := []string{e.Pool.Dir}
 	if staged != "" && !sameFS(dirs[0], filepath.Dir(staged)) {
 		dirs = append(dirs, filepath.Dir(staged))
@@ -77,14 +107,11 @@ func (e *Engine) durableForBOINC(fresh []string, staged string) error {
 			errs = append(errs, err)
 		}
 	}
-	if err := <-dbDone; err != nil {
-		errs = append(errs, err)
-	}
 	if len(errs) > 0 {
 		return &diskError{errors.Join(errs...)}
 	}
-	e.Log.Debug("durable for BOINC", "files", len(paths), "known_synced", len(fresh)-len(paths), "data_ms", ms(dataTook),
-		"barrier_ms", ms(time.Duration(barrierTook.Load())), "state_log_ms", ms(time.Duration(dbTook.Load())))
+	e.Log.Debug("durable for BOINC: contents", "files", len(paths), "known_synced", len(fresh)-len(paths), "data_ms", ms(dataTook),
+		"barrier_ms", ms(time.Duration(barrierTook.Load())))
 	e.synced.add(ids)
 	return nil
 }

@@ -29,7 +29,8 @@ const stageWorkers = 2
 // under the same write lock, what no unfinished step reads, so it cannot
 // take a link away before the steps that read it exist. No work unit may
 // exist before its chain is committed. Native creation inserts its jobs
-// only at Finish, after the commit. BOINC's create_work inserts as it
+// ahead, beside the recording, but commits them only at Finish, after the
+// recording's commit and the durability point. BOINC's create_work inserts as it
 // reads (an assigned job at once, the others in ~1 MB chunks), so it is
 // given no job before the commit: if the recording fails it is killed
 // having read none. After the commit a crash leaves steps "creating" that
@@ -67,6 +68,8 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 	if in != nil {
 		pooled = in.pooled
 	}
+	var tInserted, tStaged time.Time
+	var contents <-chan error // the staged files' durability, once begun
 	created, err := e.db.CreateChainsPooling(ctx, u, chains, store.Quota{MaxRunning: e.Cfg.MaxRunningChains, MaxPoolBytes: e.Cfg.MaxPoolBytes}, func(i int, c store.Chain) error {
 		if i == 0 {
 			st.start(ctx)
@@ -75,7 +78,15 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 			return err
 		}
 		if i == len(chains)-1 {
-			return st.wait() // everything staged before the commit
+			tInserted = time.Now()
+			err := st.wait() // everything staged before the commit
+			tStaged = time.Now()
+			if err == nil && contents == nil {
+				// Every file the jobs read is in place: its durability
+				// begins beside the rest of the recording.
+				contents = e.startDurableContents(st.sums, st.anyStaged())
+			}
+			return err
 		}
 		return nil
 	}, pooled)
@@ -95,14 +106,32 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 		return nil, err
 	}
 	// What create_work's jobs read is made durable while create_work still
-	// reads its input (it is the slower of the two). Native creation
-	// inserts the jobs only at Finish, after both; BOINC's create_work may
-	// insert some sooner: the steps are committed and their inputs staged
-	// already, and the sync only guards against the machine's crash.
+	// reads its input (it is the slower of the two), the files' part
+	// begun before the commit. Native creation inserts the jobs only at
+	// Finish, after both; BOINC's create_work may insert some sooner: the
+	// steps are committed and their inputs staged already, and the sync
+	// only guards against the machine's crash.
+	if contents == nil { // no chain reached the end of staging (none to record)
+		contents = e.startDurableContents(st.sums, st.anyStaged())
+	}
 	durable := make(chan error, 1)
-	go func() { durable <- e.durableForBOINC(st.sums, st.anyStaged()) }()
+	go func() { durable <- e.durableState(contents) }()
 	ferr := feed.wait()
 	tFed = time.Now()
+	// Clean up even when the request was cancelled (the client went away).
+	bg := context.WithoutCancel(ctx)
+	wus := make([]string, len(created))
+	for i, c := range created {
+		wus[i] = c.WU(0)
+	}
+	// A run that holds its jobs inserted ahead finishes without waiting
+	// for any lock: the steps are marked queued meanwhile, in a
+	// transaction that commits only after BOINC's (see queueWhenCreated).
+	var marked <-chan error
+	finished := make(chan error, 1)
+	if a, ok := run.(aheadRun); ok && ferr == nil && a.InsertedAhead() {
+		marked = e.queueWhenCreated(bg, wus, finished)
+	}
 	if derr := <-durable; ferr == nil {
 		ferr = derr
 	}
@@ -113,23 +142,45 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 	} else {
 		run.Abort()
 	}
-	// Clean up even when the request was cancelled (the client went away).
-	bg := context.WithoutCancel(ctx)
+	finished <- ferr
 	if ferr != nil {
+		if marked != nil {
+			<-marked // rolled back: the chains go below
+		}
 		return nil, e.undoSubmission(bg, created, insertsAsRead, ferr)
 	}
-	wus := make([]string, len(created))
-	for i, c := range created {
-		wus[i] = c.WU(0)
+	if marked == nil {
+		marked = e.queueWhenCreated(bg, wus, finished)
 	}
-	if err := e.db.SetStepState(bg, wus, "queued"); err != nil {
+	if err := <-marked; err != nil {
 		return nil, fmt.Errorf("the work units exist but recording them as queued failed: %w", err)
 	}
 	e.observe(ctx, store.LatencyCreateWork, t0)
 	e.Log.Debug("submission timing", "chains", len(created), "record_ms", ms(tRecorded.Sub(t0)),
+		"inserted_ms", ms(tInserted.Sub(t0)), "staged_ms", ms(tStaged.Sub(t0)),
 		"fed_ms", ms(tFed.Sub(tRecorded)), "durable_ms", ms(tDurable.Sub(tRecorded)), "create_work_finish_ms", ms(tFinished.Sub(tDurable)), "queued_ms", ms(time.Since(tFinished)),
 		"create_work_cpu_ms", ms(run.CPU()))
 	return created, nil
+}
+
+// aheadRun is a run that may hold its jobs inserted ahead of Finish
+// (wucreate.Run.InsertAhead).
+type aheadRun interface{ InsertedAhead() bool }
+
+// queueWhenCreated marks the steps of work units wus queued in a
+// transaction that commits only once finished says that they all exist in
+// BOINC (nil); an error there rolls the marking back. No step is queued
+// without its work unit, even for a moment, and a crash before the commit
+// leaves them creating, for revival. Started before BOINC's commit, it
+// must only be when that commit waits for no lock of another (a run
+// holding its jobs inserted ahead): the marking holds the state
+// database's write lock meanwhile.
+func (e *Engine) queueWhenCreated(ctx context.Context, wus []string, finished <-chan error) <-chan error {
+	marked := make(chan error, 1)
+	go func() {
+		marked <- e.db.SetStepStateAfter(ctx, wus, store.StateQueued, func() error { return <-finished })
+	}()
+	return marked
 }
 
 // undoSubmission removes the chains of a submission whose work units could

@@ -40,9 +40,10 @@ type workCreator interface {
 	// createAll creates jobs in one run; staged are inputs the caller
 	// has just staged, by physical name (see inputKnower).
 	createAll(ctx context.Context, params boinc.WorkParams, jobs []boinc.Job, staged map[string]stagedInput) error
-	// insertsAsItReads tells whether a run may insert jobs before Finish
+	// insertsAsItReads tells whether a run may commit jobs before Finish
 	// (BOINC's create_work: an assigned job at once, others in ~1 MB
 	// chunks), and so must be handed none before their steps commit.
+	// Native creation may insert them ahead, but commits only at Finish.
 	insertsAsItReads() bool
 }
 
@@ -146,6 +147,10 @@ func (c *nativeCreator) start(ctx context.Context, params boinc.WorkParams) (wor
 	if err != nil {
 		return nil, err
 	}
+	// A submission's run is fed while its chains are recorded, and
+	// finished after their commit: its inserts run beside the recording,
+	// its commit stays after it (see recordAndCreate).
+	r.InsertAhead()
 	return r, nil
 }
 

@@ -160,14 +160,33 @@ func (d *DB) DeleteChains(ctx context.Context, ids []int64) error {
 // released to the creator at the lease's next renewal (abandon), which
 // finds their work units in BOINC.
 func (d *DB) SetStepState(ctx context.Context, wus []string, state string) error {
+	return d.SetStepStateAfter(ctx, wus, state, nil)
+}
+
+// SetStepStateAfter is SetStepState whose transaction, once the steps are
+// set, calls after (when not nil) and commits only when it returns nil;
+// its error rolls everything back and is returned as it is. A submission
+// marks its steps queued while BOINC's own commit of their work units
+// runs, the marking committed after it: a crash in between leaves the
+// steps creating, as before. after runs under the state database's write
+// lock: it must not wait for that lock itself.
+func (d *DB) SetStepStateAfter(ctx context.Context, wus []string, state string, after func() error) error {
+	var afterErr error
 	err := d.Tx(ctx, func(tx *sql.Tx) error {
 		for start := 0; start < len(wus); start += stepStateChunk {
 			if err := setStepStates(ctx, tx, wus[start:min(start+stepStateChunk, len(wus))], state); err != nil {
 				return err
 			}
 		}
+		if after != nil {
+			afterErr = after()
+			return afterErr
+		}
 		return nil
 	})
+	if afterErr != nil {
+		return afterErr
+	}
 	if err != nil && state == StateQueued {
 		d.abandon(wus, nil)
 	}

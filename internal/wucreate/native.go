@@ -66,6 +66,7 @@ type Run struct {
 	rows   []*Row
 	done   bool
 	cpu    time.Duration
+	ahead  aheadTx
 }
 
 // Start begins a native creation for params in project p, whose BOINC
@@ -113,6 +114,7 @@ func (r *Run) Add(bj boinc.Job) error {
 		return fmt.Errorf("work unit %s: result template %s is missing", bj.WUName, j.WU.ResultTemplateFile)
 	}
 	r.rows = append(r.rows, w)
+	r.ahead.insertDue(r)
 	return nil
 }
 
@@ -134,6 +136,10 @@ func (r *Run) Finish() error {
 	t0 := time.Now()
 	defer func() { r.cpu += time.Since(t0) }()
 	if len(r.rows) == 0 {
+		r.ahead.rollback()
+		return nil
+	}
+	if r.ahead.commit(r) {
 		return nil
 	}
 	err := r.db.Tx(r.ctx, func(tx *sql.Tx) error { return StoreAll(r.ctx, tx, r.appID, r.rows) })
@@ -148,7 +154,10 @@ func (r *Run) Finish() error {
 func (r *Run) Flush() error { return nil }
 
 // Abort drops the jobs: none is created.
-func (r *Run) Abort() { r.done, r.rows = true, nil }
+func (r *Run) Abort() {
+	r.done, r.rows = true, nil
+	r.ahead.rollback()
+}
 
 // CPU is the time the run spent preparing and inserting (in this
 // process: the counterpart of create_work's processor time).
