@@ -142,7 +142,13 @@ func (s *soak) gahpBatch(ctx context.Context, g *group) bool {
 		case r == "NULL":
 			submitted = true
 		case strings.Contains(r, "batch\\ named\\ "+g.name+"\\ ") && strings.Contains(r, "already"):
-			submitted = true // the last try made it; its answer was lost
+			// The last try made it and its answer was lost; or it is
+			// still being undone (the GAHP killed in the middle of it, the
+			// server drops what it began): then it is sent again.
+			submitted = s.gahpBatchWhole(ctx, &gs, dir, g)
+			if !submitted {
+				s.gahpRetry("submit")
+			}
 		default:
 			s.gahpRetry("submit")
 		}
@@ -222,6 +228,22 @@ func (s *soak) gahpBatch(ctx context.Context, g *group) bool {
 	s.mu.Lock()
 	s.gahpBatches++
 	s.mu.Unlock()
+	return true
+}
+
+// gahpBatchWhole tells whether batch g is on the server with all its jobs,
+// asked again for a few seconds (a submission being undone goes).
+func (s *soak) gahpBatchWhole(ctx context.Context, gsp **gahpSession, dir string, g *group) bool {
+	for range 3 {
+		r, err := s.gahpRequest(ctx, gsp, dir, g.user, "BOINC_QUERY_BATCHES", "", "0", "1", g.name)
+		if err != nil {
+			return false
+		}
+		if jobs, ok := parseQuery(r); !ok || len(jobs) != len(g.chains) {
+			return false
+		}
+		time.Sleep(time.Second)
+	}
 	return true
 }
 
