@@ -211,6 +211,9 @@ type Engine struct {
 	defaultsMu sync.Mutex
 	defaults   map[string]defaultEntry
 
+	// layouts are the chains' layouts recordStep parsed (see layoutCache).
+	layouts layoutCache
+
 	// pendingHint tells this process's RunCreator that a step was left
 	// pending for it (kickCreator found the lock held), so that the
 	// creator's idle looks need not query the database every time.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"sync"
 
 	"github.com/rboinc/rboinc/internal/templates"
 )
@@ -60,4 +61,37 @@ func (l Layout) output(index int) (LayoutOutput, bool) {
 		}
 	}
 	return LayoutOutput{}, false
+}
+
+// layoutCache keeps the layouts parsed from chains' stored JSON, by that
+// JSON: the chains of a queue share one, and a batch of hundreds of records
+// parsed the same document each time. A cached Layout is shared: its users
+// only read it.
+type layoutCache struct {
+	mu     sync.Mutex
+	parsed map[string]Layout
+}
+
+// layoutCacheMax bounds the cache; past it, it starts again.
+const layoutCacheMax = 256
+
+// parse is parseLayout(s), once per document.
+func (c *layoutCache) parse(s string) (Layout, error) {
+	c.mu.Lock()
+	l, ok := c.parsed[s]
+	c.mu.Unlock()
+	if ok {
+		return l, nil
+	}
+	l, err := parseLayout(s)
+	if err != nil {
+		return l, err
+	}
+	c.mu.Lock()
+	if c.parsed == nil || len(c.parsed) >= layoutCacheMax {
+		c.parsed = map[string]Layout{}
+	}
+	c.parsed[s] = l
+	c.mu.Unlock()
+	return l, nil
 }

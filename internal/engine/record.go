@@ -65,7 +65,7 @@ func (e *Engine) recordStep(ctx context.Context, it *advance.Item, taken *advanc
 	if s.State == "done" || s.State == "failed" {
 		return e.resumeNext(ctx, c, s.Step)
 	}
-	lay, err := parseLayout(c.Layout)
+	lay, err := e.layouts.parse(c.Layout)
 	if err != nil {
 		return fmt.Errorf("chain %s: bad layout: %w", c.Name, err)
 	}
@@ -76,9 +76,9 @@ func (e *Engine) recordStep(ctx context.Context, it *advance.Item, taken *advanc
 	produced := map[int]bool{}
 	if c.State != "purged" {
 		dir := e.resultsDir(c.User, c.Group)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
+		// Outputs taken ahead are in dir already: it is made only for a
+		// take of the record's own.
+		madeDir := false
 		for _, path := range call.Files {
 			o, err := naming.ParseOutput(filepath.Base(path))
 			if err != nil {
@@ -98,6 +98,12 @@ func (e *Engine) recordStep(ctx context.Context, it *advance.Item, taken *advanc
 			if !took {
 				if _, err := os.Stat(path); err != nil {
 					continue
+				}
+				if !madeDir {
+					if err := os.MkdirAll(dir, 0o755); err != nil {
+						return err
+					}
+					madeDir = true
 				}
 				if taken != nil {
 					sum, size, _, err = pool.TakeOutputStarted(path, dst)
