@@ -435,13 +435,26 @@ func (s *stager) waitFor(sum string) error {
 		return nil
 	default:
 	}
+	if betweenStagedLooks != nil {
+		betweenStagedLooks()
+	}
 	select {
 	case <-ch:
 		return nil
 	case <-s.failed:
-		return s.err
+		// Both may be ready by now (the feeder was descheduled between
+		// its looks while staging ended): a select picks either.
+		select {
+		case <-ch:
+			return nil
+		default:
+			return s.err
+		}
 	}
 }
+
+// betweenStagedLooks, when set (tests), runs between waitFor's two looks.
+var betweenStagedLooks func()
 
 // size is the size of content sum, which waitFor has seen staged.
 func (s *stager) size(sum string) int64 { return s.sizes[s.index[sum]] }
