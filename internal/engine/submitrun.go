@@ -59,6 +59,9 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 		}
 	}
 	insertsAsRead := wc.insertsAsItReads()
+	if x, ok := run.(expectRun); ok {
+		x.Expect(len(chains)) // before the feeder's first Add
+	}
 	st := newStager(e, chains, in)
 	feed := newFeed(run, st, len(chains))
 	if !insertsAsRead {
@@ -166,6 +169,10 @@ func (e *Engine) recordAndCreate(ctx context.Context, u store.User, params boinc
 // aheadRun is a run that may hold its jobs inserted ahead of Finish
 // (wucreate.Run.InsertAhead).
 type aheadRun interface{ InsertedAhead() bool }
+
+// expectRun is a run told how many jobs come, so that it holds BOINC's
+// database's lock only for the last ones (wucreate.AheadTail).
+type expectRun interface{ Expect(n int) }
 
 // queueWhenCreated marks the steps of work units wus queued in a
 // transaction that commits only once finished says that they all exist in
@@ -428,13 +435,26 @@ func (s *stager) waitFor(sum string) error {
 		return nil
 	default:
 	}
+	if betweenStagedLooks != nil {
+		betweenStagedLooks()
+	}
 	select {
 	case <-ch:
 		return nil
 	case <-s.failed:
-		return s.err
+		// Both may be ready by now (the feeder was descheduled between
+		// its looks while staging ended): a select picks either.
+		select {
+		case <-ch:
+			return nil
+		default:
+			return s.err
+		}
 	}
 }
+
+// betweenStagedLooks, when set (tests), runs between waitFor's two looks.
+var betweenStagedLooks func()
 
 // size is the size of content sum, which waitFor has seen staged.
 func (s *stager) size(sum string) int64 { return s.sizes[s.index[sum]] }
