@@ -118,8 +118,8 @@ func LoadProject(dir string) (*Project, error) {
 	}
 	if v := text("rboinc_standin_slots"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("BOINC config %s: bad rboinc_standin_slots %q (a number of slots, 1 or more)", path, v)
+		if err != nil || n < 1 || n > MaxStandinSlots {
+			return nil, fmt.Errorf("BOINC config %s: bad rboinc_standin_slots %q (a number of slots, 1 to %d)", path, v, MaxStandinSlots)
 		}
 		p.StandinSlots = n
 	}
@@ -253,3 +253,7 @@ func parseBool(v string) bool {
 	}
 	return ok && strings.Trim(digits, "0") != ""
 }
+
+// MaxStandinSlots bounds rboinc_standin_slots: each slot may run an app
+// process at once.
+const MaxStandinSlots = 256

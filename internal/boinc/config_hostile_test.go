@@ -22,6 +22,7 @@ func TestHostileConfigXML(t *testing.T) {
 		"trailing garbage": good + "<boinc>",
 		"zero slots":       "<boinc><config><download_dir>d</download_dir><upload_dir>u</upload_dir><rboinc_standin_slots>0</rboinc_standin_slots></config></boinc>",
 		"bad slots":        "<boinc><config><download_dir>d</download_dir><upload_dir>u</upload_dir><rboinc_standin_slots>many</rboinc_standin_slots></config></boinc>",
+		"too many slots":   "<boinc><config><download_dir>d</download_dir><upload_dir>u</upload_dir><rboinc_standin_slots>100000</rboinc_standin_slots></config></boinc>",
 	}
 	for name, xml := range cases {
 		dir := t.TempDir()
