@@ -28,21 +28,13 @@ func TestResumeDuringPendingReadIsNotHeld(t *testing.T) {
 	}
 	afterPendingRead = func() {
 		afterPendingRead = nil
-		done, _, err := db.Resume(ctx, u.ID, "g", "z", func(c Chain, step int) string { return c.WU(step) + "r" }, nil)
-		if err != nil || len(done) != 1 {
-			t.Errorf("resume: %v %v", done, err)
-		}
+		resumeZ(t, db, u)
 	}
 	t.Cleanup(func() { afterPendingRead = nil })
 	if ps, err := db.PendingSteps(ctx, 10); err != nil || len(ps) != 0 {
 		t.Fatalf("the creator's look while the chain was stopped: %+v %v, want nothing to create", ps, err)
 	}
-	ps, err := db.PendingSteps(ctx, 10)
-	if err != nil || len(ps) != 1 || ps[0].Step.WU != newWU {
-		var state string
-		db.queryRow(ctx, `SELECT state FROM steps WHERE chain_id = ? AND step = 0`, c.ID).Scan(&state)
-		t.Fatalf("after a resume during the creator's look: %+v %v (step 0 %s), want step 0 (%s) to create", ps, err, state, newWU)
-	}
+	wantToCreate(t, db, c, newWU, "after a resume during the creator's look")
 }
 
 // TestResumeBetweenAbortsTransactionsIsNotHeld: a -resume between the
@@ -62,21 +54,13 @@ func TestResumeBetweenAbortsTransactionsIsNotHeld(t *testing.T) {
 	}
 	afterAbortState = func() {
 		afterAbortState = nil
-		done, _, err := db.Resume(ctx, u.ID, "g", "z", func(c Chain, step int) string { return c.WU(step) + "r" }, nil)
-		if err != nil || len(done) != 1 {
-			t.Errorf("resume: %v %v", done, err)
-		}
+		resumeZ(t, db, u)
 	}
 	t.Cleanup(func() { afterAbortState = nil })
 	if _, wus, err := db.Abort(ctx, u.ID, "g", "z", "test"); err != nil || len(wus) != 0 {
 		t.Fatalf("abort: %v %v, want no work unit to cancel", wus, err)
 	}
-	ps, err := db.PendingSteps(ctx, 10)
-	if err != nil || len(ps) != 1 || ps[0].Step.WU != newWU {
-		var state string
-		db.queryRow(ctx, `SELECT state FROM steps WHERE chain_id = ? AND step = 0`, c.ID).Scan(&state)
-		t.Fatalf("after a resume between the abort's transactions: %+v %v (step 0 %s), want step 0 (%s) to create", ps, err, state, newWU)
-	}
+	wantToCreate(t, db, c, newWU, "after a resume between the abort's transactions")
 }
 
 // TestAbortSentAgainCancelsWhatTheFirstLeft: an -abort whose answer was
@@ -104,5 +88,27 @@ func TestAbortSentAgainCancelsWhatTheFirstLeft(t *testing.T) {
 	chains, wus, err := db.Abort(ctx, u.ID, "g", "z", "test")
 	if err != nil || len(chains) != 0 || len(wus) != 1 || wus[0] != wu {
 		t.Fatalf("abort sent again: %d chains, %v, %v; want no chain aborted anew and %s to cancel", len(chains), wus, err, wu)
+	}
+}
+
+// resumeZ resumes chain g/z of u, which must be resumed.
+func resumeZ(t *testing.T, db *DB, u User) {
+	t.Helper()
+	done, _, err := db.Resume(context.Background(), u.ID, "g", "z", func(c Chain, step int) string { return c.WU(step) + "r" }, nil)
+	if err != nil || len(done) != 1 {
+		t.Errorf("resume: %v %v", done, err)
+	}
+}
+
+// wantToCreate checks that step 0 of c, work unit wu, is the one step the
+// creator is to make.
+func wantToCreate(t *testing.T, db *DB, c Chain, wu, when string) {
+	t.Helper()
+	ctx := context.Background()
+	ps, err := db.PendingSteps(ctx, 10)
+	if err != nil || len(ps) != 1 || ps[0].Step.WU != wu {
+		var state string
+		db.queryRow(ctx, `SELECT state FROM steps WHERE chain_id = ? AND step = 0`, c.ID).Scan(&state)
+		t.Fatalf("%s: %+v %v (step 0 %s), want step 0 (%s) to create", when, ps, err, state, wu)
 	}
 }
