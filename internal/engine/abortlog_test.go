@@ -14,7 +14,6 @@ import (
 // cancelled work unit, never as a failed chain; a chain that does fail
 // still warns.
 func TestAbortedChainNotLoggedAsFailure(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	f.e.Cfg.MaxStepAttempts = 1
 	var logs bytes.Buffer

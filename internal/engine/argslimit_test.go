@@ -17,7 +17,6 @@ import (
 // carry are refused when the chains are submitted, as a bad request that
 // records nothing; arguments it can carry, however many, pass.
 func TestSubmitArgsCreateWorkLine(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	submit := func(name string, args []string) error {
 		up, refs := f.upload("1 2 3\n", "0 0 0\n")
@@ -53,7 +52,6 @@ func TestSubmitArgsCreateWorkLine(t *testing.T) {
 // would be refused by create_work after an -extend. They are refused at
 // submission.
 func TestSubmitArgsRoomForExtend(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	submit := func(name string, args []string) error {
 		up, refs := f.upload("1 2 3\n", "0 0 0\n")

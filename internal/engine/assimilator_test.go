@@ -120,7 +120,6 @@ func submitChains(t testing.TB, e *engine.Engine, u store.User, group string, n,
 }
 
 func TestNativeAssimilatorAdvancesChains(t *testing.T) {
-	t.Parallel()
 	forEngines(t, func(t *testing.T, e *engine.Engine, u store.User) {
 		ctx := context.Background()
 		e.Cfg.RetryBackoff = 0.01
@@ -184,7 +183,6 @@ func settle(t *testing.T, e *engine.Engine, a *engine.Assimilator, fail func(str
 // work units are ready again, their outputs are gone from BOINC's upload
 // hierarchy (taken), and no step is created twice.
 func TestNativeAssimilatorRedoesUnmarked(t *testing.T) {
-	t.Parallel()
 	forEngines(t, func(t *testing.T, e *engine.Engine, u store.User) {
 		ctx := context.Background()
 		submitChains(t, e, u, "g", 5, 2)
@@ -215,7 +213,6 @@ func TestNativeAssimilatorRedoesUnmarked(t *testing.T) {
 // pass stopped before it marked) does not take its outputs again: the
 // results retrieved and acknowledged meanwhile do not come back.
 func TestNativeAssimilatorTakesRecordedOutputsOnce(t *testing.T) {
-	t.Parallel()
 	forEngines(t, func(t *testing.T, e *engine.Engine, u store.User) {
 		ctx := context.Background()
 		resp := submitChains(t, e, u, "g", 4, 2)
@@ -252,7 +249,6 @@ func TestNativeAssimilatorTakesRecordedOutputsOnce(t *testing.T) {
 // Outputs missing, or no canonical result: the work unit waits for a
 // retry (logged), nothing is marked or lost, other work units go on.
 func TestNativeAssimilatorLeavesBrokenWorkUnits(t *testing.T) {
-	t.Parallel()
 	forEngines(t, func(t *testing.T, e *engine.Engine, u store.User) {
 		ctx := context.Background()
 		resp := submitChains(t, e, u, "g", 3, 2)
@@ -424,7 +420,6 @@ func tail(b []byte, n int) string {
 // (a port nothing listens on) or its credentials wrong, the daemon logs
 // the reason, does not spin, and stops when told; --one_pass fails.
 func TestAssimilatorWaitsForTheDatabase(t *testing.T) {
-	t.Parallel()
 	for _, c := range []struct{ name, url string }{
 		{"unreachable", "mysql://u:secret@tcp(127.0.0.1:1)/boinc"},
 		{"credentials", ""}, // filled below: a real server, a wrong password

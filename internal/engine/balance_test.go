@@ -10,7 +10,6 @@ import (
 // A chain held back in its group (more than catchup_steps behind the most
 // advanced) gets its next work unit at catchup_priority.
 func TestCatchupPriority(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	resp := f.submit("g", "a", 6)
 	resp2 := f.submit("g", "b", 6)

@@ -12,7 +12,6 @@ import (
 // bad requests, not left to fail in BOINC's database (MariaDB's strict
 // mode) as an internal error.
 func TestSubmitRefusesIDsBeyondBoinc(t *testing.T) {
-	t.Parallel()
 	forEnginesCreate(t, engine.CreateNative, func(t *testing.T, e *engine.Engine, u store.User) {
 		ctx := context.Background()
 		b := &benchEnv{tb: t, ctx: ctx, e: e, u: u}

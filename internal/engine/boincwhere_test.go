@@ -18,7 +18,6 @@ import (
 // and logs it once however often it is asked. Another user's chains stay
 // refused.
 func TestStatusWhereWithoutBoinc(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
 	e := nativeRoot(t, "sqlite")
 	var logs bytes.Buffer

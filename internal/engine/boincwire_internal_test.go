@@ -9,7 +9,6 @@ import (
 
 // Every place boincdb reports reaches the status as one of wire's words.
 func TestWirePlace(t *testing.T) {
-	t.Parallel()
 	for _, p := range []string{boincdb.PlaceUnsent, boincdb.PlaceInProgress, boincdb.PlaceValidating} {
 		w := wirePlace[p]
 		if w == "" || wire.WhereWords(w, 0) == "" {

@@ -15,7 +15,6 @@ import (
 // cancel their work units come back with Failed set (the clients exit
 // non-zero), worded for the user, the database's error only in the log.
 func TestAbortCancelRefusedIsAFailure(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	var logs bytes.Buffer
 	f.e.Log = slog.New(slog.NewTextHandler(&logs, nil))

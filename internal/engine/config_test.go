@@ -10,7 +10,6 @@ import (
 )
 
 func TestLoadConfigLimits(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	write := func(s string) { os.WriteFile(filepath.Join(dir, engine.ConfigFile), []byte(s), 0o644) }
 	write(`{"boinc_project":"/p"}`)

@@ -38,7 +38,6 @@ func (f *fixture) submitFor(consumer, group, name, batch string) (string, error)
 // handed and acknowledged only to their own consumer; another's gets a
 // conflict and changes nothing; a group takes chains of one consumer.
 func TestEachResultHasOneConsumer(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	const retriever, master = wire.ConsumerRetriever, wire.ConsumerMaster
 	wus := map[string]string{}

@@ -37,10 +37,7 @@ func TestCreateWorkSubmissionKill9(t *testing.T) {
 // without its chain: none while the chains are being recorded, and those
 // made before create_work was stopped are cancelled in BOINC.
 func TestCreateWorkCancelledSubmission(t *testing.T) {
-	// Beside the others under -race too: it cancels when BOINC has a
-	// first work unit, not at a random moment a loaded machine could
-	// push before any work (what keeps the kill tests serial there).
-	t.Parallel()
+	longtest.ParallelWithoutRace(t)
 	forEnginesCreate(t, engine.CreateWithCreateWork, func(t *testing.T, e *engine.Engine, u store.User) {
 		b := &benchEnv{tb: t, ctx: context.Background(), e: e, u: u}
 		for round, o := range []wire.Options{{AssignUserAll: 1}, {}} {

@@ -78,7 +78,6 @@ func (f *fixture) stepState(wu0 string, step int) string {
 // spooled; the creator takes them in, then makes all the next steps with
 // one create_work run.
 func TestPendingStepsCreatedInOneRun(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	wus := f.submitMany("g", 20, 3)
 	runs := f.countCreateWork()
@@ -113,7 +112,6 @@ func TestPendingStepsCreatedInOneRun(t *testing.T) {
 
 // A hook that finds no creator creates its next step before it returns.
 func TestHookWithoutCreatorCreatesAtOnce(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	wu := f.submitMany("g", 1, 2)[0]
 	if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
@@ -127,7 +125,6 @@ func TestHookWithoutCreatorCreatesAtOnce(t *testing.T) {
 // A chain stopped while its next step waits gets nothing new in BOINC; the
 // step is held, inputs and all, for -resume.
 func TestStoppedWhilePendingCreatesNothing(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	wus := f.submitMany("g", 2, 3)
 	runs := f.countCreateWork()
@@ -200,7 +197,6 @@ func TestBadPendingStepFailsOnlyItsChain(t *testing.T) {
 
 // RunCreator picks up steps recorded while it runs.
 func TestRunCreatorCreatesWhatHooksRecord(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	wus := f.submitMany("g", 5, 2)
 	ctx, cancel := context.WithCancel(f.ctx)
@@ -299,7 +295,6 @@ func testCreatorTakesOthersSteps(t *testing.T, asked bool) {
 // the names taken and records the steps as created, without failing the
 // chains or creating anything twice.
 func TestCreatedBeforeAStopIsNotCreatedTwice(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	wus := f.submitMany("g", 2, 3)
 	release := f.holdCreator()
@@ -345,7 +340,6 @@ func TestCreatedBeforeAStopIsNotCreatedTwice(t *testing.T) {
 // once they are old, finds their work units in BOINC, and the chains run.
 // A step whose work unit never came is created then.
 func TestCreatorTakesOverHalfCreatedSteps(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	wus := f.submitMany("g", 2, 2)
 	before := f.allWUs()

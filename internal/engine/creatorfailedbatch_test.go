@@ -19,7 +19,6 @@ import (
 // It runs with create_work (its runs counted) and with native creation,
 // BOINC's database on SQLite and on MariaDB.
 func TestFailedBatchSettledInFewRuns(t *testing.T) {
-	t.Parallel()
 	for _, create := range []string{engine.CreateWithCreateWork, engine.CreateNative} {
 		t.Run(create, func(t *testing.T) {
 			forEnginesCreate(t, create, func(t *testing.T, e *engine.Engine, u store.User) {

@@ -16,7 +16,6 @@ import (
 // then the failure counts as an attempt and, with one allowed, the chain
 // fails instead of being remade for ever.
 func TestDownloadErrorRemakesCapped(t *testing.T) {
-	t.Parallel()
 	f := newFixtureWith(t, map[string]any{"max_step_attempts": 1, "max_error_results": 1, "max_total_results": 1})
 	wu := f.submit("g", "c1", 2).Chains[0].FirstWU
 	_, sum := f.firstInput(wu)

@@ -10,7 +10,6 @@ import (
 // A pool file made durable once is not synced again while it is the same
 // file; written anew under its name (collected, then brought again), it is.
 func TestSyncedSetKnowsTheFile(t *testing.T) {
-	t.Parallel()
 	p := filepath.Join(t.TempDir(), "c")
 	if err := os.WriteFile(p, []byte("content\n"), 0o444); err != nil {
 		t.Fatal(err)

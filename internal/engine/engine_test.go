@@ -182,7 +182,6 @@ func (f *fixture) outputs(wu string) []string {
 }
 
 func TestSubmitCreatesFirstStep(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	resp := f.submit("g", "c1", 3)
 	if len(resp.Chains) != 1 || f.boincWUs(resp.Chains[0].FirstWU) != 1 {
@@ -248,7 +247,6 @@ func TestHookTwiceCreatesOneStep(t *testing.T) {
 }
 
 func TestStoppedChainCreatesNothing(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	wu0 := f.submit("g", "c1", 3).Chains[0].FirstWU
 	if _, err := f.e.Stop(f.ctx, f.u, wire.ChainRef{Group: "g"}); err != nil {
@@ -270,7 +268,6 @@ func TestStoppedChainCreatesNothing(t *testing.T) {
 // A step BOINC gave up on is made again, as a new work unit from the same
 // inputs, until max_step_attempts; then the chain fails with the reason.
 func TestFailedWorkUnitIsRetriedThenFailsChain(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	f.e.Cfg.RetryBackoff = 0.001
 	f.e.Cfg.MaxStepAttempts = 2
@@ -314,7 +311,6 @@ func st2id(t *testing.T, f *fixture, wu string) int64 {
 }
 
 func TestLastStepEndsChainAndAckRemoves(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	wu0 := f.submit("g", "c1", 1).Chains[0].FirstWU
 	if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu0, Files: f.outputs(wu0)}); err != nil {
@@ -367,7 +363,6 @@ func (f *fixture) countCreateWork() func() int {
 }
 
 func TestManyChainsOneCreateWork(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	runs := f.countCreateWork()
 	up, refs := f.upload("1 2 3\n", "0 0 0\n", "4 5 6\n")
@@ -396,7 +391,6 @@ func TestManyChainsOneCreateWork(t *testing.T) {
 }
 
 func TestCreateWorkFailureLeavesNothing(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	// An app the stand-in does not know: create_work refuses the batch.
 	os.RemoveAll(filepath.Join(f.e.Proj.Dir, "apps", "langevin"))
@@ -412,7 +406,6 @@ func TestCreateWorkFailureLeavesNothing(t *testing.T) {
 }
 
 func TestConcurrentSameNameOneWins(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	up, refs := f.upload("1 2 3\n", "0 0 0\n")
 	_ = up
@@ -499,7 +492,6 @@ func TestEncoder(t *testing.T) {
 }
 
 func TestCollectKeepsWhatIsUsed(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	wu0 := f.submit("g", "c1", 1).Chains[0].FirstWU
 	_, s0, _ := f.e.State().StepByWU(f.ctx, wu0)
@@ -537,7 +529,6 @@ func TestCollectKeepsWhatIsUsed(t *testing.T) {
 // once they are an hour old; fresh ones (an operation in progress) and
 // everything else stay.
 func TestCollectSweepsCrashTemporaries(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	wu0 := f.submit("g", "c1", 1).Chains[0].FirstWU
 	_, s0, _ := f.e.State().StepByWU(f.ctx, wu0)

@@ -9,7 +9,6 @@ import (
 // TestExtendUpToTheSharedBound: a chain is extended up to the length a
 // submission may have (wire.MaxChainSteps), and not beyond.
 func TestExtendUpToTheSharedBound(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	f.submit("g", "c1", 3)
 	r, err := f.e.Extend(f.ctx, f.u, wire.ExtendRequest{ChainRef: wire.ChainRef{Group: "g"}, Steps: wire.MaxChainSteps - 3})

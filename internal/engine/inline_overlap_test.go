@@ -50,7 +50,6 @@ func TestInlineContentUnstagedMeanwhileIsStagedAgain(t *testing.T) {
 // stops everything: no chain, no work unit. The good contents written
 // before stay in the pool and in its index.
 func TestInlineContentDamagedWhileRecording(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	before := f.allWUs()
 	req, contents := inlineRequest("g", 300)
@@ -87,7 +86,6 @@ func TestInlineContentDamagedWhileRecording(t *testing.T) {
 // leaves no orphans for collection to find an hour later). Contents that
 // were on the server before stay.
 func TestInlineContentsRemovedWhenRecordingFails(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	takenWU := f.submit("g", "taken", 1).Chains[0].FirstWU
 	before := f.allWUs()

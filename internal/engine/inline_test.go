@@ -39,7 +39,6 @@ func inlineRequest(group string, n int) (wire.SubmitRequest, []string) {
 }
 
 func TestSubmitInline(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	runs := f.countCreateWork()
 	req, contents := inlineRequest("g", 150)
@@ -75,7 +74,6 @@ func TestSubmitInline(t *testing.T) {
 }
 
 func TestSubmitInlineRefusesBadContents(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	req, contents := inlineRequest("g", 3)
 	body := strings.Join(contents, "")
@@ -139,7 +137,6 @@ func TestSubmitInlineRefusesBadContents(t *testing.T) {
 // A submission that fails while its chains are recorded has already fed
 // create_work some of its jobs: it must create none of the work units.
 func TestFailedRecordingCreatesNoWorkUnit(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	f.submit("g", "taken", 1)
 	// The same contents once before, so that staging is quick and the jobs

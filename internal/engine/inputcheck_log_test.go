@@ -33,7 +33,6 @@ func (h *countingHandler) WithGroup(string) slog.Handler      { return h }
 // again (its download directory is not a directory: an operator's
 // mistake, or no permission) is logged once, not at every check.
 func TestInputCheckLinkFailureLoggedOnce(t *testing.T) {
-	t.Parallel()
 	f := newFixtureWith(t, map[string]any{"input_check_seconds": 0.2})
 	h := &countingHandler{}
 	f.e.Log = slog.New(h)

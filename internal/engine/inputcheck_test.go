@@ -152,7 +152,6 @@ func (f *fixture) submitContent(group, name, coor string) wire.SubmitResponse {
 // linked again from the pool by the creator's input check within its
 // interval (and counted), and the chain then completes.
 func TestMissingInputLinkedAgain(t *testing.T) {
-	t.Parallel()
 	f := newFixtureWith(t, map[string]any{"input_check_seconds": 0.5})
 	wu := f.submit("g", "c1", 2).Chains[0].FirstWU
 	dl, sum := f.firstInput(wu)
@@ -283,7 +282,6 @@ func (f *fixture) standinResults(wuPrefix string) [][4]any {
 // makes the step again without counting an attempt: with one attempt
 // allowed, the chain still completes.
 func TestDownloadErrorRemakesStep(t *testing.T) {
-	t.Parallel()
 	f := newFixtureWith(t, map[string]any{"max_step_attempts": 1, "max_error_results": 1, "max_total_results": 1})
 	wu := f.submit("g", "c1", 2).Chains[0].FirstWU
 	dl, _ := f.firstInput(wu)
@@ -315,7 +313,6 @@ func TestDownloadErrorRemakesStep(t *testing.T) {
 // TestDownloadErrorContentGone: when the pool no longer has the input
 // either, the chain fails at once, saying which input is gone.
 func TestDownloadErrorContentGone(t *testing.T) {
-	t.Parallel()
 	f := newFixtureWith(t, map[string]any{"max_step_attempts": 3, "max_error_results": 1, "max_total_results": 1})
 	wu := f.submit("g", "c1", 2).Chains[0].FirstWU
 	dl, sum := f.firstInput(wu)

@@ -17,7 +17,6 @@ import (
 // job-file deleter (the mirror of BOINC's deleter removing rboinc's
 // input); rboinc's other jf_ links go as before.
 func TestLegacyLinkClaimedByBOINC(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	wu := f.submit("g", "c1", 2).Chains[0].FirstWU
 	_, s0, err := f.e.State().StepByWU(f.ctx, wu)

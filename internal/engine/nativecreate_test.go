@@ -35,7 +35,6 @@ func breakCreateWork(t testing.TB, e *engine.Engine) {
 // MariaDB: every step's work unit is inserted by rboinc (create_work
 // would fail), once.
 func TestNativeCreationChains(t *testing.T) {
-	t.Parallel()
 	forEnginesCreate(t, engine.CreateNative, func(t *testing.T, e *engine.Engine, u store.User) {
 		ctx := context.Background()
 		breakCreateWork(t, e)
@@ -73,7 +72,6 @@ func TestNativeCreationChains(t *testing.T) {
 // column native creation writes, the engine refuses native mode, naming
 // the column, and changes nothing in the database.
 func TestNativeCreationRefusesUnknownSchema(t *testing.T) {
-	t.Parallel()
 	e := nativeRootCreate(t, "sqlite", engine.CreateNative)
 	db, err := e.OpenBoincDB(context.Background())
 	if err != nil {
@@ -117,7 +115,6 @@ func TestNativeCreationRefusesUnknownSchema(t *testing.T) {
 }
 
 func TestCreateConfig(t *testing.T) {
-	t.Parallel()
 	root := t.TempDir()
 	if _, err := setup.Init(context.Background(), setup.Options{Root: root, Exe: serverExe, URLBase: "http://127.0.0.1:1", Create: "fast"}); err == nil || !strings.Contains(err.Error(), "--create") {
 		t.Fatalf("init --create fast: %v", err)
@@ -278,7 +275,6 @@ func checkWUsHaveSteps(t *testing.T, e *engine.Engine) map[string]int {
 // unit was inserted and before it was recorded as queued is revived; its
 // work unit is not created twice and its chain goes on.
 func TestNativeRevivedStepExists(t *testing.T) {
-	t.Parallel()
 	forEnginesCreate(t, engine.CreateNative, func(t *testing.T, e *engine.Engine, u store.User) {
 		ctx := context.Background()
 		resp := submitChains(t, e, u, "g", 3, 2)

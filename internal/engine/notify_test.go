@@ -210,7 +210,6 @@ func TestDeadWebhookDelaysNothingElse(t *testing.T) {
 }
 
 func TestEmailNotificationsThroughSMTP(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	smtp := smtptest.Start(t)
 	f.e.Cfg.SMTP = mail.Settings{Host: smtp.Host, Port: smtp.Port, From: "rboinc@example.org", TLS: "none"}
@@ -255,7 +254,6 @@ func TestEmailNotificationsThroughSMTP(t *testing.T) {
 }
 
 func TestSubmissionNotifyTargetsAreChecked(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	bad := map[string]string{
 		"ftp://example.org/x":      "only http and https",

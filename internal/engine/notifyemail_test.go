@@ -35,7 +35,6 @@ func mailedCode(t *testing.T, smtp *smtptest.Server, n int, addr string) string 
 // bounded rate; only then may a submission name it, and only then is mail
 // sent there.
 func TestEmailConfirmedByCode(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	ask := func(addr, code string) (wire.EmailConfirmation, error) {
 		return f.e.ConfirmEmail(f.ctx, f.u, wire.EmailConfirmation{Address: addr, Code: code})
@@ -116,7 +115,6 @@ func TestEmailConfirmedByCode(t *testing.T) {
 // TestEmailCodesPerAddressBounded: whoever asks, one address gets few
 // codes a day.
 func TestEmailCodesPerAddressBounded(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	rate := store.CodeRate{PerUserHour: 100, PerAddressDay: 2}
 	exp := time.Now().Add(time.Hour).Unix()
@@ -134,7 +132,6 @@ func TestEmailCodesPerAddressBounded(t *testing.T) {
 // the database unconfirmed (before confirmation existed) is never mailed;
 // its deliveries are dropped.
 func TestEmailToUnconfirmedAddressNeverSent(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	smtp := smtptest.Start(t)
 	f.e.Cfg.SMTP = mail.Settings{Host: smtp.Host, Port: smtp.Port, From: "rboinc@example.org", TLS: "none"}

@@ -99,7 +99,6 @@ func TestDeadTargetsOfOneUserDelayNoOtherUser(t *testing.T) {
 // max_notify_targets, whatever registers them; a refused submission
 // registers none of its targets.
 func TestTargetsPerUserCapped(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	f.e.Cfg.MaxNotifyTargets = 3
 	var ts []store.NotifyTarget

@@ -159,7 +159,6 @@ func (f *fixture) submitNotify(t *testing.T, group string, targets []string, wan
 // TestNotifyConfigChecked: rboinc.json's notify_allow and
 // max_notify_targets are checked when read; the default bound is 32.
 func TestNotifyConfigChecked(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	if f.e.Cfg.MaxNotifyTargets != engine.DefaultMaxNotifyTargets || engine.DefaultMaxNotifyTargets != 32 {
 		t.Fatalf("max_notify_targets %d by default", f.e.Cfg.MaxNotifyTargets)

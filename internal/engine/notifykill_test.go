@@ -16,7 +16,6 @@ import (
 // event within seconds, not once the dead one's 90 s claim ends (until
 // then the target got nothing: its events go one at a time).
 func TestKilledNotifiersDeliveryGoesAtOnce(t *testing.T) {
-	t.Parallel()
 	root := t.TempDir()
 	e, id := webhookEngine(t, setup.Options{Root: root, Exe: serverExe, URLBase: "http://127.0.0.1:1", StateDB: testStateDB(t)})
 	hook := &eventCounter{got: map[int64]int{}}

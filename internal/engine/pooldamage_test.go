@@ -16,7 +16,6 @@ import (
 // repair; and the step whose download then fails fails saying so, rather
 // than being made again for nothing.
 func TestInputCheckPoolFileWrittenOver(t *testing.T) {
-	t.Parallel()
 	f := newFixtureWith(t, map[string]any{"max_step_attempts": 3, "max_error_results": 1, "max_total_results": 1})
 	wu := f.submit("g", "c1", 2).Chains[0].FirstWU
 	dl, _ := f.firstInput(wu)

@@ -64,7 +64,6 @@ func (f *fixture) checkGone(t *testing.T, sum, when string) {
 // user as its owner. Once everything is purged, collection must leave
 // nothing of it: no file, no link, no owner row.
 func TestPoolContentLeftByKilledRequestIsCollected(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	req, contents := inlineRequest("g", 3)
 	sum := f.leaveUnindexed(t, contents[2])
@@ -107,7 +106,6 @@ func TestPoolContentWithoutRowIsCollectedAfterGrace(t *testing.T) {
 // collected while a submission recorded its user as owner) and that
 // nothing uses goes at the next collection; one a live chain uses stays.
 func TestOwnerRowWithoutPoolRowIsCollected(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	const stray = "0123456789abcdef0123456789abcdef"
 	if _, err := f.e.State().SQL().ExecContext(f.ctx, `INSERT INTO pool_owners(user_id, md5) VALUES (?, ?)`, f.u.ID, stray); err != nil {
@@ -209,7 +207,6 @@ func TestPoolContentsConcurrentWithCollection(t *testing.T) {
 // as wanted: collection of files no row names, running before the chains
 // are recorded, would otherwise remove the file they are about to use.
 func TestSubmissionKeepsUnindexedContentItUses(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	coor, vel := "1 2 3\n", "0 0 0\n"
 	var refs []wire.FileRef

@@ -18,7 +18,6 @@ import (
 // (and deleted by BOINC), a required one deferred for minutes. The record
 // takes it itself instead.
 func TestPretakeResultsDirGoneIsNoMissingOutput(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	e := &Engine{Proj: &boinc.Project{UploadDir: filepath.Join(dir, "upload"), Fanout: 1024}}
 	wu := naming.Format("c", "alice", "g", 0, 2, naming.Tag(1))

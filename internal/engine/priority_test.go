@@ -15,7 +15,6 @@ import (
 // user's own chains only. (That unsent results follow, and that the feeder
 // sends by it, is the stand-in's TestLiveControl, on both engines.)
 func TestSetPriority(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	wu0 := f.submit("g", "a", 3).Chains[0].FirstWU
 	other := f.submit("g", "b", 3).Chains[0].FirstWU

@@ -14,7 +14,6 @@ import (
 // row fails the multi-row insert of a whole advance run, the other
 // users' next steps with it.
 func TestSubmitRefusesPriorityBeyondBoinc(t *testing.T) {
-	t.Parallel()
 	forEnginesCreate(t, engine.CreateNative, func(t *testing.T, e *engine.Engine, u store.User) {
 		ctx := context.Background()
 		b := &benchEnv{tb: t, ctx: ctx, e: e, u: u}

@@ -15,7 +15,6 @@ import (
 // once (and again when it changes), waits longer each time up to the cap,
 // and the recovery is logged once.
 func TestFailStreakLogsOnceAndBacksOff(t *testing.T) {
-	t.Parallel()
 	var buf bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, nil))
 	var f failStreak

@@ -14,7 +14,6 @@ import (
 // max_total_results (raising that to the request made the bound the
 // user's own).
 func TestSubmitReplicationBoundedByMaxTotalResults(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	f.e.Cfg.MaxTotalResults = 10
 	for i, tn := range []int{11, 1000000} {

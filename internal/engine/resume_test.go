@@ -34,7 +34,6 @@ func (f *fixture) failCurrent(chainID int64, mask int) string {
 // count from 1 again), each with the reason it ended with: the attempt the
 // chain failed in keeps BOINC's reason, not the resume's.
 func TestResumedAttemptsInOrderWithTheirReasons(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	f.e.Cfg.RetryBackoff = 0.001
 	f.e.Cfg.MaxStepAttempts = 2

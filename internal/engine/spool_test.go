@@ -82,7 +82,6 @@ func TestHookSpoolsWhileCreatorRuns(t *testing.T) {
 
 // Without a creator, the hook process does the creator's work itself.
 func TestHookWithoutCreator(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	wu := f.submitMany("g", 1, 2)[0]
 	if err := engine.Hook(f.ctx, f.root, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}, f.e.Log); err != nil {
@@ -98,7 +97,6 @@ func TestHookWithoutCreator(t *testing.T) {
 
 // A damaged entry is set aside; the entries behind it go on.
 func TestSpoolBadEntrySetAside(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	wus := f.submitMany("g", 1, 2)
 	release := f.holdCreator()
@@ -122,7 +120,6 @@ func TestSpoolBadEntrySetAside(t *testing.T) {
 // A hook pointed at a directory that is no server root fails (BOINC keeps
 // the outputs) and creates nothing there.
 func TestHookNeedsServerRoot(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	if err := engine.Hook(t.Context(), dir, boinc.HookCall{WUName: "a-B_c-0-2-RND0001", Files: []string{"/nonexistent/a-B_c-0-2-RND0001_0_r1_0"}}, nil); err == nil {
 		t.Fatal("no error")
@@ -135,7 +132,6 @@ func TestHookNeedsServerRoot(t *testing.T) {
 // A lone hook call, with a creator running, returns once its next step's
 // work unit exists; a call in a stream returns at once.
 func TestLoneHookWaitsStreamDoesNot(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	wus := f.submitMany("g", 2, 3)
 	ctx, cancel := context.WithCancel(f.ctx)

@@ -13,7 +13,6 @@ import (
 // (with its chain_done event), since the stop has nothing left to hold
 // back; a chain stopped with steps left stays stopped.
 func TestChainStoppedDuringLastStepEndsDone(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	wus := map[string]string{
 		"last": f.submit("g", "last", 1).Chains[0].FirstWU,

@@ -13,7 +13,6 @@ import (
 // BOINC and runs to its end; an input of it taken out of download/ is
 // linked again as a running chain's is.
 func TestStoppedChainInputLinkedAgain(t *testing.T) {
-	t.Parallel()
 	f := newFixtureWith(t, map[string]any{"input_check_seconds": 0.5})
 	wu := f.submit("g", "c1", 2).Chains[0].FirstWU
 	if _, err := f.e.Stop(f.ctx, f.u, wire.ChainRef{Group: "g", Name: "c1"}); err != nil {

@@ -22,7 +22,6 @@ import (
 // the chain the name points to says so in its reason. A foreign work unit
 // is still ignored.
 func TestUnplaceableHookCallKeepsOutputs(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	wu0 := f.submit("g", "c1", 3).Chains[0].FirstWU
 	w, err := naming.ParseWU(wu0)
@@ -103,7 +102,6 @@ func unplacedEntries(t *testing.T, root string) []string {
 // unchanged, it is set aside again rather than block every chain or lose
 // its outputs. A call that does not look like rboinc's is left alone.
 func TestUnreadableHookCallKeepsOutputs(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	wu0 := f.submit("g", "c1", 3).Chains[0].FirstWU
 	up := f.e.Proj.UploadPath(wu0 + "_x7_r1_0") // no BOINC names results so (yet)
