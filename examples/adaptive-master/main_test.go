@@ -178,6 +178,7 @@ func TestKilledAndRestarted(t *testing.T) {
 		}
 	case <-time.After(2 * time.Minute):
 		second.Process.Kill()
+		<-done // its output is written until it has exited
 		t.Fatalf("the restarted master did not finish:\n%s", out2)
 	}
 	final, _ := readState(t, state)
