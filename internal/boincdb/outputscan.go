@@ -31,7 +31,7 @@ func scanOutputFiles(doc string) (out []OutputFile, err error, ok bool) {
 	var infos []fileInfo
 	var stack []elem
 	var text *string // where the current element's text goes, when it matters
-	var buf strings.Builder
+	textStart := 0   // where that text begins: it ends at the next '<'
 	if strings.Contains(doc, "]]>") {
 		return nil, nil, false // not allowed outside CDATA: the parser says so
 	}
@@ -41,11 +41,9 @@ func scanOutputFiles(doc string) (out []OutputFile, err error, ok bool) {
 			return nil, nil, false
 		}
 		if c != '<' {
-			if text != nil {
-				buf.WriteByte(c)
-			}
 			continue
 		}
+		lt := i
 		// A tag: <name>, <name/> or </name>, spaces allowed before its end.
 		closing := i+1 < len(doc) && doc[i+1] == '/'
 		j := i + 1
@@ -114,16 +112,20 @@ func scanOutputFiles(doc string) (out []OutputFile, err error, ok bool) {
 			}
 			stack = append(stack, e)
 			text = e.text
-			buf.Reset()
+			textStart = i + 1
 			if !selfClosing {
 				continue
 			}
 		}
-		// The element ends: its text, when it matters, is kept.
+		// The element ends: its text, when it matters, is kept (no element
+		// came inside it, so it is the document's bytes up to this tag).
 		e := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		if e.text != nil {
-			*e.text = strings.TrimSpace(buf.String())
+			*e.text = ""
+			if !selfClosing {
+				*e.text = strings.TrimSpace(doc[textStart:lt])
+			}
 		}
 		text = nil
 	}

@@ -86,13 +86,16 @@ func (x *xmlScanner) get(limit int) (string, tokKind) {
 }
 
 // scanTag reads after a '<' up to '>': the name up to the first space, plus
-// every '/' found anywhere (also inside attribute values).
+// every '/' found anywhere (also inside attribute values). Until a space,
+// that is the template's own bytes, returned without a copy: templates are
+// scanned once per work unit, and most tags have no attributes.
 func (x *xmlScanner) scanTag(limit int) (string, tokKind) {
-	var b strings.Builder
 	room := limit
 	if room <= 0 {
 		room = math.MaxInt
 	}
+	start := x.i
+	var b []byte // the name once a space was found; before, x.s[start:x.i]
 	foundSpace := false
 	for n := 0; ; n++ {
 		if x.i >= len(x.s) {
@@ -102,23 +105,39 @@ func (x *xmlScanner) scanTag(limit int) (string, tokKind) {
 		x.i++
 		switch {
 		case c == '>':
-			return b.String(), tokTag
+			if !foundSpace {
+				return x.s[start : x.i-1], tokTag
+			}
+			return string(b), tokTag
 		case IsCSpace(c):
-			foundSpace = true
+			if !foundSpace {
+				foundSpace = true
+				b = append(b, x.s[start:x.i-1]...)
+			}
 		case c == '/' || !foundSpace:
 			room--
 			if room <= 0 {
 				return "", tokEOF
 			}
-			b.WriteByte(c)
+			if foundSpace {
+				b = append(b, c)
+			}
 		}
-		if n == 2 && strings.HasPrefix(b.String(), "!--") {
+		if n == 2 && x.scannedPrefix(start, foundSpace, b, "!--") {
 			return x.scanComment()
 		}
-		if n == 7 && strings.HasPrefix(b.String(), "![CDATA[") {
+		if n == 7 && x.scannedPrefix(start, foundSpace, b, "![CDATA[") {
 			return x.scanCDATA()
 		}
 	}
+}
+
+// scannedPrefix tells whether the tag scanTag has read so far begins with p.
+func (x *xmlScanner) scannedPrefix(start int, foundSpace bool, b []byte, p string) bool {
+	if foundSpace {
+		return len(b) >= len(p) && string(b[:len(p)]) == p
+	}
+	return strings.HasPrefix(x.s[start:x.i], p)
 }
 
 func (x *xmlScanner) scanComment() (string, tokKind) {
