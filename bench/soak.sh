@@ -32,7 +32,18 @@ work=${work:-$(mktemp -d /tmp/rboinc-soak.XXXXXX)}
 mkdir -p "$work/bin"
 work=$(cd "$work" && pwd)
 go build -o "$work/bin/" ./cmd/rboinc-server ./cmd/rboinc-hook ./cmd/rboinc-gahp ./cmd/rboinc-submit ./cmd/rboinc-retrieve ./examples/adaptive-master ./bench/rbsoak
-run=("$work/bin/rbsoak" -bin "$work/bin" -work "$work" $short "$@")
+# The app the stand-in's volunteer runs: bench/langevin's C program (one
+# exec a result; the shipped script is a shell and an awk, most of a long
+# run's processor time), static where the C library allows. Without cc,
+# the shipped script (RBSOAK_APP=script asks for it).
+app=()
+if [ "${RBSOAK_APP:-}" != script ] && command -v cc >/dev/null; then
+	if cc -std=c11 -O2 -static -o "$work/bin/langevin" bench/langevin/langevin.c -lm 2>/dev/null ||
+		cc -std=c11 -O2 -o "$work/bin/langevin" bench/langevin/langevin.c -lm; then
+		app=(-app "$work/bin/langevin")
+	fi
+fi
+run=("$work/bin/rbsoak" -bin "$work/bin" -work "$work" $short "${app[@]}" "$@")
 keep=""
 for a in "$@"; do case "$a" in -keep | --keep | -keep=true | --keep=true) keep=1 ;; esac; done
 # As root, rbsoak runs in a mount and pid namespace of its own, under a

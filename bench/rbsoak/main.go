@@ -45,9 +45,10 @@ type options struct {
 	seed        int64
 	tmpfsSize   string
 	keep        bool
-	oneStep     int // when N > 1, every group but each Nth has chains of one step
-	slots       int // the stand-in's volunteer slots (rboinc_standin_slots); 0: its default
-	stepEvents  int // users whose webhook takes step events too; -1: every user
+	oneStep     int    // when N > 1, every group but each Nth has chains of one step
+	slots       int    // the stand-in's volunteer slots (rboinc_standin_slots); 0: its default
+	stepEvents  int    // users whose webhook takes step events too; -1: every user
+	app         string // the langevin queue's executable (apps/langevin/run); "": the shipped script
 }
 
 func main() {
@@ -73,6 +74,7 @@ func main() {
 	flag.IntVar(&o.oneStep, "one-step", 0, "N > 1: every group but each Nth has chains of one step (the short run, for time), each Nth -steps")
 	flag.IntVar(&o.slots, "slots", 16, "results the stand-in computes at once (config.xml's rboinc_standin_slots: a project's many hosts); 0: the stand-in's default 4 (-short: 0)")
 	flag.IntVar(&o.stepEvents, "step-events", 1, "users whose webhook takes step events (step_created, step_done, step_retried) besides chain and group events; -1: every user (-short: -1)")
+	flag.StringVar(&o.app, "app", "", "executable the stand-in runs as the langevin app (bench/soak.sh builds bench/langevin/langevin.c: one exec a result, where the shipped script is sh and awk); empty: the shipped examples/langevin/run")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory's server root at the end")
 	flag.Parse()
 	if o.bin == "" || o.work == "" {
@@ -109,10 +111,17 @@ func main() {
 		o.seed = time.Now().UnixNano()
 	}
 	o.bin, o.work = abs(o.bin), abs(o.work)
+	if o.app != "" {
+		o.app = abs(o.app)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	fmt.Printf("rbsoak: %d chains of %d steps, %d users, %s, %s assimilator, seed %d, %d CPUs, load %s\n",
-		o.chains, o.steps, o.users, map[bool]string{false: "SQLite", true: "MariaDB"}[o.mariadb], o.assimilator, o.seed, runtime.NumCPU(), loadAvg())
+	app := "the shipped script"
+	if o.app != "" {
+		app = o.app
+	}
+	fmt.Printf("rbsoak: %d chains of %d steps, %d users, %s, %s assimilator, app %s, seed %d, %d CPUs, load %s\n",
+		o.chains, o.steps, o.users, map[bool]string{false: "SQLite", true: "MariaDB"}[o.mariadb], o.assimilator, app, o.seed, runtime.NumCPU(), loadAvg())
 	s, err := newSoak(ctx, o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "rbsoak:", err)

@@ -163,6 +163,11 @@ func (s *soak) setupSite(ctx context.Context) error {
 			return fmt.Errorf("user notify %s: %w: %s", name, err, out)
 		}
 	}
+	if s.o.app != "" {
+		if err := installApp(filepath.Join(s.root, "boinc", "apps", "langevin", "run"), s.o.app); err != nil {
+			return err
+		}
+	}
 	if s.o.slots > 0 {
 		if err := setStandinSlots(filepath.Join(s.root, "boinc", "config.xml"), s.o.slots); err != nil {
 			return err
@@ -207,6 +212,34 @@ func webhookEvents(i, stepUsers int) string {
 		return "all"
 	}
 	return chainEvents
+}
+
+// installApp puts the executable src in the place of the langevin queue's
+// app (before the server starts): the stand-in's volunteer runs it as it
+// runs the shipped script, in the slot with the inputs under their open
+// names. Written beside and renamed, as an app update would be.
+func installApp(dst, src string) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return fmt.Errorf("the app: %w", err)
+	}
+	if _, err := os.Stat(dst); err != nil {
+		return fmt.Errorf("the langevin queue's app: %w", err)
+	}
+	tmp := dst + ".new"
+	err = os.WriteFile(tmp, data, 0o755)
+	if err == nil {
+		err = os.Chmod(tmp, 0o755)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("installing the app: %w", err)
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("installing the app: %w", err)
+	}
+	return nil
 }
 
 // setStandinSlots sets the stand-in's rboinc_standin_slots in its

@@ -264,10 +264,11 @@ func stageInputs(p *boinc.Project, wd wuDoc, slot string) error {
 		src := boinc.HierPath(p.DownloadDir, r.fileName, p.Fanout)
 		dst := filepath.Join(slot, r.openName)
 		var err error
+		sum := "" // the MD5 of what the slot got, when a copy hashed it on the way
 		if r.copyFile {
-			err = copyFile(src, dst)
+			sum, err = copyToSlot(src, dst)
 		} else if err = os.Link(src, dst); err != nil && !errors.Is(err, os.ErrNotExist) {
-			err = copyFile(src, dst)
+			sum, err = copyToSlot(src, dst)
 		}
 		if errors.Is(err, os.ErrNotExist) {
 			// The web server answers 404: the client gives up at once.
@@ -277,9 +278,10 @@ func stageInputs(p *boinc.Project, wd wuDoc, slot string) error {
 			return fmt.Errorf("download of input %s failed: %w", r.fileName, err)
 		}
 		if want := md5s[r.fileName]; want != "" {
-			sum, _, err := md5sum.File(dst)
-			if err != nil {
-				return fmt.Errorf("checking input %s: %w", r.fileName, err)
+			if sum == "" {
+				if sum, _, err = md5sum.File(dst); err != nil {
+					return fmt.Errorf("checking input %s: %w", r.fileName, err)
+				}
 			}
 			if sum != want {
 				return &downloadError{file: r.fileName, code: errMD5Failed}

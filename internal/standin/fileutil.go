@@ -1,7 +1,11 @@
 package standin
 
 import (
+	"crypto/md5"
+	"encoding/hex"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"syscall"
 
@@ -12,6 +16,32 @@ import (
 func copyFile(src, dst string) error {
 	_, _, err := atomicfile.Copy(src, dst, 0o644)
 	return err
+}
+
+// copyToSlot copies an input into a slot as the client does (BOINC's
+// boinc_copy): a plain copy, neither synced nor renamed into place, since a
+// slot is scratch that the next run clears, and the app starts only after
+// every input is in. It returns the copy's MD5, computed on the way, so
+// that checking the input does not read it again.
+func copyToSlot(src, dst string) (string, error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return "", err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return "", err
+	}
+	h := md5.New()
+	_, err = io.Copy(io.MultiWriter(out, h), in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("copying %s to %s: %w", src, dst, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // moveFile renames src to dst, copying when they are on different file systems.
