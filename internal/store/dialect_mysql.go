@@ -409,11 +409,13 @@ func openMySQL(t sqldb.Target) (*sql.DB, dialect, error) {
 
 func (m mysqlDialect) String() string { return TablePrefix + "* tables in " + m.target.String() }
 
-// begin: READ COMMITTED, so that each statement reads what the writers
-// before committed, as in SQLite's immediate transaction; the lock on the
-// schema row makes writers (of every process and host) run one at a time.
+// begin: READ COMMITTED (each connection's session level, set by
+// rewriter.Connect), so that each statement reads what the writers before
+// committed, as in SQLite's immediate transaction; the lock on the schema
+// row makes writers (of every process and host) run one at a time. It is
+// a lock, not a check of the version: its value is not looked at.
 func (mysqlDialect) begin(ctx context.Context, db *sql.DB) (*sql.Tx, func(), error) {
-	tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -531,13 +533,25 @@ func (m mysqlDialect) apply(ctx context.Context, conn *sql.Conn, mg migration) e
 // on its way: raw queries through DB.SQL and transactions included.
 type rewriter struct{ c driver.Connector }
 
+// Connect sets each new connection's isolation level once (a reconnection
+// after MariaDB's restart is a new connection): a level given per
+// transaction is a statement more in each (SET TRANSACTION ISOLATION
+// LEVEL before each BEGIN).
 func (r rewriter) Connect(ctx context.Context) (driver.Conn, error) {
 	c, err := r.c.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
+	if _, err := c.(driver.ExecerContext).ExecContext(ctx, sessionIsolation, nil); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("setting the session's isolation level: %w", err)
+	}
 	return rconn{c}, nil
 }
+
+// sessionIsolation is every state transaction's level (MariaDB's and
+// MySQL's words alike).
+const sessionIsolation = `SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED`
 
 func (r rewriter) Driver() driver.Driver { return r.c.Driver() }
 
