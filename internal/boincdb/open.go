@@ -44,6 +44,10 @@ func Open(ctx context.Context, t sqldb.Target) (*DB, error) {
 			cfg.Timeout = 10 * time.Second
 		}
 		cfg.ClientFoundRows = true // as BOINC connects: affected rows are matched rows
+		// Arguments written into the query's text by the driver, as
+		// BOINC's daemons send theirs (mysql_query): one round trip, not
+		// a prepare, an execute and a close.
+		cfg.InterpolateParams = true
 		conn, cerr := mysql.NewConnector(cfg)
 		if err = cerr; err == nil {
 			db = sql.OpenDB(conn)

@@ -392,6 +392,12 @@ func openMySQL(t sqldb.Target) (*sql.DB, dialect, error) {
 	}
 	// RowsAffected counts the rows matched, as SQLite does.
 	cfg.ClientFoundRows = true
+	// A query's arguments are written into its text by the driver (escaped
+	// for the connection's character set, utf8mb4), one round trip: not
+	// three (prepare, execute, close), which were 34 of a work unit's
+	// 93 requests to MariaDB in the long soak. Statements prepared on
+	// purpose (stmtCache) stay prepared.
+	cfg.InterpolateParams = true
 	if cfg.Params == nil {
 		cfg.Params = map[string]string{}
 	}
