@@ -11,7 +11,10 @@ import (
 // failing, the lease removed as run out); after a renewal it leaves the
 // row alone, a statement less in each claim.
 func TestClaimLeavesFreshLeaseAlone(t *testing.T) {
-	defer func(d time.Duration) { LeaseTTL = d }(LeaseTTL)
+	// Restored after the database's close (cleanups run last first),
+	// which stops the renewals that read it.
+	ttl := LeaseTTL
+	t.Cleanup(func() { LeaseTTL = ttl })
 	LeaseTTL = 6 * time.Second // renewed every 2 s, fresh for 2 s after
 	ctx := context.Background()
 	db := openTest(t)
