@@ -52,6 +52,11 @@ func Open(ctx context.Context, t sqldb.Target) (*DB, error) {
 		if err = cerr; err == nil {
 			db = sql.OpenDB(conn)
 			db.SetConnMaxIdleTime(time.Minute)
+			// database/sql keeps 2 by default: the stand-in's slots and
+			// the native assimilator's overlapped batches then opened and
+			// closed a connection 4 times a second in the long soak (a
+			// BOINC daemon keeps its one connection).
+			db.SetMaxIdleConns(8)
 		}
 	default:
 		err = fmt.Errorf("unknown database engine %q", t.Engine)
