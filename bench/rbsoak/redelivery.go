@@ -18,8 +18,7 @@ import (
 // leaves it to be sent again (after its claim's lease) under the same
 // X-Rboinc-Delivery id. It has up to notifyParallel deliveries in flight,
 // so one kill may repeat several. Only a kill explains a repeat; a MariaDB
-// kill does not (the notifier's next pass, or its flush when it stops,
-// records the deliveries made; it tries again while the database is away,
+// kill does not (recordDelivered tries again while the database is away,
 // for the claim's lease, and MariaDB flushes its log at every commit to
 // the OS, which a kill of mysqld does not lose).
 

@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,7 +59,7 @@ func Sign(secret string, body []byte) string {
 // RunNotifier fans events out and delivers them until ctx ends.
 func (e *Engine) RunNotifier(ctx context.Context, poll time.Duration) {
 	s := newSender(e)
-	defer s.flush(ctx)
+	defer s.wg.Wait()
 	var streak failStreak
 	for {
 		busy, err := s.pass(ctx)
@@ -92,21 +91,17 @@ func (e *Engine) RunNotifier(ctx context.Context, poll time.Duration) {
 func (e *Engine) NotifyPass(ctx context.Context) (busy bool, err error) {
 	s := newSender(e)
 	busy, err = s.pass(ctx)
-	s.flush(ctx)
+	s.wg.Wait()
 	return busy || s.started > 0, err
 }
 
 // sender runs deliveries, counting those in flight, in all and per user.
 type sender struct {
-	e      *Engine
-	mu     sync.Mutex
-	flying int
-	byUser map[int64]int
-	ids    map[int64]bool // the deliveries in flight
-	// sent are the deliveries made, recorded by the next pass's
-	// transaction (store.NotifyRound: a transaction less a delivery),
-	// or by flush.
-	sent    []int64
+	e       *Engine
+	mu      sync.Mutex
+	flying  int
+	byUser  map[int64]int
+	ids     map[int64]bool // the deliveries in flight
 	wg      sync.WaitGroup
 	ended   chan struct{} // a value when a delivery ends
 	started int           // deliveries started, in all
@@ -119,20 +114,22 @@ func newSender(e *Engine) *sender {
 // pass fans out new events and starts the deliveries due that fit in the
 // free slots, without waiting for them.
 func (s *sender) pass(ctx context.Context) (busy bool, err error) {
-	s.mu.Lock()
-	free := max(0, notifyParallel-s.flying)
-	inFlight, ids := maps.Clone(s.byUser), maps.Clone(s.ids)
-	sent := slices.Clone(s.sent)
-	s.mu.Unlock()
-	for _, id := range sent {
-		ids[id] = true // not to be claimed again should it stay
+	n, err := s.e.db.FanOut(ctx, notifyBatch)
+	if err != nil {
+		return false, fmt.Errorf("queueing events for notification: %w", err)
 	}
-	n, ds, err := s.e.db.NotifyRound(ctx, sent, notifyBatch, store.Claim{At: time.Now().Unix(), Lease: notifyLease, Limit: free,
+	s.mu.Lock()
+	free := notifyParallel - s.flying
+	inFlight, ids := maps.Clone(s.byUser), maps.Clone(s.ids)
+	s.mu.Unlock()
+	if free <= 0 {
+		return n == notifyBatch, nil
+	}
+	ds, err := s.e.db.ClaimDeliveries(ctx, store.Claim{At: time.Now().Unix(), Lease: notifyLease, Limit: free,
 		PerUser: notifyPerUser, Busy: inFlight, Flying: ids})
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("taking due notifications: %w", err)
 	}
-	s.recorded(len(sent))
 	for _, d := range ds {
 		uid := d.Target.UserID
 		s.mu.Lock()
@@ -147,11 +144,8 @@ func (s *sender) pass(ctx context.Context) (busy bool, err error) {
 			// A call in flight finishes (within notifyTimeout) when the
 			// notifier is stopped: cut short, the receiver may have the
 			// event already and would get it again from the next notifier.
-			ok := s.e.deliver(context.WithoutCancel(ctx), d)
+			s.e.deliver(context.WithoutCancel(ctx), d)
 			s.mu.Lock()
-			if ok {
-				s.sent = append(s.sent, d.ID)
-			}
 			s.flying--
 			delete(s.ids, d.ID)
 			if s.byUser[uid]--; s.byUser[uid] == 0 {
@@ -167,47 +161,8 @@ func (s *sender) pass(ctx context.Context) (busy bool, err error) {
 	return n == notifyBatch, nil
 }
 
-// recorded drops the first n deliveries of sent, recorded by a pass (those
-// made meanwhile come after them).
-func (s *sender) recorded(n int) {
-	s.mu.Lock()
-	s.sent = s.sent[n:]
-	s.mu.Unlock()
-}
-
-// flush waits for the deliveries in flight and records those made, trying
-// again while the state database is away (a MariaDB restart) for as long
-// as their claims hold: until then no other pass takes them, and once
-// they are recorded nobody sends them again. Given up, the receivers get
-// them a second time after the claims (the event's id tells them so).
-func (s *sender) flush(ctx context.Context) {
-	s.wg.Wait()
-	ctx = context.WithoutCancel(ctx)
-	end := time.Now().Add(notifyLease*time.Second - notifyTimeout)
-	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
-		s.mu.Lock()
-		sent := slices.Clone(s.sent)
-		s.mu.Unlock()
-		if len(sent) == 0 {
-			return
-		}
-		_, _, err := s.e.db.NotifyRound(ctx, sent, 0, store.Claim{})
-		if err == nil {
-			s.recorded(len(sent))
-			return
-		}
-		if time.Now().Add(wait).After(end) {
-			s.e.Log.Error("recording sent notifications (they may be sent again)", "err", err, "deliveries", len(sent))
-			return
-		}
-		time.Sleep(wait)
-	}
-}
-
-// deliver makes delivery d and tells whether it reached its target (to be
-// recorded by the sender); a failure, or a delivery given up, it records
-// itself.
-func (e *Engine) deliver(ctx context.Context, d store.Delivery) bool {
+func (e *Engine) deliver(ctx context.Context, d store.Delivery) {
+	claimed := time.Now() // the claim was taken a moment ago
 	var err error
 	log := e.Log.With("user_id", d.Target.UserID, "target", d.Target.Address, "event", d.EventID, "attempt", d.Attempts+1)
 	// The outcome is recorded even when ctx ended meanwhile.
@@ -225,7 +180,7 @@ func (e *Engine) deliver(ctx context.Context, d store.Delivery) bool {
 			if derr := e.db.Delivered(bg, d.ID); derr != nil {
 				log.Error("dropping a notification", "err", derr)
 			}
-			return false
+			return
 		}
 		if err == nil {
 			err = e.sendEventMail(ctx, d)
@@ -234,14 +189,15 @@ func (e *Engine) deliver(ctx context.Context, d store.Delivery) bool {
 		err = fmt.Errorf("unknown notification kind %q", d.Target.Kind)
 	}
 	if err == nil {
-		return true
+		e.recordDelivered(bg, d.ID, claimed, log)
+		return
 	}
 	if time.Since(time.Unix(d.Created, 0)) > NotifyGiveUp {
 		log.Error("notification dropped: its target failed for too long", "err", err, "failing_for", NotifyGiveUp)
 		if derr := e.db.Delivered(bg, d.ID); derr != nil {
 			log.Error("dropping a notification", "err", derr)
 		}
-		return false
+		return
 	}
 	wait := notifyFirstRetry << min(d.Attempts, 20)
 	wait = min(wait, notifyMaxRetry)
@@ -253,7 +209,26 @@ func (e *Engine) deliver(ctx context.Context, d store.Delivery) bool {
 	if derr := e.db.DeliveryFailed(bg, d.ID, time.Now().Add(wait).Unix(), err.Error()); derr != nil {
 		log.Error("recording a failed notification", "err", derr)
 	}
-	return false
+}
+
+// recordDelivered records a sent notification, trying again while the
+// state database is away (a MariaDB restart) for as long as the delivery's
+// claim holds: until then no other pass takes it, and once it is recorded
+// nobody sends it again. Given up, the receiver gets it a second time after
+// the claim (the event's id tells it so).
+func (e *Engine) recordDelivered(ctx context.Context, id int64, claimed time.Time, log *slog.Logger) {
+	end := claimed.Add(notifyLease*time.Second - notifyTimeout)
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
+		err := e.db.Delivered(ctx, id)
+		if err == nil {
+			return
+		}
+		if time.Now().Add(wait).After(end) {
+			log.Error("recording a sent notification (it may be sent again)", "err", err)
+			return
+		}
+		time.Sleep(wait)
+	}
 }
 
 // errNoSecret refuses to send a webhook signed with an empty key (which

@@ -226,17 +226,8 @@ type NotifyPayload struct {
 // whatever crashes. It returns how many events it read.
 func (d *DB) FanOut(ctx context.Context, limit int) (int, error) {
 	var n int
-	err := d.Tx(ctx, func(tx *sql.Tx) (err error) {
-		n, err = fanOut(ctx, tx, limit)
-		return err
-	})
-	return n, err
-}
-
-// fanOut is FanOut within tx.
-func fanOut(ctx context.Context, tx *sql.Tx, limit int) (int, error) {
-	var n int
-	err := func() error {
+	err := d.Tx(ctx, func(tx *sql.Tx) error {
+		n = 0
 		var cursor int64
 		if err := tx.QueryRowContext(ctx, `SELECT last_event FROM notify_cursor WHERE id = 1`).Scan(&cursor); err != nil {
 			return fmt.Errorf("reading the notification cursor: %w", err)
@@ -310,7 +301,7 @@ func fanOut(ctx context.Context, tx *sql.Tx, limit int) (int, error) {
 			return errors.New("the notification cursor moved under this notifier (another one runs): nothing queued")
 		}
 		return nil
-	}()
+	})
 	return n, err
 }
 
@@ -340,22 +331,13 @@ type Claim struct {
 // again at once, not only when the claim ends (90 s, during which its
 // target got nothing at all: a target's events go one at a time).
 func (d *DB) ClaimDeliveries(ctx context.Context, c Claim) ([]Delivery, error) {
-	var out []Delivery
-	err := d.Tx(ctx, func(tx *sql.Tx) (err error) {
-		out, err = d.claimDeliveries(ctx, tx, c)
-		return err
-	})
-	return out, err
-}
-
-// claimDeliveries is ClaimDeliveries within tx.
-func (d *DB) claimDeliveries(ctx context.Context, tx *sql.Tx, c Claim) ([]Delivery, error) {
 	perUser := c.PerUser
 	if perUser <= 0 {
 		perUser = c.Limit
 	}
 	var out []Delivery
-	err := func() error {
+	err := d.Tx(ctx, func(tx *sql.Tx) error {
+		out = out[:0]
 		me, err := d.leaseHeld(ctx, tx)
 		if err != nil {
 			return err
@@ -451,7 +433,7 @@ func (d *DB) claimDeliveries(ctx context.Context, tx *sql.Tx, c Claim) ([]Delive
 		}
 		out = kept
 		return nil
-	}()
+	})
 	return out, err
 }
 
@@ -490,40 +472,6 @@ func goneClaimers(ctx context.Context, tx *sql.Tx, at int64, me string) ([]any, 
 		}
 	}
 	return gone, nil
-}
-
-// NotifyRound is a notifier's pass in one transaction (a transaction's
-// begin, lock and commit each, where there were three): the deliveries
-// sent are removed from the outbox (as Delivered), the events that came
-// are fanned out (FanOut, at most fanLimit; none when 0) and the
-// deliveries due are claimed (ClaimDeliveries; none when c.Limit is 0).
-// The deliveries sent go first, so that none is claimed again.
-func (d *DB) NotifyRound(ctx context.Context, sent []int64, fanLimit int, c Claim) (fanned int, claimed []Delivery, err error) {
-	err = d.Tx(ctx, func(tx *sql.Tx) error {
-		for start := 0; start < len(sent); start += maxListArgs {
-			part := sent[start:min(start+maxListArgs, len(sent))]
-			args := make([]any, len(part))
-			for i, id := range part {
-				args[i] = id
-			}
-			if _, err := tx.ExecContext(ctx, `DELETE FROM notify_outbox WHERE id IN `+inList(len(part)), args...); err != nil {
-				return fmt.Errorf("recording sent notifications: %w", err)
-			}
-		}
-		var err error
-		if fanned, claimed = 0, nil; fanLimit > 0 {
-			if fanned, err = fanOut(ctx, tx, fanLimit); err != nil {
-				return fmt.Errorf("queueing events for notification: %w", err)
-			}
-		}
-		if c.Limit > 0 {
-			if claimed, err = d.claimDeliveries(ctx, tx, c); err != nil {
-				return fmt.Errorf("taking due notifications: %w", err)
-			}
-		}
-		return nil
-	})
-	return fanned, claimed, err
 }
 
 // Delivered removes a delivery that reached its target.
