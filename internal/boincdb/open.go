@@ -44,10 +44,19 @@ func Open(ctx context.Context, t sqldb.Target) (*DB, error) {
 			cfg.Timeout = 10 * time.Second
 		}
 		cfg.ClientFoundRows = true // as BOINC connects: affected rows are matched rows
+		// Arguments written into the query's text by the driver, as
+		// BOINC's daemons send theirs (mysql_query): one round trip, not
+		// a prepare, an execute and a close.
+		cfg.InterpolateParams = true
 		conn, cerr := mysql.NewConnector(cfg)
 		if err = cerr; err == nil {
 			db = sql.OpenDB(conn)
 			db.SetConnMaxIdleTime(time.Minute)
+			// database/sql keeps 2 by default: the stand-in's slots and
+			// the native assimilator's overlapped batches then opened and
+			// closed a connection 4 times a second in the long soak (a
+			// BOINC daemon keeps its one connection).
+			db.SetMaxIdleConns(8)
 		}
 	default:
 		err = fmt.Errorf("unknown database engine %q", t.Engine)

@@ -338,7 +338,7 @@ func (d *DB) ClaimDeliveries(ctx context.Context, c Claim) ([]Delivery, error) {
 	var out []Delivery
 	err := d.Tx(ctx, func(tx *sql.Tx) error {
 		out = out[:0]
-		me, err := d.takeLease(ctx, tx)
+		me, err := d.leaseHeld(ctx, tx)
 		if err != nil {
 			return err
 		}

@@ -38,6 +38,10 @@ type processLease struct {
 	mu              sync.Mutex
 	abandonedWUs    []string
 	abandonedChains []int64
+
+	// renewed is when the last renewal that committed began (zero: none
+	// since the lease was taken; under mu).
+	renewed time.Time
 }
 
 // abandon sets steps aside for release (see processLease).
@@ -112,6 +116,26 @@ func (d *DB) takeLease(ctx context.Context, ex execer) (string, error) {
 	return id, nil
 }
 
+// leaseHeld is takeLease for a transaction that needs the lease only to
+// exist while it commits and after (a notifier's claims): a lease renewed
+// lately is left alone, where takeLease would write it again (a statement
+// of each claim, two a work unit in the long soak). Fresh is less than
+// half of LeaseTTL (less its expiry's rounding to the second) since the
+// last renewal began: its expiry, by the database's clock, is still at
+// least half of LeaseTTL ahead, and nobody (of any host) can have removed
+// it, since it runs out only then. Both clocks must say so: the monotonic
+// one stops while the machine sleeps, the database's does not.
+func (d *DB) leaseHeld(ctx context.Context, ex execer) (string, error) {
+	d.lease.mu.Lock()
+	renewed := d.lease.renewed
+	d.lease.mu.Unlock()
+	fresh := LeaseTTL/2 - time.Second
+	if !renewed.IsZero() && time.Since(renewed) < fresh && time.Now().Round(0).Sub(renewed.Round(0)) < fresh {
+		return d.leaseID(), nil
+	}
+	return d.takeLease(ctx, ex)
+}
+
 func leaseSeconds() int64 { return max(1, int64(LeaseTTL/time.Second)) }
 
 // renewLease renews the lease every LeaseTTL/3 until stop closes. A
@@ -129,15 +153,21 @@ func (d *DB) renewLease(stop, done chan struct{}) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), LeaseTTL/3)
 		self := thisProcess()
+		began := time.Now()
 		// An upsert: a lease that ran out (a process frozen for longer
 		// than LeaseTTL) was removed by ReviveCreating, whose steps are
 		// the creator's now; the steps this process records next are
 		// leased again.
-		d.Tx(ctx, func(tx *sql.Tx) error {
+		err := d.Tx(ctx, func(tx *sql.Tx) error {
 			_, err := tx.ExecContext(ctx, `INSERT INTO process_leases(id, host, pid, started, expires) VALUES (?, ?, ?, ?, unixepoch() + ?)
 				ON CONFLICT(id) DO UPDATE SET expires = excluded.expires`, d.lease.id, self.host, self.pid, self.started, leaseSeconds())
 			return err
 		})
+		d.lease.mu.Lock()
+		if err == nil {
+			d.lease.renewed = began
+		}
+		d.lease.mu.Unlock()
 		d.releaseAbandoned(ctx)
 		cancel()
 	}
@@ -155,6 +185,9 @@ func (d *DB) endLease() {
 	}
 	close(stop)
 	<-done
+	d.lease.mu.Lock()
+	d.lease.renewed = time.Time{}
+	d.lease.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	d.Tx(ctx, func(tx *sql.Tx) error {
