@@ -208,15 +208,16 @@ func TestPropfindInfiniteDepthRefused(t *testing.T) {
 	}
 }
 
-// TestOpenUploadsCapped: of 2,000 upload collections asked for, the first
-// 100 (max_open_uploads) are opened; discarding one makes room; the top
-// of the WebDAV area (where the original clients MKCOL theirs) is held
-// to the same number, also by requests made at once.
+// TestOpenUploadsCapped: of 400 upload collections asked for, the first
+// 100 (max_open_uploads) are opened and the 300 after them refused (2,000
+// asked for took minutes under -race and proved no more); discarding one
+// makes room; the top of the WebDAV area (where the original clients
+// MKCOL theirs) is held to the same number, also by requests made at once.
 func TestOpenUploadsCapped(t *testing.T) {
 	v := newEnv(t)
 	var ids []string
 	t0 := time.Now()
-	for i := range 2000 {
+	for i := range 400 {
 		a := v.post("alice", server.Base+wire.PathUploads, nil)
 		if i < 100 {
 			if !a.ok() {
@@ -238,7 +239,7 @@ func TestOpenUploadsCapped(t *testing.T) {
 			t.Fatalf("upload %d: %v", i, a)
 		}
 	}
-	t.Logf("2000 upload requests in %v", time.Since(t0))
+	t.Logf("400 upload requests in %v", time.Since(t0))
 	area := v.e.DAVRoot(store0("alice"))
 	if ents, _ := os.ReadDir(area); len(ents) != 100 {
 		t.Fatalf("%d collections in the area, want 100", len(ents))
