@@ -648,9 +648,15 @@ func (e *Engine) createSteps(ctx context.Context, params boinc.WorkParams, steps
 	if err != nil {
 		return err
 	}
+	if e.afterCreateSteps != nil {
+		e.afterCreateSteps()
+	}
 	wus := make([]string, len(steps))
 	for i, s := range steps {
 		wus[i] = s.step.WU
 	}
-	return e.db.SetStepState(ctx, wus, "queued")
+	if err := e.db.SetStepState(ctx, wus, "queued"); err != nil {
+		return err
+	}
+	return e.cancelStranded(ctx, wus)
 }
