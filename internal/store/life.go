@@ -71,7 +71,19 @@ func (d *DB) retryStep(ctx context.Context, c Chain, step int, oldWU, newWU, rea
 			return err
 		}
 		retried = true
-		return addEvent(ctx, tx, c, EvStepRetried, step, reason)
+		if err := addEvent(ctx, tx, c, EvStepRetried, step, reason); err != nil {
+			return err
+		}
+		// A stopped chain's step leaves BOINC here (made again, it waits
+		// for -resume): the stop's group_done waited for it.
+		var state string
+		if err := tx.QueryRowContext(ctx, `SELECT state FROM chains WHERE id = ?`, c.ID).Scan(&state); err != nil {
+			return err
+		}
+		if state == "stopped" {
+			return groupDoneEvent(ctx, tx, c)
+		}
+		return nil
 	})
 	return retried, err
 }
