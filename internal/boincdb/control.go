@@ -15,33 +15,46 @@ import (
 // and each work unit gets error_mask bit 16 (cancelled) and is due for the
 // transitioner, which makes it ready for assimilation. Results in progress
 // are left to finish or time out. It returns how many work units it
-// cancelled (those assimilated already are left alone).
+// cancelled: those cancelled before (an -abort or -purge sent again) and
+// those assimilated already are not counted, nor changed, but for results
+// of theirs made unsent since, which end as the others.
 func (d *DB) Cancel(ctx context.Context, ids []int64) (int, error) {
 	total := 0
 	for len(ids) > 0 {
 		n := min(len(ids), 500)
 		part := ids[:n]
 		ids = ids[n:]
+		var cancelled int64 // set by the transaction's last (committed) try
 		err := d.Tx(ctx, func(tx *sql.Tx) error {
-			args := append([]any{ServerOver, OutcomeDidntNeed, ServerUnsent}, anys(part)...)
-			if _, err := tx.ExecContext(ctx, `UPDATE result SET server_state = ?, outcome = ?
-				WHERE server_state <= ? AND workunitid IN `+inList(n), args...); err != nil {
+			// Work units cancelled before whose results were made unsent
+			// since (an -abort or -purge sent again): due for the
+			// transitioner again, their results ending below.
+			args := append([]any{now()}, anys(part)...)
+			args = append(args, AssimilateInit, ErrCancelled, ServerUnsent)
+			if _, err := tx.ExecContext(ctx, `UPDATE workunit SET transition_time = ?
+				WHERE id IN `+inList(n)+` AND assimilate_state = ? AND error_mask & ? != 0
+				AND EXISTS (SELECT 1 FROM result WHERE result.workunitid = workunit.id AND result.server_state <= ?)`, args...); err != nil {
 				return err
 			}
 			args = append([]any{ErrCancelled, now()}, anys(part)...)
-			args = append(args, AssimilateInit)
+			args = append(args, AssimilateInit, ErrCancelled)
 			res, err := tx.ExecContext(ctx, `UPDATE workunit SET error_mask = error_mask | ?, transition_time = ?
-				WHERE id IN `+inList(n)+` AND assimilate_state = ?`, args...)
+				WHERE id IN `+inList(n)+` AND assimilate_state = ? AND error_mask & ? = 0`, args...)
 			if err != nil {
 				return err
 			}
-			k, err := res.RowsAffected()
-			total += int(k)
+			if cancelled, err = res.RowsAffected(); err != nil {
+				return err
+			}
+			args = append([]any{ServerOver, OutcomeDidntNeed, ServerUnsent}, anys(part)...)
+			_, err = tx.ExecContext(ctx, `UPDATE result SET server_state = ?, outcome = ?
+				WHERE server_state <= ? AND workunitid IN `+inList(n), args...)
 			return err
 		})
 		if err != nil {
 			return total, fmt.Errorf("cancelling work units in BOINC's database: %w", err)
 		}
+		total += int(cancelled)
 	}
 	return total, nil
 }

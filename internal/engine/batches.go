@@ -80,17 +80,54 @@ func checkBatch(req wire.SubmitRequest) error {
 	return nil
 }
 
-// beginBatch records the batch of a submission before its chains.
-func (e *Engine) beginBatch(ctx context.Context, u store.User, req wire.SubmitRequest, queue string) (int64, error) {
+// beginBatch records the batch of a submission before its chains. A batch
+// of that name recorded by the same request before (one whose answer was
+// lost, or whose commit broke with its database) is taken up again
+// (again true): its chains are then made or found as a resubmission's.
+// Another batch of that name, or one in its group, is refused.
+func (e *Engine) beginBatch(ctx context.Context, u store.User, req wire.SubmitRequest, queue string) (b store.Batch, again bool, err error) {
 	jobs := make([]store.BatchJob, len(req.Chains))
 	for i, c := range req.Chains {
 		jobs[i] = store.BatchJob{Name: c.Job, Chain: c.Name}
 	}
-	id, err := e.db.CreateBatch(ctx, store.Batch{UserID: u.ID, Name: req.Batch.Name, Group: req.Group, Queue: queue, Lease: req.Batch.Lease}, jobs)
-	if errors.Is(err, store.ErrExists) {
-		return 0, errf(KindNameTaken, "%s", strings.TrimSuffix(err.Error(), ": "+store.ErrExists.Error()))
+	b = store.Batch{UserID: u.ID, Name: req.Batch.Name, Group: req.Group, Queue: queue, Lease: req.Batch.Lease}
+	b.ID, err = e.db.CreateBatch(ctx, b, jobs)
+	if !errors.Is(err, store.ErrExists) {
+		return b, false, err
 	}
-	return id, err
+	if old, same, serr := e.sameBatch(ctx, b, jobs); serr != nil {
+		return b, false, serr
+	} else if same {
+		return old, true, nil
+	}
+	return b, false, errf(KindNameTaken, "%s", strings.TrimSuffix(err.Error(), ": "+store.ErrExists.Error()))
+}
+
+// sameBatch finds the user's batch named as b and tells whether it is b
+// with exactly jobs: the same group, queue, lease and job names for the
+// same chains.
+func (e *Engine) sameBatch(ctx context.Context, b store.Batch, jobs []store.BatchJob) (store.Batch, bool, error) {
+	old, err := e.db.BatchByName(ctx, b.UserID, b.Name)
+	if errors.Is(err, store.ErrNotFound) {
+		return old, false, nil // taken is the group or a job name
+	}
+	if err != nil || old.Group != b.Group || old.Queue != b.Queue || old.Lease != b.Lease {
+		return old, false, err
+	}
+	have, err := e.db.BatchJobs(ctx, old, 0)
+	if err != nil || len(have) != len(jobs) {
+		return old, false, err
+	}
+	want := make(map[string]string, len(jobs))
+	for _, j := range jobs {
+		want[j.Name] = j.Chain
+	}
+	for _, j := range have {
+		if c, ok := want[j.Name]; !ok || c != j.Chain {
+			return old, false, nil
+		}
+	}
+	return old, true, nil
 }
 
 // jobState is a chain's state as the GAHP reports it.

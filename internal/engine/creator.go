@@ -374,6 +374,9 @@ func (e *Engine) queueExisting(ctx context.Context, jobs []stepJob) (rest []step
 		if err := e.db.QueuePending(ctx, existing...); err != nil {
 			return nil, 0, err
 		}
+		if err := e.cancelStranded(ctx, existing); err != nil {
+			return nil, 0, err
+		}
 	}
 	return rest, len(existing), nil
 }
@@ -387,7 +390,10 @@ func (e *Engine) alreadyCreated(ctx context.Context, wu string, err error) (bool
 		return false, nil
 	}
 	e.Log.Warn("work unit exists in BOINC already (created before the creator stopped); recorded as created", "wu", wu)
-	return true, e.db.QueuePending(ctx, wu)
+	if err := e.db.QueuePending(ctx, wu); err != nil {
+		return true, err
+	}
+	return true, e.cancelStranded(ctx, []string{wu})
 }
 
 // pendingState is the state the hook records a next step in.

@@ -239,6 +239,10 @@ type Engine struct {
 	lastLate atomic.Int64
 	// lastLease is when batch leases were last checked (UnixNano).
 	lastLease atomic.Int64
+	// afterCreateSteps, when set (by tests, before the creator runs),
+	// runs between createSteps' making of work units in BOINC and their
+	// recording.
+	afterCreateSteps func()
 
 	// synced are the pool files this process made durable (durable.go).
 	synced syncedSet

@@ -53,3 +53,12 @@ func SetUnindexedMinAge(t interface{ Cleanup(func()) }, d time.Duration) {
 	old := unindexedMinAge.Swap(int64(d))
 	t.Cleanup(func() { unindexedMinAge.Store(old) })
 }
+
+// SetAfterCreateSteps makes f run, once, between the creation of steps'
+// work units in BOINC and their recording. Set before e's creator runs.
+func (e *Engine) SetAfterCreateSteps(f func()) {
+	e.afterCreateSteps = func() {
+		e.afterCreateSteps = nil
+		f()
+	}
+}

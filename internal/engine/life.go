@@ -35,6 +35,24 @@ func (e *Engine) cancelWUs(ctx context.Context, wus []string) (int, error) {
 	return bdb.Cancel(ctx, list)
 }
 
+// cancelStranded cancels in BOINC those of wus, work units just made and
+// recorded, whose chain was aborted or purged while they were being made
+// (store.Stranded): the abort's own cancel came before they existed. A
+// failure to cancel is logged; only the state database's is returned.
+func (e *Engine) cancelStranded(ctx context.Context, wus []string) error {
+	stranded, err := e.db.Stranded(ctx, wus)
+	if err != nil || len(stranded) == 0 {
+		return err
+	}
+	n, err := e.cancelWUs(ctx, stranded)
+	if err != nil {
+		e.Log.Error("cancelling work units made for chains aborted or purged meanwhile", "work_units", len(stranded), "first", stranded[0], "err", err)
+		return nil
+	}
+	e.Log.Info("work units made while their chains were aborted or purged: cancelled in BOINC", "work_units", n, "first", stranded[0])
+	return nil
+}
+
 // cancelNote cancels wus and words the outcome for the user: a note to
 // append to the change's message and, when BOINC did not cancel them,
 // failed (for CountResponse.Failed). The cause (BOINC's database, its

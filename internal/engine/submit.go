@@ -207,16 +207,20 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 		}
 		return resp, nil
 	}
+	batchAgain := false
 	if req.Batch != nil {
 		// The batch first: its name, group and job names are refused
-		// before any chain is made; it goes again if the chains fail.
-		id, berr := e.beginBatch(ctx, u, req, q.Name)
+		// before any chain is made; it goes again if the chains fail,
+		// unless some were recorded (a commit whose outcome is unknown):
+		// the same request sent again then completes it.
+		b, again, berr := e.beginBatch(ctx, u, req, q.Name)
 		if berr != nil {
 			return resp, berr
 		}
+		batchAgain = again
 		defer func() {
 			if err != nil {
-				if derr := e.db.DropBatch(context.WithoutCancel(ctx), id); derr != nil {
+				if _, derr := e.db.DropUnusedBatch(context.WithoutCancel(ctx), b); derr != nil {
 					e.Log.Error("forgetting the batch of a failed submission", "batch", req.Batch.Name, "err", derr)
 				}
 			}
@@ -228,7 +232,7 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 		return resp, err
 	}
 	created, err := e.recordAndCreate(ctx, u, params, chains, in, early)
-	if errors.Is(err, store.ErrExists) && ctx.Value(strictNamesKey{}) == nil && req.Batch == nil {
+	if errors.Is(err, store.ErrExists) && ctx.Value(strictNamesKey{}) == nil && (req.Batch == nil || batchAgain) {
 		// A retry of a submission whose answer was lost finds its chains:
 		// identical ones are answered as made, new ones made, different
 		// ones under a taken name refused.
@@ -644,9 +648,15 @@ func (e *Engine) createSteps(ctx context.Context, params boinc.WorkParams, steps
 	if err != nil {
 		return err
 	}
+	if e.afterCreateSteps != nil {
+		e.afterCreateSteps()
+	}
 	wus := make([]string, len(steps))
 	for i, s := range steps {
 		wus[i] = s.step.WU
 	}
-	return e.db.SetStepState(ctx, wus, "queued")
+	if err := e.db.SetStepState(ctx, wus, "queued"); err != nil {
+		return err
+	}
+	return e.cancelStranded(ctx, wus)
 }

@@ -83,6 +83,30 @@ func (d *DB) DropBatch(ctx context.Context, id int64) error {
 	})
 }
 
+// DropUnusedBatch forgets the batch of a failed submission, unless its
+// group holds chains: a commit whose outcome was unknown may have recorded
+// them, and the batch then stays for them (a resubmission of the same
+// batch completes it). Reports whether it was dropped.
+func (d *DB) DropUnusedBatch(ctx context.Context, b Batch) (bool, error) {
+	dropped := false
+	err := d.Tx(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM chains WHERE user_id = ? AND grp = ? AND state != 'purged'`, b.UserID, b.Group).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM batch_jobs WHERE batch_id = ?`, b.ID); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM batches WHERE id = ?`, b.ID)
+		dropped = err == nil
+		return err
+	})
+	return dropped && err == nil, err
+}
+
 const batchCols = `id, user_id, name, grp, queue, created, lease`
 
 func scanBatch(s scanner) (Batch, error) {

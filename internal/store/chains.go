@@ -414,6 +414,10 @@ func (d *DB) CompleteStepPooling(ctx context.Context, c Chain, step int, results
 			}
 			nextCreated = goOn
 		}
+		if state == "stopped" && !endsDone(state, step, c.NSteps) {
+			// The stop's group_done waited for this step's outputs.
+			return groupDoneEvent(ctx, tx, c)
+		}
 		if goOn || !endsDone(state, step, c.NSteps) {
 			return nil
 		}

@@ -42,15 +42,21 @@ func addEvent(ctx context.Context, tx txRunner, c Chain, typ string, step int, r
 	return nil
 }
 
-// groupDoneEvent adds group_done when no chain of c's group runs any more
-// (and none waits to).
+// groupDoneEvent adds group_done when the group is finished: no chain of
+// it runs (or waits to), and no stopped chain of it has a step still in
+// BOINC, whose outputs are still to come (-stop lets it run to its end).
+// A stop during such a step leaves group_done to that step's end, so that
+// the group has one group_done, after its last files, and rboinc-retrieve
+// -follow ends only when nothing more is to come.
 func groupDoneEvent(ctx context.Context, tx txRunner, c Chain) error {
-	var running int
-	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM chains WHERE user_id = ? AND grp = ? AND state = 'running')`,
-		c.UserID, c.Group).Scan(&running); err != nil {
+	var open int
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM chains WHERE user_id = ? AND grp = ? AND state = 'running')
+		OR EXISTS (SELECT 1 FROM chains ch JOIN steps s ON s.chain_id = ch.id WHERE ch.user_id = ? AND ch.grp = ? AND ch.state = 'stopped'
+			AND s.state IN ('queued', 'creating'))`,
+		c.UserID, c.Group, c.UserID, c.Group).Scan(&open); err != nil {
 		return err
 	}
-	if running != 0 {
+	if open != 0 {
 		return nil
 	}
 	return addEvent(ctx, tx, Chain{UserID: c.UserID, Group: c.Group}, EvGroupDone, -1, "")

@@ -71,7 +71,19 @@ func (d *DB) retryStep(ctx context.Context, c Chain, step int, oldWU, newWU, rea
 			return err
 		}
 		retried = true
-		return addEvent(ctx, tx, c, EvStepRetried, step, reason)
+		if err := addEvent(ctx, tx, c, EvStepRetried, step, reason); err != nil {
+			return err
+		}
+		// A stopped chain's step leaves BOINC here (made again, it waits
+		// for -resume): the stop's group_done waited for it.
+		var state string
+		if err := tx.QueryRowContext(ctx, `SELECT state FROM chains WHERE id = ?`, c.ID).Scan(&state); err != nil {
+			return err
+		}
+		if state == "stopped" {
+			return groupDoneEvent(ctx, tx, c)
+		}
+		return nil
 	})
 	return retried, err
 }
@@ -144,6 +156,43 @@ func (d *DB) Abort(ctx context.Context, userID int64, group, name, reason string
 // afterAbortState, when set (by tests), runs between Abort's two
 // transactions.
 var afterAbortState func()
+
+// Stranded returns those of wus, work units just made in BOINC and
+// recorded, whose step belongs to no live chain any more: its chain
+// aborted or purged, or the step gone (purged held, or named anew by a
+// -resume) while its work unit was being made. An -abort or -purge
+// cancels what BOINC holds when it commits; one that committed while a
+// creator made a work unit missed it, and the creator cancels it instead.
+// Asked after the work units were recorded queued: a chain aborted or
+// purged after this read finds its step queued and cancels it itself.
+func (d *DB) Stranded(ctx context.Context, wus []string) ([]string, error) {
+	var out []string
+	for start := 0; start < len(wus); start += 500 {
+		part := wus[start:min(start+500, len(wus))]
+		args := make([]any, len(part))
+		for i, w := range part {
+			args[i] = w
+		}
+		live, err := scanStrings(d.sql.QueryContext(ctx, `SELECT s.wu_name FROM steps s JOIN chains c ON c.id = s.chain_id
+			WHERE c.state NOT IN ('aborted', 'purged') AND s.wu_name IN `+inList(len(part)), args...))
+		if err != nil {
+			return nil, fmt.Errorf("looking up the chains of work units just made: %w", err)
+		}
+		if len(live) == len(part) {
+			continue
+		}
+		alive := make(map[string]bool, len(live))
+		for _, w := range live {
+			alive[w] = true
+		}
+		for _, w := range part {
+			if !alive[w] {
+				out = append(out, w)
+			}
+		}
+	}
+	return out, nil
+}
 
 // InFlight lists the work units BOINC holds for a user's chains of a
 // group (or one), for cancelling them (-stop -cancel, -purge).

@@ -1,0 +1,105 @@
+package store
+
+import (
+	"context"
+	"testing"
+)
+
+// groupEvents lists the types of user u's events of group g, oldest first.
+func groupEvents(t *testing.T, db *DB, u User, g string) []string {
+	t.Helper()
+	evs, err := db.Events(context.Background(), u.ID, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range evs {
+		if e.Group == g {
+			out = append(out, e.Type)
+		}
+	}
+	return out
+}
+
+// TestGroupDoneOnceAfterTheLastStep: a group whose last chain is stopped
+// while a step of it runs in BOINC is finished when that step's outputs
+// are in, not at the stop: group_done comes once, after that step_done.
+// Before, it came at the stop and again when the step ended the chain
+// done, and rboinc-retrieve -follow ended at the first, before the step's
+// files were there.
+func TestGroupDoneOnceAfterTheLastStep(t *testing.T) {
+	ctx := context.Background()
+	db, u := openBatchDB(t)
+	for _, tc := range []struct {
+		group string
+		steps int // 1: the stop comes during the last step
+		want  []string
+	}{
+		{"last", 1, []string{EvChainStopped, EvStepDone, EvChainDone, EvGroupDone}},
+		{"more", 2, []string{EvChainStopped, EvStepDone, EvGroupDone}},
+	} {
+		nc := batchChain(tc.group, "z", md5n(1))
+		nc.NSteps = tc.steps
+		cs, err := db.CreateChains(ctx, u, []NewChain{nc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := cs[0]
+		if err := db.SetStepState(ctx, []string{c.WU(0)}, StateQueued); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := db.Stop(ctx, u.ID, tc.group, "", "test"); err != nil || n != 1 {
+			t.Fatalf("stop: %d, %v", n, err)
+		}
+		var next *Step
+		if tc.steps > 1 {
+			next = &Step{ChainID: c.ID, Step: 1, WU: c.WU(1), State: "creating", Inputs: []string{md5n(2)}}
+		}
+		if done, _, _, err := db.CompleteStep(ctx, c, 0, []Result{{ChainID: c.ID, Step: 0, File: c.WU(0) + "_0", MD5: md5n(3)}}, next); err != nil || !done {
+			t.Fatalf("the step's end: %v, %v", done, err)
+		}
+		got := groupEvents(t, db, u, tc.group)
+		got = got[1:] // step_created
+		if len(got) != len(tc.want) {
+			t.Errorf("group %s: events %v, want %v", tc.group, got, tc.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != tc.want[i] {
+				t.Errorf("group %s: events %v, want %v", tc.group, got, tc.want)
+				break
+			}
+		}
+	}
+	// A stopped chain whose step BOINC gave up on: that step leaves BOINC,
+	// and with it the group is finished.
+	nc := batchChain("retried", "z", md5n(1))
+	cs, err := db.CreateChains(ctx, u, []NewChain{nc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cs[0]
+	if err := db.SetStepState(ctx, []string{c.WU(0)}, StateQueued); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Stop(ctx, u.ID, "retried", "", "test"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := db.RetryStep(ctx, c, 0, c.WU(0), c.WU(0)+"x", "failed", 0); err != nil || !ok {
+		t.Fatalf("retry: %v %v", ok, err)
+	}
+	got := groupEvents(t, db, u, "retried")
+	if n := len(got); n == 0 || got[n-1] != EvGroupDone || countOf(got, EvGroupDone) != 1 {
+		t.Errorf("a stopped chain's step retried: events %v, want one group_done, last", got)
+	}
+}
+
+func countOf(s []string, v string) int {
+	n := 0
+	for _, x := range s {
+		if x == v {
+			n++
+		}
+	}
+	return n
+}
