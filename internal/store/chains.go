@@ -596,6 +596,10 @@ func (d *DB) Purge(ctx context.Context, userID int64, group, name string) ([]Cha
 			chains = append(chains, c)
 		}
 		rows.Close()
+		open, err := anyOpen(ctx, tx, chains)
+		if err != nil {
+			return err
+		}
 		for _, c := range chains {
 			frows, err := tx.QueryContext(ctx, `DELETE FROM results WHERE chain_id = ? RETURNING file`, c.ID)
 			if err != nil {
@@ -628,9 +632,34 @@ func (d *DB) Purge(ctx context.Context, userID int64, group, name string) ([]Cha
 				}
 			}
 		}
+		if open {
+			// A purged chain held the group's group_done back (it ran, or
+			// was stopped with a step in BOINC): nothing more comes of it.
+			return groupDoneEvent(ctx, tx, chains[0])
+		}
 		return nil
 	})
 	return chains, files, err
+}
+
+// anyOpen tells whether one of chains keeps its group from being finished
+// (see groupDoneEvent): it runs, or it is stopped with a step in BOINC.
+func anyOpen(ctx context.Context, tx *sql.Tx, chains []Chain) (bool, error) {
+	for _, c := range chains {
+		switch c.State {
+		case "running":
+			return true, nil
+		case "stopped":
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM steps WHERE chain_id = ? AND state IN ('queued', 'creating'))`, c.ID).Scan(&n); err != nil {
+				return false, err
+			}
+			if n != 0 {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
 }
 
 // scanChains reads every chain of rows (closing them), the user's name in

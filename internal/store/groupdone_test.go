@@ -103,3 +103,46 @@ func countOf(s []string, v string) int {
 	}
 	return n
 }
+
+// TestGroupDoneAfterPurgeOfStoppedChain: a group whose last chain was
+// stopped while a step of it ran in BOINC, then purged, is finished at the
+// purge: nothing more is to come (the step's outputs are dropped), and the
+// stop left group_done to that step's end, which now records nothing.
+// Without group_done at the purge the group never had one, and
+// rboinc-retrieve -follow waited forever. A purge of a group finished
+// already adds none.
+func TestGroupDoneAfterPurgeOfStoppedChain(t *testing.T) {
+	ctx := context.Background()
+	db, u := openBatchDB(t)
+	for _, tc := range []struct {
+		group  string
+		queued bool // the step is in BOINC at the stop
+	}{{"inboinc", true}, {"finished", false}} {
+		cs, err := db.CreateChains(ctx, u, []NewChain{batchChain(tc.group, "z", md5n(1))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := cs[0]
+		if tc.queued {
+			if err := db.SetStepState(ctx, []string{c.WU(0)}, StateQueued); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := db.Stop(ctx, u.ID, tc.group, "", "test"); err != nil || n != 1 {
+				t.Fatalf("stop: %d, %v", n, err)
+			}
+		} else if err := db.FailChain(ctx, c.ID, -1, "test"); err != nil {
+			t.Fatal(err) // group_done already
+		}
+		if _, _, err := db.Purge(ctx, u.ID, tc.group, ""); err != nil {
+			t.Fatal(err)
+		}
+		// The purged chain's step ending in BOINC afterwards adds nothing.
+		if _, _, _, err := db.CompleteStep(ctx, c, 0, []Result{{ChainID: c.ID, Step: 0, File: c.WU(0) + "_0", MD5: md5n(3)}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		got := groupEvents(t, db, u, tc.group)
+		if countOf(got, EvGroupDone) != 1 {
+			t.Errorf("group %s: events %v, want one group_done", tc.group, got)
+		}
+	}
+}
