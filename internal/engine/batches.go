@@ -86,10 +86,7 @@ func checkBatch(req wire.SubmitRequest) error {
 // (again true): its chains are then made or found as a resubmission's.
 // Another batch of that name, or one in its group, is refused.
 func (e *Engine) beginBatch(ctx context.Context, u store.User, req wire.SubmitRequest, queue string) (b store.Batch, again bool, err error) {
-	jobs := make([]store.BatchJob, len(req.Chains))
-	for i, c := range req.Chains {
-		jobs[i] = store.BatchJob{Name: c.Job, Chain: c.Name}
-	}
+	jobs := batchJobs(req)
 	b = store.Batch{UserID: u.ID, Name: req.Batch.Name, Group: req.Group, Queue: queue, Lease: req.Batch.Lease}
 	b.ID, err = e.db.CreateBatch(ctx, b, jobs)
 	if !errors.Is(err, store.ErrExists) {
@@ -101,6 +98,29 @@ func (e *Engine) beginBatch(ctx context.Context, u store.User, req wire.SubmitRe
 		return old, true, nil
 	}
 	return b, false, errf(KindNameTaken, "%s", strings.TrimSuffix(err.Error(), ": "+store.ErrExists.Error()))
+}
+
+// batchJobs are the jobs of a batch submission.
+func batchJobs(req wire.SubmitRequest) []store.BatchJob {
+	jobs := make([]store.BatchJob, len(req.Chains))
+	for i, c := range req.Chains {
+		jobs[i] = store.BatchJob{Name: c.Job, Chain: c.Name}
+	}
+	return jobs
+}
+
+// keepBatch records the batch of a submission whose chains are recorded
+// again if a failed duplicate of the submission dropped it meanwhile
+// (store.KeepBatch).
+func (e *Engine) keepBatch(ctx context.Context, b store.Batch, req wire.SubmitRequest) error {
+	kept, err := e.db.KeepBatch(ctx, b, batchJobs(req))
+	if err != nil {
+		return fmt.Errorf("keeping batch %s: %w", b.Name, err)
+	}
+	if kept {
+		e.Log.Warn("batch dropped by a failed duplicate of its submission recorded again", "batch", b.Name, "group", b.Group)
+	}
+	return nil
 }
 
 // sameBatch finds the user's batch named as b and tells whether it is b

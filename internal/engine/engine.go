@@ -243,6 +243,9 @@ type Engine struct {
 	// runs between createSteps' making of work units in BOINC and their
 	// recording.
 	afterCreateSteps func()
+	// afterBeginBatch, when set (by tests), runs between a batch
+	// submission's record of its batch and that of its chains.
+	afterBeginBatch func(store.Batch)
 
 	// synced are the pool files this process made durable (durable.go).
 	synced syncedSet

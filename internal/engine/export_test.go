@@ -62,3 +62,12 @@ func (e *Engine) SetAfterCreateSteps(f func()) {
 		f()
 	}
 }
+
+// SetAfterBeginBatch makes f run, once, between a batch submission's record
+// of its batch and that of its chains.
+func (e *Engine) SetAfterBeginBatch(f func(store.Batch)) {
+	e.afterBeginBatch = func(b store.Batch) {
+		e.afterBeginBatch = nil
+		f(b)
+	}
+}

@@ -208,6 +208,7 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 		return resp, nil
 	}
 	batchAgain := false
+	var batch store.Batch
 	if req.Batch != nil {
 		// The batch first: its name, group and job names are refused
 		// before any chain is made; it goes again if the chains fail,
@@ -217,7 +218,10 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 		if berr != nil {
 			return resp, berr
 		}
-		batchAgain = again
+		batchAgain, batch = again, b
+		if e.afterBeginBatch != nil {
+			e.afterBeginBatch(b)
+		}
 		defer func() {
 			if err != nil {
 				if _, derr := e.db.DropUnusedBatch(context.WithoutCancel(ctx), b); derr != nil {
@@ -256,6 +260,11 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 			return resp, errf(KindQuota, "%v", err)
 		}
 		return resp, otherConsumer(err)
+	}
+	if req.Batch != nil {
+		if err = e.keepBatch(ctx, batch, req); err != nil {
+			return resp, err
+		}
 	}
 	for _, c := range created {
 		resp.Chains = append(resp.Chains, wire.ChainCreated{Name: c.Name, FirstWU: c.WU(0)})

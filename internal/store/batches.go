@@ -107,6 +107,50 @@ func (d *DB) DropUnusedBatch(ctx context.Context, b Batch) (bool, error) {
 	return dropped && err == nil, err
 }
 
+// KeepBatch records batch b with its jobs again when no batch of its name
+// is there, after its chains were recorded: a failed duplicate of the
+// same submission (its client gone, and sent again) drops the batch when
+// it finds no chain in its group, which may be before this request's
+// chains committed; the chains would then be in no batch, unknown to
+// HTCondor's GAHP, and the name and group refused to the request sent
+// again. Reports whether it recorded it. A batch of that name recorded
+// meanwhile (another duplicate's) is left as it is.
+func (d *DB) KeepBatch(ctx context.Context, b Batch, jobs []BatchJob) (bool, error) {
+	kept := false
+	err := d.Tx(ctx, func(tx *sql.Tx) error {
+		kept = false
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM batches WHERE user_id = ? AND name = ?`, b.UserID, b.Name).Scan(&n); err != nil || n > 0 {
+			return err
+		}
+		var id int64
+		err := tx.QueryRowContext(ctx, `INSERT INTO batches(user_id, name, grp, queue, created, lease) VALUES (?,?,?,?,?,?) RETURNING id`,
+			b.UserID, b.Name, b.Group, b.Queue, now(), b.Lease).Scan(&id)
+		if isUnique(err) {
+			return nil // another batch has the group
+		}
+		if err != nil {
+			return err
+		}
+		for start := 0; start < len(jobs); start += 200 {
+			part := jobs[start:min(start+200, len(jobs))]
+			args := make([]any, 0, 4*len(part))
+			for _, j := range part {
+				args = append(args, id, b.UserID, j.Name, j.Chain)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO batch_jobs(batch_id, user_id, name, chain) VALUES `+valueRows(len(part), 4), args...); err != nil {
+				if isUnique(err) {
+					return fmt.Errorf("recording batch %s again: a job name of it is in another batch: %w", b.Name, ErrExists)
+				}
+				return err
+			}
+		}
+		kept = true
+		return nil
+	})
+	return kept && err == nil, err
+}
+
 const batchCols = `id, user_id, name, grp, queue, created, lease`
 
 func scanBatch(s scanner) (Batch, error) {
