@@ -29,7 +29,13 @@ func copyToSlot(src, dst string) (string, error) {
 		return "", err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	// A file there already (another input's link under the same open
+	// name) is replaced, not written through: it may be a download
+	// directory's file, which other work units share.
+	if err := os.Remove(dst); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return "", err
 	}

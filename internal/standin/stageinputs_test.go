@@ -78,3 +78,36 @@ func TestStageInputsChecksWhatTheSlotGot(t *testing.T) {
 		t.Fatalf("a missing input: %v, want the permanent HTTP error", err)
 	}
 }
+
+// TestStageInputsLeavesDownloadsAlone: an input copied under an open name
+// the slot holds already, as a link to another download (two file_refs of
+// one open name), replaces that link; it does not write through it into
+// the download directory, whose file other work units share (a plain copy
+// opened with O_TRUNC truncated and overwrote it).
+func TestStageInputsLeavesDownloadsAlone(t *testing.T) {
+	t.Parallel()
+	dl := t.TempDir()
+	p := &boinc.Project{DownloadDir: dl, Fanout: 8}
+	put := func(name, content string) string {
+		path := boinc.HierPath(dl, name, p.Fanout)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s := md5.Sum([]byte(content))
+		return hex.EncodeToString(s[:])
+	}
+	lic, coor := put("lic", "license\n"), put("w_coor", "0.1 0.2 0.3\n")
+	for _, copyFile := range []bool{true, false} {
+		wd := wuDoc{
+			files: []wuFile{{name: "lic", md5: lic}, {name: "w_coor", md5: coor}},
+			refs:  []wuRef{{fileName: "lic", openName: "same"}, {fileName: "w_coor", openName: "same", copyFile: copyFile}},
+		}
+		stageInputs(p, wd, t.TempDir()) // its outcome aside: the downloads must stay
+		if b, _ := os.ReadFile(boinc.HierPath(dl, "lic", p.Fanout)); string(b) != "license\n" {
+			t.Fatalf("copy_file %v: the download lic now holds %q, want it unchanged", copyFile, b)
+		}
+	}
+}
