@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql/driver"
 	"testing"
 )
 
@@ -28,6 +29,45 @@ func TestQueryArgsVerbatim(t *testing.T) {
 	}
 	var users int
 	if err := db.sql.QueryRowContext(ctx, `SELECT count(*) FROM users`).Scan(&users); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// On MariaDB, arguments come back unchanged also on a session whose
+// sql_mode has NO_BACKSLASH_ESCAPES and ANSI_QUOTES (as a server's global
+// mode may for BOINC's database, whose connections do not set their
+// own): the driver escapes for the mode the server reports.
+func TestQueryArgsVerbatimOtherModes(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	if _, ok := db.dialect.(mysqlDialect); !ok {
+		t.Skip("MariaDB's sql_mode")
+	}
+	conn, err := db.sql.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The session's mode is not the pool's: the connection is discarded.
+	defer conn.Close()
+	defer conn.Raw(func(any) error { return driver.ErrBadConn })
+	if _, err := conn.ExecContext(ctx, `SET SESSION sql_mode = 'STRICT_TRANS_TABLES,PIPES_AS_CONCAT,NO_BACKSLASH_ESCAPES,ANSI_QUOTES'`); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range []string{`it's`, `back\slash\`, "nul\x00byte", `q?mark`, `'; DROP TABLE users; --`, `\'`, `"`, `\\'' OR 1=1 --`, "é ü 漢"} {
+		if _, err := conn.ExecContext(ctx, `INSERT INTO counters(name, n) VALUES (?, ?)`, v, i); err != nil {
+			t.Fatalf("%q: %v", v, err)
+		}
+		var got string
+		var n int
+		if err := conn.QueryRowContext(ctx, `SELECT name, n FROM counters WHERE name = ?`, v).Scan(&got, &n); err != nil {
+			t.Fatalf("%q: %v", v, err)
+		}
+		if got != v || n != i {
+			t.Fatalf("stored %q (%d), read back %q (%d)", v, i, got, n)
+		}
+	}
+	var users int
+	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM users`).Scan(&users); err != nil {
 		t.Fatal(err)
 	}
 }
