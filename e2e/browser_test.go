@@ -183,9 +183,21 @@ func navigate(t *testing.T, ctx context.Context, url string) {
 	t.Helper()
 	var err error
 	for range 5 {
-		if err = chromedp.Do(ctx, chromedp.Navigate(url)); err == nil || !strings.Contains(err.Error(), "net::ERR_ABORTED") {
+		err = chromedp.Do(ctx, chromedp.Navigate(url))
+		if err != nil && !strings.Contains(err.Error(), "net::ERR_ABORTED") {
 			break
 		}
+		if err != nil {
+			continue
+		}
+		// The page left may have started its own reload (its meta
+		// refresh) just before: the load waited for can be that reload's,
+		// with the old page in the tab.
+		at := eval[string](t, ctx, "document.location.href")
+		if at == url || at == url+"/" {
+			break
+		}
+		err = fmt.Errorf("the tab shows %s", at)
 	}
 	if err != nil {
 		t.Fatalf("navigating to %s: %v", url, err)
