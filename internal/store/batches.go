@@ -54,18 +54,10 @@ func (d *DB) CreateBatch(ctx context.Context, b Batch, jobs []BatchJob) (int64, 
 		if n > 0 {
 			return fmt.Errorf("group %s, which batch %s would have, holds chains already: %w", b.Group, b.Name, ErrExists)
 		}
-		for start := 0; start < len(jobs); start += 200 {
-			part := jobs[start:min(start+200, len(jobs))]
-			args := make([]any, 0, 4*len(part))
-			for _, j := range part {
-				args = append(args, id, b.UserID, j.Name, j.Chain)
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO batch_jobs(batch_id, user_id, name, chain) VALUES `+valueRows(len(part), 4), args...); err != nil {
-				if isUnique(err) {
-					return fmt.Errorf("a job name of batch %s is in use already (job names are unique among all your batches): %w", b.Name, ErrExists)
-				}
-				return err
-			}
+		if err := insertBatchJobs(ctx, tx, id, b.UserID, jobs); isUnique(err) {
+			return fmt.Errorf("a job name of batch %s is in use already (job names are unique among all your batches): %w", b.Name, ErrExists)
+		} else if err != nil {
+			return err
 		}
 		return nil
 	})
@@ -132,18 +124,10 @@ func (d *DB) KeepBatch(ctx context.Context, b Batch, jobs []BatchJob) (bool, err
 		if err != nil {
 			return err
 		}
-		for start := 0; start < len(jobs); start += 200 {
-			part := jobs[start:min(start+200, len(jobs))]
-			args := make([]any, 0, 4*len(part))
-			for _, j := range part {
-				args = append(args, id, b.UserID, j.Name, j.Chain)
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO batch_jobs(batch_id, user_id, name, chain) VALUES `+valueRows(len(part), 4), args...); err != nil {
-				if isUnique(err) {
-					return fmt.Errorf("recording batch %s again: a job name of it is in another batch: %w", b.Name, ErrExists)
-				}
-				return err
-			}
+		if err := insertBatchJobs(ctx, tx, id, b.UserID, jobs); isUnique(err) {
+			return fmt.Errorf("recording batch %s again: a job name of it is in another batch: %w", b.Name, ErrExists)
+		} else if err != nil {
+			return err
 		}
 		kept = true
 		return nil
@@ -235,4 +219,19 @@ func (d *DB) JobBatch(ctx context.Context, userID int64, job string) (Batch, str
 		return b, "", fmt.Errorf("job %s: %w", job, ErrNotFound)
 	}
 	return b, chain, err
+}
+
+// insertBatchJobs records batch id's jobs, 200 rows a statement.
+func insertBatchJobs(ctx context.Context, tx *sql.Tx, id, userID int64, jobs []BatchJob) error {
+	for start := 0; start < len(jobs); start += 200 {
+		part := jobs[start:min(start+200, len(jobs))]
+		args := make([]any, 0, 4*len(part))
+		for _, j := range part {
+			args = append(args, id, userID, j.Name, j.Chain)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO batch_jobs(batch_id, user_id, name, chain) VALUES `+valueRows(len(part), 4), args...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
