@@ -22,8 +22,9 @@ import (
 // again when it exits, unless the stop_daemons trigger file is there.
 
 // daemonRestart is how long the stand-in waits before starting an exited
-// daemon again (bin/start --cron does it every five minutes).
-const daemonRestart = 2 * time.Second
+// daemon again (bin/start --cron does it every five minutes), and before
+// looking again at a daemon another process runs. A variable for the tests.
+var daemonRestart = 2 * time.Second
 
 // isRboincDaemon tells whether a daemon is rboinc's.
 func isRboincDaemon(d boinc.Daemon) bool {
@@ -57,6 +58,8 @@ func (s *sim) superviseDaemon(ctx context.Context, p *boinc.Project, d boinc.Dae
 		host, _, _ = strings.Cut(host, ".")
 	}
 	log := s.log.With("daemon", d.Cmd)
+	lockPath := filepath.Join(p.HostDir("pid", host), d.LockName())
+	seenHolder := 0
 	for ctx.Err() == nil {
 		if _, err := os.Stat(filepath.Join(p.Dir, "stop_daemons")); err == nil {
 			if !ctxsleep.Sleep(ctx, daemonRestart) {
@@ -64,6 +67,21 @@ func (s *sim) superviseDaemon(ctx context.Context, p *boinc.Project, d boinc.Dae
 			}
 			continue
 		}
+		// As bin/start: a daemon whose lock another process holds runs
+		// already (one a killed server started lives on), and is not
+		// started again until it ends. Starting it would only have it
+		// refuse and exit, every few seconds.
+		if pid := lockHolder(lockPath); pid != 0 {
+			if pid != seenHolder {
+				log.Info("daemon runs already; started again when it ends", "pid", pid, "lock", lockPath)
+				seenHolder = pid
+			}
+			if !ctxsleep.Sleep(ctx, daemonRestart) {
+				return
+			}
+			continue
+		}
+		seenHolder = 0
 		err := s.runDaemon(ctx, p, d, host)
 		if ctx.Err() != nil {
 			return
@@ -121,4 +139,24 @@ func (s *sim) runDaemon(ctx context.Context, p *boinc.Project, d boinc.Daemon, h
 		cmd.Process.Kill()
 		return errors.Join(errors.New("daemon did not stop within 10 s of SIGHUP; killed"), <-done)
 	}
+}
+
+// lockHolder is the process holding a POSIX write lock on path (bin/start's
+// test of a running daemon), or 0 when none does or path cannot be read.
+// A lock of this process does not count: POSIX locks do not conflict
+// within a process.
+func lockHolder(path string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	q := syscall.Flock_t{Type: syscall.F_WRLCK, Whence: 0}
+	if err := syscall.FcntlFlock(f.Fd(), syscall.F_GETLK, &q); err != nil || q.Type == syscall.F_UNLCK {
+		return 0
+	}
+	if q.Pid <= 0 {
+		return -1 // held, holder unknown (another host's lock over NFS)
+	}
+	return int(q.Pid)
 }

@@ -24,6 +24,10 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 2 && os.Args[1] == "standin" && os.Args[2] == "cancel_jobs" {
 		os.Exit(CancelJobsMain(os.Args[3:], os.Stdout, os.Stderr))
 	}
+	if len(os.Args) > 2 && os.Args[1] == "standin" && os.Args[2] == "holdlock" {
+		holdLockMain(os.Args[3])
+		return
+	}
 	// An inherited BOINC_PROJECT_DIR would steer every test's
 	// create_work to another project (the tests run side by side, so
 	// once for all, not with t.Setenv).
