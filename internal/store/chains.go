@@ -643,7 +643,8 @@ func (d *DB) Purge(ctx context.Context, userID int64, group, name string) ([]Cha
 }
 
 // anyOpen tells whether one of chains keeps its group from being finished
-// (see groupDoneEvent): it runs, or it is stopped with a step in BOINC.
+// (see groupDoneEvent): it runs, or it is stopped with a step in BOINC
+// or pending.
 func anyOpen(ctx context.Context, tx *sql.Tx, chains []Chain) (bool, error) {
 	for _, c := range chains {
 		switch c.State {
@@ -651,7 +652,7 @@ func anyOpen(ctx context.Context, tx *sql.Tx, chains []Chain) (bool, error) {
 			return true, nil
 		case "stopped":
 			var n int
-			if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM steps WHERE chain_id = ? AND state IN ('queued', 'creating'))`, c.ID).Scan(&n); err != nil {
+			if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM steps WHERE chain_id = ? AND state IN ('queued', 'creating', 'pending'))`, c.ID).Scan(&n); err != nil {
 				return false, err
 			}
 			if n != 0 {

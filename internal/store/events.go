@@ -44,15 +44,18 @@ func addEvent(ctx context.Context, tx txRunner, c Chain, typ string, step int, r
 
 // groupDoneEvent adds group_done when the group is finished: no chain of
 // it runs (or waits to), and no stopped chain of it has a step still in
-// BOINC, whose outputs are still to come (-stop lets it run to its end).
-// A stop during such a step leaves group_done to that step's end, so that
-// the group has one group_done, after its last files, and rboinc-retrieve
-// -follow ends only when nothing more is to come.
+// BOINC, whose outputs are still to come (-stop lets it run to its end),
+// or pending: a creator may be making its work unit right now, having
+// read it before the stop (PendingSteps holds it once it is not, and
+// adds group_done then). A stop during such a step leaves group_done to
+// that step's end, so that the group has one group_done, after its last
+// files, and rboinc-retrieve -follow ends only when nothing more is to
+// come.
 func groupDoneEvent(ctx context.Context, tx txRunner, c Chain) error {
 	var open int
 	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM chains WHERE user_id = ? AND grp = ? AND state = 'running')
 		OR EXISTS (SELECT 1 FROM chains ch JOIN steps s ON s.chain_id = ch.id WHERE ch.user_id = ? AND ch.grp = ? AND ch.state = 'stopped'
-			AND s.state IN ('queued', 'creating'))`,
+			AND s.state IN ('queued', 'creating', 'pending'))`,
 		c.UserID, c.Group, c.UserID, c.Group).Scan(&open); err != nil {
 		return err
 	}

@@ -146,3 +146,61 @@ func TestGroupDoneAfterPurgeOfStoppedChain(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupDoneOnceWhenStopRacesCreator: a chain stopped while a creator
+// makes its next step's work unit (read pending before the stop) has that
+// step run to its end, so its group is finished then, not at the stop:
+// group_done came at the stop and again at the step's end, and -follow
+// ended before the step's files. A pending step the creator finds stopped
+// is held for -resume, and that finishes the group.
+func TestGroupDoneOnceWhenStopRacesCreator(t *testing.T) {
+	ctx := context.Background()
+	db, u := openBatchDB(t)
+	for _, tc := range []struct {
+		group         string
+		stopAfterRead bool // the creator read the step before the stop
+	}{{"raced", true}, {"before", false}} {
+		nc := batchChain(tc.group, "z", md5n(1))
+		nc.NSteps = 2
+		cs, err := db.CreateChains(ctx, u, []NewChain{nc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := cs[0]
+		if err := db.SetStepState(ctx, []string{c.WU(0)}, StateQueued); err != nil {
+			t.Fatal(err)
+		}
+		next := &Step{ChainID: c.ID, Step: 1, WU: c.WU(1), State: StatePending, Inputs: []string{md5n(2)}}
+		if _, _, _, err := db.CompleteStep(ctx, c, 0, []Result{{ChainID: c.ID, Step: 0, File: c.WU(0) + "_0", MD5: md5n(3)}}, next); err != nil {
+			t.Fatal(err)
+		}
+		if tc.stopAfterRead {
+			ps, err := db.PendingSteps(ctx, 10)
+			if err != nil || len(ps) != 1 {
+				t.Fatalf("pending steps %v, %v", ps, err)
+			}
+		}
+		if _, err := db.Stop(ctx, u.ID, tc.group, "", "test"); err != nil {
+			t.Fatal(err)
+		}
+		if tc.stopAfterRead {
+			if got := groupEvents(t, db, u, tc.group); countOf(got, EvGroupDone) != 0 {
+				t.Errorf("group %s: events %v: group_done while a creator made its last step", tc.group, got)
+			}
+			// The creator made the work unit and records it.
+			if err := db.QueuePending(ctx, c.WU(1)); err != nil {
+				t.Fatal(err)
+			}
+			c.NSteps = 2
+			if _, _, _, err := db.CompleteStep(ctx, c, 1, []Result{{ChainID: c.ID, Step: 1, File: c.WU(1) + "_0", MD5: md5n(4)}}, nil); err != nil {
+				t.Fatal(err)
+			}
+		} else if ps, err := db.PendingSteps(ctx, 10); err != nil || len(ps) != 0 {
+			t.Fatalf("pending steps of a stopped chain %v, %v", ps, err)
+		}
+		got := groupEvents(t, db, u, tc.group)
+		if n := len(got); countOf(got, EvGroupDone) != 1 || got[n-1] != EvGroupDone {
+			t.Errorf("group %s: events %v, want one group_done, last", tc.group, got)
+		}
+	}
+}

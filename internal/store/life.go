@@ -75,12 +75,16 @@ func (d *DB) retryStep(ctx context.Context, c Chain, step int, oldWU, newWU, rea
 			return err
 		}
 		// A stopped chain's step leaves BOINC here (made again, it waits
-		// for -resume): the stop's group_done waited for it.
+		// for -resume, held: no creator is making it): the stop's
+		// group_done waited for it.
 		var state string
 		if err := tx.QueryRowContext(ctx, `SELECT state FROM chains WHERE id = ?`, c.ID).Scan(&state); err != nil {
 			return err
 		}
 		if state == "stopped" {
+			if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'held' WHERE chain_id = ? AND step = ? AND state = 'pending'`, c.ID, step); err != nil {
+				return err
+			}
 			return groupDoneEvent(ctx, tx, c)
 		}
 		return nil

@@ -84,9 +84,28 @@ func (d *DB) PendingSteps(ctx context.Context, limit int) ([]PendingStep, error)
 		// pending and left it so, and holding it then would leave the
 		// chain running with no work unit ever made.
 		if err := d.Tx(ctx, func(tx *sql.Tx) error {
+			var stopped []Chain
 			for _, p := range held {
-				if _, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'held' WHERE wu_name = ? AND state = 'pending'
-					AND NOT EXISTS (SELECT 1 FROM chains WHERE id = ? AND state = 'running')`, p.Step.WU, p.Chain.ID); err != nil {
+				res, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'held' WHERE wu_name = ? AND state = 'pending'
+					AND NOT EXISTS (SELECT 1 FROM chains WHERE id = ? AND state = 'running')`, p.Step.WU, p.Chain.ID)
+				if err != nil {
+					return err
+				}
+				if n, _ := res.RowsAffected(); n == 1 && p.Chain.State == "stopped" {
+					stopped = append(stopped, p.Chain)
+				}
+			}
+			// A stopped chain's pending step kept its group's group_done
+			// back (a creator might have been making it): it is not made
+			// now, and the group may be finished.
+			seen := map[[2]any]bool{}
+			for _, c := range stopped {
+				k := [2]any{c.UserID, c.Group}
+				if seen[k] {
+					continue
+				}
+				seen[k] = true
+				if err := groupDoneEvent(ctx, tx, c); err != nil {
 					return err
 				}
 			}

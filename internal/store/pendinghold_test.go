@@ -18,13 +18,15 @@ func TestResumeDuringPendingReadIsNotHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := cs[0]
-	if n, err := db.Stop(ctx, u.ID, "g", "z", ""); err != nil || n != 1 {
-		t.Fatalf("stop: %d %v", n, err)
-	}
-	// Its work unit failed while it was stopped: made again, pending.
+	// Its work unit failed: made again, pending; then the chain is
+	// stopped. (A step made again while its chain is stopped is held at
+	// once: no creator makes it.)
 	newWU := c.WU(0) + "x"
 	if ok, err := db.RemakeStep(ctx, c, 0, c.WU(0), newWU, ReasonInputDownload, 0); err != nil || !ok {
 		t.Fatalf("remake: %v %v", ok, err)
+	}
+	if n, err := db.Stop(ctx, u.ID, "g", "z", ""); err != nil || n != 1 {
+		t.Fatalf("stop: %d %v", n, err)
 	}
 	afterPendingRead = func() {
 		afterPendingRead = nil

@@ -138,7 +138,7 @@ func TestReviveCreatingLeases(t *testing.T) {
 // TestLeaseRenewed: a lease outlives its TTL while its process lives (it is
 // renewed), so a slow submission keeps its steps.
 func TestLeaseRenewed(t *testing.T) {
-	defer func(d time.Duration) { LeaseTTL = d }(LeaseTTL)
+	restoreLeaseTTL(t)
 	LeaseTTL = 2 * time.Second
 	ctx := context.Background()
 	db := openTest(t)
@@ -174,7 +174,7 @@ func sortedStrings(a, b string) []string {
 // to the creator at its lease's next renewal; it would hold them for good
 // otherwise.
 func TestAbandonedStepsReleased(t *testing.T) {
-	defer func(d time.Duration) { LeaseTTL = d }(LeaseTTL)
+	restoreLeaseTTL(t)
 	LeaseTTL = 600 * time.Millisecond
 	ctx := context.Background()
 	db := openTest(t)
@@ -212,4 +212,12 @@ func TestAbandonedStepsReleased(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
+}
+
+// restoreLeaseTTL puts LeaseTTL back when the test ends, after the
+// databases it opens later are closed (cleanups run last first): their
+// lease renewals read it until then.
+func restoreLeaseTTL(t *testing.T) {
+	d := LeaseTTL
+	t.Cleanup(func() { LeaseTTL = d })
 }
