@@ -86,10 +86,12 @@ func follow(c *cli.Context, cl *client.Client, groups []string) error {
 	return nil
 }
 
-// live says whether a group has a chain that runs or waits to.
+// live says whether a group has a chain that runs or waits to, or a
+// stopped chain whose step is still in BOINC (its outputs to come, and
+// group_done after them).
 func live(st *wire.StatusResponse) bool {
 	for _, ch := range st.Chains {
-		if ch.State == wire.StateRunning || ch.State == wire.StateQueued {
+		if ch.State == wire.StateRunning || ch.State == wire.StateQueued || ch.StepInFlight {
 			return true
 		}
 	}

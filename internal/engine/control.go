@@ -58,6 +58,10 @@ func (e *Engine) Status(ctx context.Context, u store.User, group, name string) (
 			if c.State == wire.StateRunning && (s.State == store.StatePending || s.State == "creating") {
 				cs.State = wire.StateQueued
 			}
+			// As group_done judges a stopped chain (store.groupDoneEvent).
+			if c.State == wire.StateStopped && (s.State == store.StateQueued || s.State == store.StatePending || s.State == "creating") {
+				cs.StepInFlight = true
+			}
 		}
 		r.Chains = append(r.Chains, cs)
 	}

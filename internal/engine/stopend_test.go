@@ -51,3 +51,36 @@ func TestChainStoppedDuringLastStepEndsDone(t *testing.T) {
 		t.Errorf("chain_done events for %v: want one, for chain last", doneEvents)
 	}
 }
+
+// TestStatusStepInFlightOfStoppedChain: a chain stopped while its step is
+// in BOINC says so in its status (step_in_flight), until the step comes
+// back: rboinc-retrieve -follow started after the stop waits for that
+// step's files and group_done; before, it saw no running chain and ended
+// at once.
+func TestStatusStepInFlightOfStoppedChain(t *testing.T) {
+	f := newFixture(t)
+	wu := f.submit("g", "more", 2).Chains[0].FirstWU
+	if _, err := f.e.Stop(f.ctx, f.u, wire.ChainRef{Group: "g", Name: "more"}); err != nil {
+		t.Fatal(err)
+	}
+	inFlight := func() bool {
+		t.Helper()
+		st, err := f.e.Status(f.ctx, f.u, "g", "more")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := st.Chains[0]; c.State != wire.StateStopped {
+			t.Fatalf("chain is %s, want stopped", c.State)
+		}
+		return st.Chains[0].StepInFlight
+	}
+	if !inFlight() {
+		t.Error("a stopped chain whose step is in BOINC: step_in_flight not set")
+	}
+	if err := hookCall(f.ctx, f.e, boinc.HookCall{WUName: wu, Files: f.outputs(wu)}); err != nil {
+		t.Fatal(err)
+	}
+	if inFlight() {
+		t.Error("a stopped chain whose step came back (the next one held): step_in_flight still set")
+	}
+}

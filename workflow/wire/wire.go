@@ -333,6 +333,10 @@ type ChainStatus struct {
 	// database answers; the state stays "running" for older clients.
 	BoincState string `json:"boinc_state,omitempty"`
 	BoincSince int64  `json:"boinc_since,omitempty"`
+	// StepInFlight is set on a stopped chain whose step is still in BOINC
+	// (or being made): -stop lets it run to its end, and its outputs are
+	// still to come; its group is not finished before they are.
+	StepInFlight bool `json:"step_in_flight,omitempty"`
 }
 
 // ChainBoinc is a running chain's current work unit in BOINC.
