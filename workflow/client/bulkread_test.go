@@ -99,7 +99,9 @@ func TestBulkReceiver(t *testing.T) {
 		"size":      func(h *tar.Header, b *string) { *b += "more"; h.Size += 4 },
 		"not asked": func(h *tar.Header, b *string) { h.Name = "other_0" },
 		"path":      func(h *tar.Header, b *string) { h.Name = "../" + h.Name },
-		"link":      func(h *tar.Header, b *string) { h.Typeflag, h.Linkname, h.Size, *b = tar.TypeSymlink, "/etc/passwd", 0, "" },
+		"link": func(h *tar.Header, b *string) {
+			h.Typeflag, h.Linkname, h.Size, *b = tar.TypeSymlink, "/etc/passwd", 0, ""
+		},
 	} {
 		first := true
 		stream := bulkTar(files, bulkContents, func(h *tar.Header, b *string) {
