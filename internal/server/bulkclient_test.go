@@ -24,6 +24,7 @@ type bulkProxy struct {
 	noBulk   bool   // answer 404, as a server without the route
 	cutAfter int    // > 0: the bulk answer stops (connection dropped) after so many bytes
 	damage   string // one file's content to change in the bulk answer
+	cutIn    string // the bulk answer stops in the middle of this text
 	dead     atomic.Bool
 	bulk     atomic.Int32 // bulk requests
 	perFile  atomic.Int32 // per-file downloads
@@ -40,8 +41,8 @@ func (p *bulkProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.NotFound(w, r)
 			return
 		}
-		if p.cutAfter > 0 || p.damage != "" {
-			w = &tamperWriter{ResponseWriter: w, left: p.cutAfter, damage: []byte(p.damage)}
+		if p.cutAfter > 0 || p.damage != "" || p.cutIn != "" {
+			w = &tamperWriter{ResponseWriter: w, left: p.cutAfter, damage: []byte(p.damage), cutIn: []byte(p.cutIn)}
 		}
 	case strings.Contains(r.URL.Path, wire.PathFiles+"/"):
 		p.perFile.Add(1)
@@ -53,6 +54,7 @@ type tamperWriter struct {
 	http.ResponseWriter
 	left   int
 	damage []byte
+	cutIn  []byte
 	mu     sync.Mutex
 }
 
@@ -64,6 +66,13 @@ func (t *tamperWriter) Write(b []byte) (int, error) {
 			b = bytes.Clone(b)
 			b[k] ^= 1
 			t.damage = nil
+		}
+	}
+	if len(t.cutIn) > 0 {
+		if k := bytes.Index(b, t.cutIn); k >= 0 {
+			t.ResponseWriter.Write(b[:k+len(t.cutIn)/2])
+			http.NewResponseController(t.ResponseWriter).Flush()
+			panic(http.ErrAbortHandler)
 		}
 	}
 	if t.left > 0 {
@@ -98,7 +107,8 @@ func (v *env) retrieveVia(t *testing.T, p *bulkProxy, dir string) (*client.Retri
 func haveExactly(t *testing.T, dir string, files []wire.ResultFile) { haveFiles(t, dir, files, false) }
 
 // haveFiles is haveExactly, with parts: the per-file downloads' hidden
-// partial files (kept for the next run to resume) may be there too.
+// partial files (kept for the next run to resume), empty, may be there
+// too.
 func haveFiles(t *testing.T, dir string, files []wire.ResultFile, parts bool) {
 	t.Helper()
 	want := map[string]string{}
@@ -109,6 +119,9 @@ func haveFiles(t *testing.T, dir string, files []wire.ResultFile, parts bool) {
 	for _, e := range ents {
 		md5, ok := want[e.Name()]
 		if !ok && parts && strings.HasPrefix(e.Name(), ".") && strings.Contains(e.Name(), ".part-") {
+			if fi, err := e.Info(); err != nil || fi.Size() != 0 {
+				t.Errorf("partial file %s holds bytes", e.Name())
+			}
 			continue
 		}
 		if !ok {
@@ -208,7 +221,8 @@ func TestRetrieveBulkCutStream(t *testing.T) {
 func TestRetrieveBulkServerDiesMidStream(t *testing.T) {
 	v := newEnv(t)
 	files := v.finishedGroup("alice", "g", 10)
-	p := &bulkProxy{cutAfter: 9000}
+	// Cut inside a file's content, the seventh of the stream's.
+	p := &bulkProxy{cutIn: "output 0 of " + files[6].WU}
 	dir := t.TempDir()
 	p.h = v.srv.Config.Handler
 	// Dead from the cut on: the per-file downloads and the ack fail.
@@ -221,11 +235,12 @@ func TestRetrieveBulkServerDiesMidStream(t *testing.T) {
 	}
 	c.Retry.Attempts = 1
 	rep, err := c.Retrieve(context.Background(), client.RetrieveInput{Group: "g", Dir: dir, LockFile: filepath.Join(t.TempDir(), "lock")})
-	if err == nil || rep.Retrieved == 0 || rep.Retrieved == len(files) || rep.Acknowledged != 0 {
+	if err == nil || rep.Retrieved != 6 || rep.Acknowledged != 0 {
 		t.Fatalf("retrieve through a dying server: %+v %v", rep, err)
 	}
-	// The bulk stream's part: whole files only. The per-file downloads
-	// that followed failed and keep their (empty) partial files to resume.
+	// The bulk stream's part: whole files only, the cut one's bytes gone.
+	// The per-file downloads that followed failed and keep their (empty)
+	// partial files to resume.
 	haveFiles(t, dir, files[:rep.Retrieved], true)
 	if left := v.results("alice", "g"); len(left) != len(files) {
 		t.Fatalf("%d results left on the server, want all %d", len(left), len(files))
