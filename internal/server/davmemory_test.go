@@ -43,7 +43,7 @@ func procMemMB(t *testing.T, pid int) (rss, peak float64) {
 // standalone starts the real rboinc-server on v's root, with settings
 // written into its rboinc.json first, and returns v as seen through it
 // and the server's process id.
-func standalone(t *testing.T, v *env, settings map[string]any) (*env, int) {
+func standalone(t testing.TB, v *env, settings map[string]any) (*env, int) {
 	t.Helper()
 	exe := realServer(t)
 	cfgPath := filepath.Join(v.e.Root, engine.ConfigFile)

@@ -125,6 +125,7 @@ func (s *Server) Handler() http.Handler {
 		s.answer(w, r)(s.E.ResultsFor(r.Context(), u, q.Get("consumer"), q.Get("group"), q.Get("name")))
 	}))
 	mux.HandleFunc("GET "+api+wire.PathFiles+"/{group}/{file}", s.withUser(s.file))
+	mux.HandleFunc("POST "+api+wire.PathFilesBulk, s.withUser(s.filesBulk))
 	mux.HandleFunc("POST "+api+wire.PathAck, s.withUser(postDecoded(s, listBody, decodeAck, s.E.Ack)))
 	s.batchRoutes(mux, api)
 	s.notifyRoutes(mux, api)

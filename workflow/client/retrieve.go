@@ -25,6 +25,10 @@ type RetrieveInput struct {
 	// LockFile is the lock of Dir (RetrieveLockPath; its directory made
 	// if needed); empty: Dir/LockName.
 	LockFile string
+	// PerFile fetches every file with a request of its own, as clients did
+	// before wire.PathFilesBulk (for comparisons; an older server is
+	// found out without it).
+	PerFile bool
 	// Consumer is who retrieves (wire.ConsumerMaster; empty for
 	// rboinc-retrieve): the server hands and drops only its results.
 	Consumer string
@@ -105,7 +109,30 @@ func (c *Client) Retrieve(ctx context.Context, in RetrieveInput) (*RetrieveRepor
 		progress = in.OnDownload(len(todo), bytes)
 	}
 	var dirs sync.Map // directories known to exist
-	errs := parallel(ctx, len(todo), downloadWorkers, false, func(ctx context.Context, i int) error {
+	// Small files first, many to a request; what that does not bring
+	// (large files, files left out or damaged, an older server) is
+	// fetched a file to a request.
+	got := make([]bool, len(todo))
+	if !in.PerFile {
+		var small []int
+		for i, rf := range todo {
+			if rf.Size <= bulkFileMax {
+				small = append(small, i)
+			}
+		}
+		if len(small) > 0 {
+			c.bulkFetch(ctx, in, todo, small, cm, progress, &dirs, got)
+		}
+	}
+	var rest []int
+	for i := range todo {
+		if !got[i] {
+			rest = append(rest, i)
+		}
+	}
+	errs := make([]error, len(todo))
+	restErrs := parallel(ctx, len(rest), downloadWorkers, false, func(ctx context.Context, k int) error {
+		i := rest[k]
 		rf := todo[i]
 		dir := TargetDir(in.Dir, rf, in.Tree)
 		if _, ok := dirs.Load(dir); !ok {
@@ -122,6 +149,9 @@ func (c *Client) Retrieve(ctx context.Context, in RetrieveInput) (*RetrieveRepor
 		cm.add(pendingFile{i: i, tmp: tmp, dest: dest, size: rf.Size})
 		return nil
 	})
+	for k, i := range rest {
+		errs[i] = restErrs[k]
+	}
 	commitErrs := cm.wait()
 	have := slices.Clip(present) // on disk now: present or downloaded
 	for i, err := range errs {

@@ -21,3 +21,15 @@ const CodeServerBusy = "server_busy"
 // not. A request safe to repeat may be sent again after the wait; an
 // -extend must not be before a look at the chains' length.
 const CodeOutcomeUnknown = "outcome_unknown"
+
+// What one PathFilesBulk request may carry and its answer hold.
+const (
+	// MaxBulkFiles is how many result files one PathFilesBulk request
+	// names (and how many its answer holds at most).
+	MaxBulkFiles = 1000
+	// MaxBulkBytes bounds the bytes of the result files one answer of
+	// PathFilesBulk holds: the server sends files while their sizes add up
+	// to at most this, and leaves the rest out (a file larger than this
+	// alone is never in a bulk answer: fetch it from PathFiles).
+	MaxBulkBytes = 64 << 20
+)

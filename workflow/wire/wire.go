@@ -28,7 +28,10 @@ const (
 	PathResults    = APIPrefix + "/results"  // GET ?group=G[&name=N][&consumer=C] -> ResultsResponse
 	PathFiles      = APIPrefix + "/files"    // GET /files/{group}/{file}[?consumer=C] -> bytes
 	PathAck        = APIPrefix + "/ack"      // POST AckRequest -> CountResponse
-	PathWhoAmI     = APIPrefix + "/whoami"   // GET -> WhoAmI
+	// PathFilesBulk: POST BulkRequest -> a tar stream of result files (see
+	// BulkRequest; docs/scientist.md). An older server answers 404 or 405.
+	PathFilesBulk = APIPrefix + "/files/bulk"
+	PathWhoAmI    = APIPrefix + "/whoami" // GET -> WhoAmI
 	// Batches (made by PathSubmit with SubmitRequest.Batch).
 	PathBatches     = APIPrefix + "/batches"        // GET -> BatchesResponse (every batch, no jobs)
 	PathBatchQuery  = APIPrefix + "/batches/query"  // POST BatchQuery -> BatchesResponse
@@ -473,6 +476,28 @@ type AckRequest struct {
 	// chains must be its.
 	Consumer string `json:"consumer,omitempty"`
 }
+
+// BulkRequest asks PathFilesBulk for many result files of one group in
+// one answer: a POSIX tar stream (Content-Type BulkContentType) whose
+// entries are regular files named ResultFile.Name, of the file's size,
+// with its MD5 (hex) in the PAX record BulkMD5Record. Files is the list
+// wanted (at most MaxBulkFiles); when it is absent (or null) the answer
+// holds the group's (or chain Name's) next waiting files, in the order of
+// PathResults. A file that is not the caller's, not waiting or past the
+// answer's bounds (MaxBulkFiles, MaxBulkBytes, a time bound) is left out:
+// the client fetches what it misses from PathFiles.
+type BulkRequest struct {
+	Group    string   `json:"group"`
+	Name     string   `json:"name,omitempty"` // one chain, when Files is absent
+	Files    []string `json:"files"`          // ResultFile.Name values
+	Consumer string   `json:"consumer,omitempty"`
+}
+
+// The answer of PathFilesBulk.
+const (
+	BulkContentType = "application/x-tar"
+	BulkMD5Record   = "RBOINC.md5"
+)
 
 // Job states of a batch, as BOINC's GAHP reports them.
 const (
