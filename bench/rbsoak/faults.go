@@ -17,7 +17,7 @@ import (
 )
 
 // allFaults are the kinds of fault the soak injects.
-var allFaults = []string{"server", "creator", "notifier", "assimilator", "client", "master", "gahp", "mariadb", "diskfull"}
+var allFaults = []string{"server", "creator", "notifier", "assimilator", "client", "master", "gahp", "mariadb", "diskfull", "host2"}
 
 // enabledFaults are the kinds asked for and possible here.
 func (s *soak) enabledFaults() []string {
@@ -125,6 +125,8 @@ func (s *soak) inject(ctx context.Context, k string) (ok bool, err error) {
 		return true, s.killMariaDB(ctx)
 	case "diskfull":
 		return true, s.fillDisk(ctx)
+	case "host2":
+		return s.killHost2(ctx)
 	}
 	return false, fmt.Errorf("unknown fault %q", k)
 }
@@ -145,7 +147,7 @@ func (s *soak) killClient(ctx context.Context) (bool, error) {
 	args := []string{"-app_name", "langevin", "-group", g.name, "-jobs", g.jobs,
 		"-vel_file", s.inputFile("input.vel", coords), "-num_steps", fmt.Sprint(g.steps), "-quiet"}
 	cmd := exec.CommandContext(ctx, filepath.Join(s.o.bin, "rboinc-submit"), args...)
-	cmd.Env = append(os.Environ(), "RBOINC_URL="+s.url, "RBOINC_TOKEN="+u.token, "RBOINC_HASH_CACHE=off")
+	cmd.Env = append(os.Environ(), "RBOINC_URL="+s.apiURL(), "RBOINC_TOKEN="+u.token, "RBOINC_HASH_CACHE=off")
 	if err := cmd.Start(); err != nil {
 		return false, err
 	}

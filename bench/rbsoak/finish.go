@@ -353,7 +353,7 @@ func (s *soak) retrieveRun(ctx context.Context, g *group, some bool) {
 // groupEnded tells whether no chain of group g runs, asking the server's
 // API from the driver; false while the server does not answer.
 func (s *soak) groupEnded(ctx context.Context, g *group) bool {
-	req, _ := http.NewRequestWithContext(ctx, "GET", s.url+wire.PathStatus+"?group="+url.QueryEscape(g.name), nil)
+	req, _ := http.NewRequestWithContext(ctx, "GET", s.apiURL()+wire.PathStatus+"?group="+url.QueryEscape(g.name), nil)
 	req.Header.Set("Authorization", "Bearer "+g.user.token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -376,7 +376,7 @@ func (s *soak) groupEnded(ctx context.Context, g *group) bool {
 // (as the retriever writes it) to MD5. Empty when the server is down.
 func (s *soak) resultSums(ctx context.Context, g *group) (sums map[string]string, listed bool) {
 	sums = map[string]string{}
-	req, _ := http.NewRequestWithContext(ctx, "GET", s.url+wire.PathResults+"?group="+url.QueryEscape(g.name), nil)
+	req, _ := http.NewRequestWithContext(ctx, "GET", s.apiURL()+wire.PathResults+"?group="+url.QueryEscape(g.name), nil)
 	req.Header.Set("Authorization", "Bearer "+g.user.token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -377,7 +377,7 @@ func (s *soak) startGAHP(ctx context.Context, dir string, u *user) (*gahpSession
 		gs.quit(s)
 		return nil, fmt.Errorf("rboinc-gahp's banner: %q, %v", banner, err)
 	}
-	if r, err := gs.command("BOINC_SELECT_PROJECT", gahp.Escape(s.url), gahp.Escape(u.token)); err != nil || r != "S" {
+	if r, err := gs.command("BOINC_SELECT_PROJECT", gahp.Escape(s.apiURL()), gahp.Escape(u.token)); err != nil || r != "S" {
 		gs.quit(s)
 		return nil, fmt.Errorf("BOINC_SELECT_PROJECT: %q, %v", r, err)
 	}

@@ -58,27 +58,16 @@ func notRboinc(rel string) bool {
 
 func (s *soak) leftovers() (leftovers, error) {
 	l := leftovers{files: map[string]int64{}, rows: map[string]int64{}}
-	err := filepath.WalkDir(s.root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if os.IsNotExist(err) {
-				return nil // removed while walking
-			}
-			return err
+	// Host B's root too (its spool; its links to the shared directories
+	// are not followed, and are in the baseline).
+	roots := []string{s.root}
+	if s.hostB != nil {
+		roots = append(roots, s.hostB.root)
+	}
+	for _, root := range roots {
+		if err := walkLeftovers(l, s.root, root); err != nil {
+			return l, err
 		}
-		if d.IsDir() {
-			return nil
-		}
-		rel, _ := filepath.Rel(s.root, p)
-		if notRboinc(rel) {
-			return nil
-		}
-		if fi, err := d.Info(); err == nil {
-			l.files[rel] = fi.Size()
-		}
-		return nil
-	})
-	if err != nil {
-		return l, err
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, time.Minute)
 	defer cancel()
@@ -236,4 +225,28 @@ func (s *soak) checkLeftovers() {
 		}
 		s.problem("table %s holds %d rows more than before the first submission", t, d)
 	}
+}
+
+// walkLeftovers adds the files under root to l, named relative to base
+// (the first host's root).
+func walkLeftovers(l leftovers, base, root string) error {
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if os.IsNotExist(err) {
+				return nil // removed while walking
+			}
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(base, p)
+		if notRboinc(rel) {
+			return nil
+		}
+		if fi, err := d.Info(); err == nil {
+			l.files[rel] = fi.Size()
+		}
+		return nil
+	})
 }

@@ -79,7 +79,7 @@ func (s *soak) runMaster(ctx context.Context, g *group) (string, bool) {
 	for attempt := 0; attempt < 600 && ctx.Err() == nil; attempt++ {
 		var out bytes.Buffer
 		cmd := exec.Command(s.masterBinary(), args...)
-		cmd.Env = append(os.Environ(), "RBOINC_URL="+s.url, "RBOINC_TOKEN="+g.user.token, "RBOINC_HASH_CACHE=off")
+		cmd.Env = append(os.Environ(), "RBOINC_URL="+s.apiURL(), "RBOINC_TOKEN="+g.user.token, "RBOINC_HASH_CACHE=off")
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Start(); err != nil {
 			s.problem("starting the master of %s: %v", g.name, err)

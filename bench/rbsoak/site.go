@@ -306,6 +306,7 @@ func (s *soak) rootProcs(match string) []int {
 
 // close stops everything the driver started and unmounts the tmpfs.
 func (s *soak) close() {
+	s.stopHost2()
 	for _, p := range []*proc{s.server, s.creator, s.notifier} {
 		if p != nil {
 			p.stop()
@@ -328,6 +329,9 @@ func (s *soak) close() {
 	}
 	if s.root != "" {
 		os.RemoveAll(s.root)
+	}
+	if s.hostB != nil {
+		os.RemoveAll(s.hostB.root)
 	}
 	if s.dbDir != "" {
 		os.RemoveAll(s.dbDir)

@@ -32,6 +32,7 @@ type soak struct {
 	server    *proc
 	creator   *proc
 	notifier  *proc
+	hostB     *host2 // the second host (fault host2), nil without it
 	hooks     *webhooks
 	masters   masters
 	gahps     gahpSessions
@@ -104,7 +105,16 @@ func newSoak(ctx context.Context, o options) (*soak, error) {
 	if s.hooks, err = startWebhooks(); err != nil {
 		return nil, err
 	}
-	if err := s.setupSite(ctx); err != nil {
+	if s.want("host2") {
+		if why := host2Skip(o.mariadb); why != "" {
+			s.skip("host2", why)
+		}
+	}
+	err = s.setupSite(ctx)
+	if err == nil && s.want("host2") {
+		err = s.setupHost2(ctx)
+	}
+	if err != nil {
 		// What it set up goes: the tmpfs, MariaDB, the webhook receiver
 		// (main exits without the soak to close).
 		s.close()
@@ -265,6 +275,9 @@ func (s *soak) restoreAll() {
 		}
 	}
 	s.waitServer(s.ctx, 30*time.Second)
+	if s.hostB != nil {
+		s.startHost2(s.ctx)
+	}
 }
 
 // reportStuck prints, for the groups that never ended, their chains by

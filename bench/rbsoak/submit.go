@@ -159,7 +159,7 @@ func (s *soak) writeJobs(g *group) error {
 // client runs one of the clients as user u; its exit code and output.
 func (s *soak) client(ctx context.Context, u *user, name string, args ...string) (int, string) {
 	cmd := exec.CommandContext(ctx, filepath.Join(s.o.bin, name), args...)
-	cmd.Env = append(os.Environ(), "RBOINC_URL="+s.url, "RBOINC_TOKEN="+u.token, "RBOINC_HASH_CACHE=off")
+	cmd.Env = append(os.Environ(), "RBOINC_URL="+s.apiURL(), "RBOINC_TOKEN="+u.token, "RBOINC_HASH_CACHE=off")
 	out, err := cmd.CombinedOutput()
 	s.cpu.client(cmd)
 	var ee *exec.ExitError

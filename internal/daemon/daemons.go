@@ -94,7 +94,9 @@ func Assimilator(e *engine.Engine, o engine.AssimilatorOptions) Daemon {
 func Serving(e *engine.Engine, log *slog.Logger) []Daemon {
 	ds := []Daemon{Creator(e, CreatorPoll), Notifier(e, NotifierPoll), Collector(e, CollectEvery, CollectGrace)}
 	if e.Cfg.Simulated {
-		ds = append(ds, Standin(e, &standin.Volunteer{ProjectDir: e.Proj.Dir, Logger: log.With("part", "boinc-standin")}))
+		// A standby while another host's server plays the project (a
+		// second host on the shared project, docs/several-hosts.md).
+		ds = append(ds, Standin(e, &standin.Volunteer{ProjectDir: e.Proj.Dir, Standby: true, Logger: log.With("part", "boinc-standin")}))
 	}
 	return ds
 }

@@ -486,3 +486,36 @@ func fileSize(path string) int64 {
 	}
 	return fi.Size()
 }
+
+// Two hosts' assimilators on one work unit: host B's takes its outputs
+// ahead, host A's records the step meanwhile (its take finds B's files
+// there and replaces them with the same outputs), then B finds the step
+// done. B's takes are A's recorded results now: B must not undo them (the
+// results were listed, then unreadable: "recorded but unreadable", the
+// step's outputs lost to its user).
+func TestNativeAssimilatorsOfTwoHostsKeepRecordedResults(t *testing.T) {
+	forEngines(t, func(t *testing.T, e *engine.Engine, u store.User) {
+		ctx := context.Background()
+		submitChains(t, e, u, "g", 4, 2)
+		boincDone(t, e, nil)
+		n, err := newAssimilator(t, e).PassAround(ctx, func() {
+			if n, err := newAssimilator(t, e).Pass(ctx); err != nil || n != 4 {
+				t.Fatalf("the other host's pass: %d, %v", n, err)
+			}
+		})
+		if err != nil {
+			t.Fatalf("pass: %d, %v", n, err)
+		}
+		r, err := e.Results(ctx, u, "g", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Files) != 4*3 {
+			t.Fatalf("%d results listed, want %d", len(r.Files), 4*3)
+		}
+		files, _ := filepath.Glob(filepath.Join(e.Root, "results", "*", "*"))
+		if len(files) != len(r.Files) {
+			t.Errorf("%d result files in the results area, %d listed: recorded results removed", len(files), len(r.Files))
+		}
+	})
+}

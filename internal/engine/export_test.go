@@ -71,3 +71,29 @@ func (e *Engine) SetAfterBeginBatch(f func(store.Batch)) {
 		f(b)
 	}
 }
+
+// PassAround is one pass of a over the work units ready now, with between
+// run after their outputs were taken ahead and before their records (as
+// another host's assimilator may record them meanwhile).
+func (a *Assimilator) PassAround(ctx context.Context, between func()) (int, error) {
+	if a.deferred == nil {
+		a.deferred = map[int64]deferral{}
+	}
+	if a.Log == nil {
+		a.Log = a.E.Log
+	}
+	ids, err := a.appIDs(ctx)
+	if err != nil {
+		return 0, err
+	}
+	wus, err := a.BDB.ReadyWUs(ctx, ids, 0, assimBatch)
+	if err != nil {
+		return 0, err
+	}
+	pre := a.pretake(ctx, wus)
+	pre.wg.Wait()
+	between()
+	n, err := a.assimilate(ctx, wus, pre, nil)
+	pre.finish()
+	return n, err
+}

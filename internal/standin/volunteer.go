@@ -27,7 +27,15 @@ type Volunteer struct {
 	HookRetry  time.Duration // default 5s: after a hook exits non-zero, the app's assimilation stalls this long, then retries the SAME WU first (bin/start --cron restarting the daemon)
 	AppTimeout time.Duration // default 1h
 	Logger     *slog.Logger
+	// Standby: while another volunteer (another host's server on the same
+	// project) holds the project, wait for it and take over when it ends,
+	// instead of failing. BOINC's daemons keep running when a web host
+	// goes; a second host's `serve` on a shared project is that spare.
+	Standby bool
 }
+
+// standbyPoll is how often a standby volunteer tries the project's lock.
+const standbyPoll = time.Second
 
 // sim is one running Volunteer.
 type sim struct {
@@ -58,6 +66,14 @@ func (v *Volunteer) Run(ctx context.Context) error {
 		return fmt.Errorf("stand-in volunteer: %w", err)
 	}
 	unlock, err := lockProject(p.Dir)
+	for v.Standby && errors.Is(err, errProjectBusy) {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(standbyPoll):
+		}
+		unlock, err = lockProject(p.Dir)
+	}
 	if err != nil {
 		return err
 	}
@@ -202,6 +218,9 @@ func (s *sim) freed() {
 	}
 }
 
+// errProjectBusy: another volunteer holds the project's lock.
+var errProjectBusy = errors.New("another volunteer is already running")
+
 // lockProject makes sure one volunteer at a time works on a project.
 func lockProject(dir string) (func(), error) {
 	path := filepath.Join(dir, "standin.lock")
@@ -212,7 +231,7 @@ func lockProject(dir string) (func(), error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("stand-in volunteer: another volunteer is already running on %s", dir)
+			return nil, fmt.Errorf("stand-in volunteer: %w on %s", errProjectBusy, dir)
 		}
 		return nil, fmt.Errorf("stand-in volunteer: locking %s: %w", path, err)
 	}

@@ -2,6 +2,7 @@ package standin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -308,5 +309,47 @@ func TestVolunteerFlatHierarchy(t *testing.T) {
 	re := regexp.MustCompile(`\|[0-9]+ ` + regexp.QuoteMeta(tp.p.UploadDir) + `/flat_0_r[0-9]+_0 ` + regexp.QuoteMeta(tp.p.UploadDir) + `/flat_0_r[0-9]+_1\n$`)
 	if !re.MatchString(tp.read("hook.log")) || tp.read("hook.out") != "FLAT\n" {
 		t.Errorf("hook call %q, output %q", tp.read("hook.log"), tp.read("hook.out"))
+	}
+}
+
+// TestVolunteerStandby: a second volunteer on a project another holds (a
+// second host's server) fails at once unless it is a standby, which waits
+// and takes the project over when the first ends.
+func TestVolunteerStandby(t *testing.T) {
+	tp := newProject(t)
+	stopFirst := tp.startVolunteer()
+	tp.waitFor("the first volunteer to hold the project", func() bool {
+		unlock, err := lockProject(tp.dir)
+		if err == nil {
+			unlock()
+		}
+		return err != nil
+	})
+	quiet := slog.New(slog.NewTextHandler(tlog{t}, nil))
+	if err := (&Volunteer{ProjectDir: tp.dir, Logger: quiet}).Run(context.Background()); err == nil || !strings.Contains(err.Error(), "another volunteer") {
+		t.Fatalf("a second volunteer, not a standby: %v, want \"another volunteer is already running\"", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- (&Volunteer{ProjectDir: tp.dir, Standby: true, Poll: 20 * time.Millisecond, Logger: quiet}).Run(ctx)
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("the standby returned while the first volunteer held the project: %v", err)
+	case <-time.After(3 * standbyPoll / 2):
+	}
+	stopFirst()
+	tp.waitFor("the standby to take the project over", func() bool {
+		unlock, err := lockProject(tp.dir)
+		if err == nil {
+			unlock()
+		}
+		return err != nil
+	})
+	cancel()
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatalf("the standby after taking over: %v", err)
 	}
 }
