@@ -8,7 +8,16 @@ cd "$(dirname "$0")/.."
 work=${1:-$(mktemp -d /tmp/rboinc-demo.XXXXXX)}
 mkdir -p "$work"
 echo "== building into $work/bin"
-go build -o "$work/bin/" ./cmd/rboinc-server ./cmd/rboinc-hook ./cmd/rboinc-submit ./cmd/rboinc-retrieve
+# RBOINC_PREBUILT=DIR: the programs were built from this source already
+# (.ci/run builds them once for all its stages): hard-linked, not built.
+if [ -n "${RBOINC_PREBUILT:-}" ]; then
+	mkdir -p "$work/bin"
+	for p in rboinc-server rboinc-hook rboinc-submit rboinc-retrieve; do
+		ln -f "$RBOINC_PREBUILT/$p" "$work/bin/" 2>/dev/null || cp -f "$RBOINC_PREBUILT/$p" "$work/bin/"
+	done
+else
+	go build -o "$work/bin/" ./cmd/rboinc-server ./cmd/rboinc-hook ./cmd/rboinc-submit ./cmd/rboinc-retrieve
+fi
 export PATH="$work/bin:$PATH"
 root="$work/server"
 

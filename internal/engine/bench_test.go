@@ -135,7 +135,7 @@ func perSecond(b *testing.B, n int, d time.Duration, unit string) {
 // BenchmarkSubmit: one request of many chains sharing most inputs, uploads
 // taken into the pool, one create_work run (target: >= 500 chains/s).
 func BenchmarkSubmit(b *testing.B) {
-	n := benchSize(2000, 50)
+	n := benchSize(2000, 20)
 	env := newBenchEnv(b)
 	var total time.Duration
 	for i := 0; i < b.N; i++ {
@@ -237,7 +237,7 @@ func BenchmarkOpen(b *testing.B) {
 // BenchmarkStatus: the status of one group of many chains (target: 10,000
 // chains in < 0.5 s).
 func BenchmarkStatus(b *testing.B) {
-	n := benchSize(10000, 500)
+	n := benchSize(10000, 30)
 	env := newBenchEnv(b)
 	env.submit(env.request("g", n, 1))
 	b.ResetTimer()
@@ -253,7 +253,7 @@ func BenchmarkStatus(b *testing.B) {
 // BenchmarkResults: listing many result files waiting for retrieval
 // (10,000 in the full run).
 func BenchmarkResults(b *testing.B) {
-	chains := benchSize(3334, 100)
+	chains := benchSize(3334, 30)
 	env := newBenchEnv(b)
 	resp := env.submit(env.request("g", chains, 1))
 	for _, c := range resp.Chains {
@@ -343,7 +343,7 @@ func BenchmarkNativeAssimilatorProcess(b *testing.B) {
 // same two passes after BOINC finished the work units well (target: >= 500
 // retries/s).
 func BenchmarkRetryStorm(b *testing.B) {
-	n := benchSize(10000, 100)
+	n := benchSize(10000, 30)
 	env := newBenchEnv(b)
 	env.e.Cfg.RetryBackoff = 0.001 // the retries are due at once
 	var failT, okT time.Duration
@@ -413,8 +413,8 @@ func BenchmarkRetryStorm(b *testing.B) {
 // ratio). Each op is a submission of n chains, or the advance (hook
 // in-process, no creator) of n chains submitted before it untimed.
 func BenchmarkStateEngines(b *testing.B) {
-	n := benchSize(1000, 20)   // chains per submission
-	nAdv := benchSize(300, 20) // chains advanced per op
+	n := benchSize(1000, 10)  // chains per submission
+	nAdv := benchSize(300, 5) // chains advanced per op
 	for _, en := range []struct {
 		name  string
 		state func(testing.TB) string

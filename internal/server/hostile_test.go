@@ -103,12 +103,15 @@ func TestHostileSubmitFields(t *testing.T) {
 	r = base()
 	r.Chains = append(r.Chains, r.Chains[0])
 	cases = append(cases, tc{"same name twice", r, 400, []string{"twice"}})
+	// Each case's "after" is the next one's "before": one snapshot per
+	// request (under -race the snapshots were most of these tests' time).
+	before := v.everything()
 	for _, c := range cases {
-		before := v.everything()
 		a := v.post("alice", api+"/submit", c.req)
 		refusedClearly(t, c.name, a, c.status, c.words...)
 		if after := v.everything(); after != before {
 			t.Errorf("%s: refused but changed the server:\n%s\n---\n%s", c.name, before, after)
+			before = after
 		}
 	}
 	t.Logf("%d hostile submissions refused, nothing written", len(cases))
@@ -149,8 +152,8 @@ func TestHostileQueryAndPathFields(t *testing.T) {
 		cases = append(cases, tc{"GET", api + p, nil, 400})
 	}
 	cases = append(cases, tc{"GET", api + "/queues/..%2f..%2fetc%2fpasswd", nil, 404}, tc{"GET", api + "/queues/%2e%2e", nil, 404})
+	before := v.everything() // each case's "after" is the next one's "before"
 	for _, c := range cases {
-		before := v.everything()
 		var body io.Reader
 		if c.body != nil {
 			j, _ := json.Marshal(c.body)
@@ -162,6 +165,7 @@ func TestHostileQueryAndPathFields(t *testing.T) {
 		}
 		if after := v.everything(); after != before {
 			t.Errorf("%s %s: changed the server", c.method, c.path)
+			before = after
 		}
 	}
 	t.Logf("%d hostile query/path requests refused", len(cases))
@@ -179,19 +183,20 @@ func TestHostileDAVPaths(t *testing.T) {
 	v := newEnv(t)
 	up := v.newUpload("alice")
 	base := up.DAVPath
+	before := v.everything() // each request's "after" is the next one's "before"
 	for _, p := range []string{
 		base + "..%2f..%2fbob%2fx", base + "%2e%2e/%2e%2e/x", base + "..%5c..%5cx", base + "a%5cb", base + ".hidden",
 		base + ".htaccess", base + "a%00b", base + "a%0ab", base + "a%7fb", base + strings.Repeat("n", 256),
 		base + strings.Repeat("d/", 600) + "x", base + "a//b", base + "%ff%fe",
 	} {
 		for _, m := range []string{"PUT", "MKCOL", "GET", "DELETE", "PROPFIND"} {
-			before := v.everything()
 			a := v.call("alice", m, p, strings.NewReader("x"))
 			if a.ok() || a.status >= 500 {
 				t.Errorf("%s %s: %v", m, p, a)
 			}
 			if after := v.everything(); after != before {
 				t.Errorf("%s %s: changed the server", m, p)
+				before = after
 			}
 		}
 	}
@@ -396,9 +401,9 @@ func TestMalformedJSON(t *testing.T) {
 		`{"queue":"langevin","group":"g","options":{"priority":"1$(id)"}}`,
 		`{"queue":"langevin","group":"g","options":{"num_steps":1e999}}`,
 		`{"group":"g","files":"../../state.db"}`, `{"md5s": "x"}`, `<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "b">]><x>&a;</x>`}
+	before := v.everything() // each request's "after" is the next one's "before"
 	for _, path := range []string{"/submit", "/stop", "/purge", "/ack", "/pool/missing"} {
 		for _, b := range bodies {
-			before := v.everything()
 			a := v.post("alice", api+path, b)
 			if a.status != 400 && a.status != 404 {
 				t.Errorf("POST %s %.40q: %v", path, b, a)
@@ -406,8 +411,9 @@ func TestMalformedJSON(t *testing.T) {
 			if a.err.Error == "" {
 				t.Errorf("POST %s %.40q: no JSON error: %s", path, b, a.body)
 			}
-			if v.everything() != before {
+			if after := v.everything(); after != before {
 				t.Errorf("POST %s %.40q changed the server", path, b)
+				before = after
 			}
 		}
 	}

@@ -28,7 +28,7 @@ import (
 func BenchmarkMasterInFlight(b *testing.B) {
 	n := 1000
 	if testing.Short() {
-		n = 100
+		n = 30 // the smoke run: the code once, no figure to keep
 	}
 	s := standinserver.Start(b, standinserver.Options{NoCompute: true})
 	tok, err := s.AddUser("bench")
@@ -123,7 +123,7 @@ func BenchmarkMasterInFlight(b *testing.B) {
 func BenchmarkMasterSteady(b *testing.B) {
 	inflight, total := 1000, 3000
 	if testing.Short() {
-		inflight, total = 100, 300
+		inflight, total = 30, 90 // the smoke run
 	}
 	s := standinserver.Start(b, standinserver.Options{NoCompute: true})
 	tok, err := s.AddUser("bench")
