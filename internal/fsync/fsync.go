@@ -26,16 +26,12 @@ func DataPath(path string) error {
 }
 
 // Barrier makes every metadata change made so far on dir's file system
-// durable: it changes dir itself (a file created and removed there), so
-// that the commit an fsync of dir forces is the latest, and a commit
-// carries all before it. It needs only the right to write in dir.
+// durable: it changes dir itself (touchDir), so that the commit an fsync
+// of dir forces is the latest, and a commit carries all before it. It
+// needs only the right to write in dir, and leaves nothing there, also
+// when the process is killed during it.
 func Barrier(dir string) error {
-	f, err := os.CreateTemp(dir, ".barrier-*")
-	if err != nil {
-		return err
-	}
-	f.Close()
-	if err := os.Remove(f.Name()); err != nil {
+	if err := touchDir(dir); err != nil {
 		return err
 	}
 	return Dir(dir)
