@@ -56,10 +56,10 @@ func (s *soak) report(elapsed time.Duration) {
 	for _, l := range s.cpuReport(time.Duration(self.Utime.Nano()+self.Stime.Nano()).Seconds(), s.wuAll) {
 		fmt.Println(l)
 	}
-	fmt.Printf("server memory and descriptors (%d samples):\n", len(s.samples))
+	fmt.Printf("server memory and descriptors (%d samples; the driver's life, the time since its start):\n", len(s.samples))
 	step := max(1, len(s.samples)/12)
 	for i := 0; i < len(s.samples); i += step {
 		x := s.samples[i]
-		fmt.Printf("  %7s  VmRSS %6.1f MiB  fds %4d\n", x.at.Round(time.Second), mib(x.rss), x.fds)
+		fmt.Printf("  %d %7s  VmRSS %6.1f MiB  fds %4d\n", x.seg+1, x.at.Round(time.Second), mib(x.rss), x.fds)
 	}
 }

@@ -38,7 +38,8 @@ type soak struct {
 
 	// MariaDB mode
 	db          *mariadbtest.Server
-	dbDir       string
+	dbDir       string // where MariaDB runs: a short link under /tmp (its socket's path)
+	dbData      string // what it links to, in the work directory (outlives a stop of the machine)
 	stateURL    string
 	boincURL    string
 	boincDBFile string
@@ -67,6 +68,13 @@ type soak struct {
 	extra       sync.WaitGroup  // groups a fault started
 	cpu         *cpuBook
 	gahpBatches int // GAHP batches run to their end and checked
+
+	j   *journal // the ledger on disk (journal.go)
+	led *ledger  // with -resume: what the journal said
+	seg int      // this life of the driver (0: the first)
+	// clientN: the client fault's submissions begun (its groups k00000...).
+	clientN int
+	segs    []segment // the earlier ones
 }
 
 func newSoak(ctx context.Context, o options) (*soak, error) {
@@ -101,7 +109,22 @@ func newSoak(ctx context.Context, o options) (*soak, error) {
 	}
 	os.Setenv("TMPDIR", s.tmp)
 	var err error
-	if s.hooks, err = startWebhooks(); err != nil {
+	jpath := filepath.Join(o.work, journalFile)
+	if o.resume {
+		if err := s.openResumed(ctx, jpath); err != nil {
+			s.close()
+			return nil, err
+		}
+		return s, nil
+	}
+	if _, err := os.Stat(jpath); err == nil && !o.noJournal {
+		return nil, fmt.Errorf("%s holds a run already (%s): -resume goes on with it; or give a new work directory", o.work, journalFile)
+	}
+	if s.j, err = openJournal(jpath, o.noJournal); err != nil {
+		return nil, err
+	}
+	s.j.addSync(rec{T: "options", Args: o.args})
+	if s.hooks, err = startWebhooks("127.0.0.1:0", s.j); err != nil {
 		return nil, err
 	}
 	if err := s.setupSite(ctx); err != nil {
@@ -154,11 +177,18 @@ func (s *soak) run() ([]string, error) {
 	if s.server == nil {
 		return nil, errors.New("the site did not start")
 	}
-	var err error
-	if s.baseline, err = s.leftovers(); err != nil {
-		return nil, fmt.Errorf("taking the empty root's inventory: %w", err)
+	if s.led == nil {
+		var err error
+		if s.baseline, err = s.leftovers(); err != nil {
+			return nil, fmt.Errorf("taking the empty root's inventory: %w", err)
+		}
+		s.j.addSync(rec{T: "site", Site: s.siteRec()})
 	}
 	s.started = time.Now()
+	s.j.addSync(rec{T: "start", Seg: s.seg})
+	if s.o.killAfter > 0 && s.o.killDuring == "" {
+		time.AfterFunc(s.o.killAfter, s.killWhole)
+	}
 	ctx, cancel := context.WithTimeout(s.ctx, s.o.duration)
 	defer cancel()
 	s.runCtx = ctx
@@ -201,6 +231,9 @@ func (s *soak) run() ([]string, error) {
 	// The submitters share the chains out by batches; each user's groups
 	// are checked and purged by that user's finisher as they end.
 	work := s.plan()
+	if s.led != nil {
+		s.resumeGroups(ctx, work)
+	}
 	var subWG sync.WaitGroup
 	for _, u := range s.users {
 		subWG.Add(1)
@@ -224,6 +257,11 @@ func (s *soak) run() ([]string, error) {
 		}
 	}
 	elapsed := time.Since(s.started)
+	if s.led != nil {
+		var line string
+		elapsed, line = segmentsLine(append(slices.Clone(s.segs), segment{start: s.started}), time.Now())
+		fmt.Println(line)
+	}
 	s.wuDone, s.wuAll = s.countWorkUnits()
 	// Everything ended and was purged: the end checks, on a quiet site.
 	s.restoreAll()
@@ -238,6 +276,9 @@ func (s *soak) run() ([]string, error) {
 	stopCPU()
 	<-cpuDone
 	s.report(elapsed)
+	if s.ctx.Err() == nil {
+		s.j.addSync(rec{T: "end"})
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sort.Strings(s.problems)
