@@ -93,6 +93,8 @@ type journal struct {
 	smu    sync.Mutex // one fsync at a time
 	synced uint64     // records durable
 	n      uint64     // records written
+	syncs  int        // fsyncs done
+	bytes  int64      // bytes written
 	off    bool       // -journal=false: nothing written (to measure its cost)
 }
 
@@ -128,6 +130,7 @@ func (j *journal) add(r rec) uint64 {
 		}
 	}
 	j.n++
+	j.bytes += int64(len(b))
 	return j.n
 }
 
@@ -153,6 +156,20 @@ func (j *journal) sync(n uint64) {
 		j.mu.Unlock()
 	}
 	j.synced = upto
+	j.syncs++
+}
+
+// figures: records and bytes this life of the driver wrote, and its fsyncs.
+func (j *journal) figures() string {
+	if j == nil || j.off {
+		return "journal: off (-no-journal)"
+	}
+	j.smu.Lock()
+	syncs := j.syncs
+	j.smu.Unlock()
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return fmt.Sprintf("journal (this life of the driver): %d records, %d bytes, %d fsyncs", j.n, j.bytes, syncs)
 }
 
 // addSync writes r and waits until it is on disk.

@@ -137,3 +137,22 @@ func TestSegmentsLine(t *testing.T) {
 		t.Error("no line for a run of two lives")
 	}
 }
+
+// The journal's cost a record, written (add) and made durable (addSync,
+// one fsync each when nothing else waits): go test -bench Journal
+// ./bench/rbsoak/ -run XXX.
+func BenchmarkJournalAdd(b *testing.B) {
+	j, _ := openJournal(filepath.Join(b.TempDir(), journalFile), false)
+	defer j.close()
+	for b.Loop() {
+		j.add(rec{T: "sample", Seg: 1, Steps: 123456789, RSS: 50 << 20, FDs: 40, NFile: 12})
+	}
+}
+
+func BenchmarkJournalAddSync(b *testing.B) {
+	j, _ := openJournal(filepath.Join(b.TempDir(), journalFile), false)
+	defer j.close()
+	for b.Loop() {
+		j.addSync(rec{T: "hook", ID: "0123456789abcdef", Kind: "soak1/b00001/c17/step_done"})
+	}
+}

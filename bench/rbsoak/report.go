@@ -51,6 +51,10 @@ func (s *soak) report(elapsed time.Duration) {
 	sort.Strings(rs)
 	fmt.Printf("client retries (a failed run tried again): %s\n", strings.Join(rs, ", "))
 	fmt.Printf("bytes left behind: %d\n", s.leftBytes)
+	fmt.Println(s.j.figures())
+	if s.seg > 0 {
+		fmt.Printf("processor time below: this life of the driver (%d) only\n", s.seg+1)
+	}
 	var self syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
 	for _, l := range s.cpuReport(time.Duration(self.Utime.Nano()+self.Stime.Nano()).Seconds(), s.wuAll) {
