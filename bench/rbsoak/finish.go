@@ -114,7 +114,11 @@ func (s *soak) finish(ctx context.Context, g *group) {
 	for _, c := range g.chains {
 		finals[c.name] = c.final
 	}
-	s.j.addSync(rec{T: "finished", User: g.user.name, Group: g.name, Finals: finals})
+	steps := 0
+	for _, cs := range st {
+		steps += cs.StepsDone
+	}
+	s.j.addSync(rec{T: "finished", User: g.user.name, Group: g.name, Finals: finals, Chains: len(st), Steps: steps})
 	s.purge(ctx, g)
 }
 

@@ -323,11 +323,18 @@ func (s *soak) checkOneStepJobs(ctx context.Context, g *group, who, what, madeBy
 		s.retry(ctx, g.user, "purge", "rboinc-retrieve", "-purge", "-group", g.name, "-yes")
 	}
 	g.finished = true
+	finals := map[string]string{}
+	for _, c := range g.chains {
+		finals[c.name] = c.final
+	}
 	s.mu.Lock()
 	s.groups = append(s.groups, g)
 	s.stepsOK += steps
 	s.chainsOK += len(st)
 	s.mu.Unlock()
+	// For the end checks of a run resumed after a kill of the whole run
+	// (its events).
+	s.j.add(rec{T: "checked", User: g.user.name, Group: g.name, Finals: finals, Chains: len(st), Steps: steps})
 }
 
 // gahpRetry books a failed request that is sent again (the server or

@@ -71,7 +71,8 @@ func TestReplay(t *testing.T) {
 		{T: "start", At: jat(100)},
 		{T: "hook", At: jat(101), ID: "d1", Kind: "u/g/c0/chain_done"},
 		{T: "sample", At: jat(102), Seg: 1, RSS: 6, FDs: 9},
-		{T: "finished", At: jat(110), User: "u", Group: "g", Finals: map[string]string{"c0": "done"}},
+		{T: "finished", At: jat(110), User: "u", Group: "g", Finals: map[string]string{"c0": "done"}, Chains: 150, Steps: 149},
+		{T: "checked", At: jat(110), User: "u", Group: "m001", Finals: map[string]string{"w00000": "done"}, Chains: 16, Steps: 16},
 		{T: "master", At: jat(111), N: 2, Kind: "ran", Out: "done: 16 work units came back"},
 		{T: "gahp", At: jat(112), N: 1, Kind: "done"},
 		{T: "gahp", At: jat(113), N: 2, Kind: "begin"},
@@ -98,6 +99,9 @@ func TestReplay(t *testing.T) {
 	}
 	if l.finished["u/g"].Finals["c0"] != "done" || l.masterN != 2 || l.masterPhase != "ran" || l.gahpN != 2 || l.gahpDone != 1 {
 		t.Errorf("finished %v, master %d %s, gahp %d %s %d", l.finished, l.masterN, l.masterPhase, l.gahpN, l.gahpPhase, l.gahpDone)
+	}
+	if l.chainsOK != 166 || l.stepsOK != 165 || len(l.oneStep) != 1 {
+		t.Errorf("checked before the kill: %d chains, %d steps, %d one-step groups; want 166, 165, 1", l.chainsOK, l.stepsOK, len(l.oneStep))
 	}
 	// The kill of the whole run, at its last record, explains a repeat
 	// of a delivery received before it.

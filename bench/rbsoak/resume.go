@@ -45,6 +45,9 @@ type ledger struct {
 	gahpN       int // the last GAHP batch begun
 	gahpPhase   string
 	gahpDone    int // GAHP batches run to their end and checked
+
+	chainsOK, stepsOK int // chains checked, and their steps
+	oneStep           []rec // the masters' and GAHP's groups checked
 }
 
 // segment is one life of the driver: from its start to its last record.
@@ -95,6 +98,12 @@ func replay(recs []rec) (*ledger, error) {
 			l.retrDone[r.Dir] = true
 		case "finished":
 			l.finished[g] = r
+			l.chainsOK += r.Chains
+			l.stepsOK += r.Steps
+		case "checked":
+			l.oneStep = append(l.oneStep, r)
+			l.chainsOK += r.Chains
+			l.stepsOK += r.Steps
 		case "purged":
 			l.purged[g] = true
 		case "fault":
@@ -158,6 +167,7 @@ func (s *soak) restore(l *ledger) {
 	s.hooks.mu.Unlock()
 	s.masters.started = l.masterN
 	s.gahpBatches = l.gahpDone
+	s.chainsOK, s.stepsOK = l.chainsOK, l.stepsOK
 	s.clientN = len(l.killed)
 }
 
@@ -384,6 +394,15 @@ func (s *soak) resumeGroups(ctx context.Context, work map[string][]*group) {
 	}
 	// The finished groups go into the list the end checks read (their
 	// events); the others join it as they are submitted or finished.
+	for _, r := range s.led.oneStep {
+		if u := users[r.User]; u != nil {
+			g := &group{user: u, name: r.Group, finished: true, purged: true, retrieved: map[string]*fileSeen{}}
+			for name, final := range r.Finals {
+				g.chains = append(g.chains, &chain{name: name, final: final})
+			}
+			byKey[key(u.name, g.name)] = g
+		}
+	}
 	s.mu.Lock()
 	for _, g := range byKey {
 		if g.finished {
