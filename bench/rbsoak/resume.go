@@ -46,7 +46,7 @@ type ledger struct {
 	gahpPhase   string
 	gahpDone    int // GAHP batches run to their end and checked
 
-	chainsOK, stepsOK int // chains checked, and their steps
+	chainsOK, stepsOK int   // chains checked, and their steps
 	oneStep           []rec // the masters' and GAHP's groups checked
 }
 
