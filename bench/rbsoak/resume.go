@@ -278,6 +278,7 @@ func (s *soak) openResumed(ctx context.Context, jpath string) error {
 		return err
 	}
 	site := l.site
+	s.o.rootfs = site.RootFS // what it was (a plain directory when the mount failed)
 	if s.o.rootfs == rootTmpfs {
 		return errors.New("the server root was on a tmpfs, gone with the killed run: a run to resume needs -rootfs image (or dir)")
 	}
@@ -290,9 +291,9 @@ func (s *soak) openResumed(ctx context.Context, jpath string) error {
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
 	s.mnt = site.Mnt
-	if s.o.rootfs == rootImage && !isMounted(s.mnt) {
-		s.mountRoot(ctx, false)
-	} else if s.o.rootfs == rootImage {
+	if s.o.rootfs != rootImage || !isMounted(s.mnt) {
+		s.mountRoot(ctx, false) // a plain directory: the disk-full fault skipped
+	} else {
 		s.mounted = true
 		os.Remove(filepath.Join(s.mnt, "filler"))
 	}
@@ -328,6 +329,17 @@ func (s *soak) openResumed(ctx context.Context, jpath string) error {
 	fmt.Printf("rbsoak: resuming the run in %s: life %d of the driver; %s run before, killed about %s ago; %d groups checked, faults %v\n",
 		s.o.work, s.seg+1, ran.Round(time.Second), time.Since(l.last).Round(time.Second), len(l.finished), l.faults)
 	return s.startDaemons(ctx, site.Addr)
+}
+
+// resumable tells whether the journal at path is of a run that did not
+// end and can go on (its server root not on a tmpfs).
+func resumable(path string) bool {
+	recs, err := readJournal(path)
+	if err != nil {
+		return false
+	}
+	l, err := replay(recs)
+	return err == nil && l.site.RootFS != rootTmpfs
 }
 
 // isMounted tells whether a file system is mounted on dir.

@@ -117,9 +117,10 @@ func newSoak(ctx context.Context, o options) (*soak, error) {
 		}
 		return s, nil
 	}
-	if _, err := os.Stat(jpath); err == nil && !o.noJournal {
-		return nil, fmt.Errorf("%s holds a run already (%s): -resume goes on with it; or give a new work directory", o.work, journalFile)
+	if resumable(jpath) {
+		return nil, fmt.Errorf("%s holds a run that can go on (%s): -resume goes on with it; or give a new work directory", o.work, journalFile)
 	}
+	os.Remove(jpath) // a run that ended, or that cannot be resumed
 	if s.j, err = openJournal(jpath, o.noJournal); err != nil {
 		return nil, err
 	}
