@@ -67,7 +67,7 @@ func (s *soak) runProcs(self int) []int {
 			continue
 		}
 		cl := string(b)
-		if strings.Contains(cl, s.o.work+"/") || s.dbDir != "" && strings.Contains(cl, s.dbDir) {
+		if strings.Contains(cl, s.o.work+"/") || s.dbDir != "" && strings.Contains(cl, s.dbDir+"/") {
 			named = append(named, pid)
 		}
 	}
