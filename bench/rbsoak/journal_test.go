@@ -68,6 +68,10 @@ func TestReplay(t *testing.T) {
 		{T: "fault", At: jat(8), Kind: "server"},
 		{T: "hook", At: jat(9), ID: "d1", Kind: "u/g/c0/chain_done"},
 		{T: "sample", At: jat(10), RSS: 5, FDs: 9},
+		// The resumed driver's start: a delivery received before its run
+		// starts is of its life, not of the killed one's.
+		{T: "resume", At: jat(90)},
+		{T: "hook", At: jat(95), ID: "d2", Kind: "u/g/c1/chain_done"},
 		{T: "start", At: jat(100)},
 		{T: "hook", At: jat(101), ID: "d1", Kind: "u/g/c0/chain_done"},
 		{T: "sample", At: jat(102), Seg: 1, RSS: 6, FDs: 9},
@@ -91,7 +95,7 @@ func TestReplay(t *testing.T) {
 	if !l.retrDone["/w/retrieve-u-g-2"] || l.faults["server"] != 2 {
 		t.Errorf("retrievals done %v, faults %v", l.retrDone, l.faults)
 	}
-	if len(l.deliveries["d1"]) != 2 || l.total != 2 {
+	if len(l.deliveries["d1"]) != 2 || l.total != 3 {
 		t.Errorf("deliveries %v", l.deliveries)
 	}
 	if len(l.segs) != 2 || l.segs[0].last != time.Unix(0, jat(10)) {

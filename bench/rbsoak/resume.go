@@ -61,15 +61,27 @@ func replay(recs []rec) (*ledger, error) {
 		retrieved: map[string]map[string]*fileSeen{}, sums: map[string]map[string]string{}, retrDone: map[string]bool{},
 		finished: map[string]rec{}, purged: map[string]bool{}, faults: map[string]int{}, retries: map[string]int{},
 		deliveries: map[string][]time.Time{}, events: map[string]struct{}{}}
+	// A life ends at its last record before the next one's resume (what
+	// a resumed driver writes while it starts again, webhook deliveries
+	// received before its run starts, is of the new life).
+	open := true
 	for _, r := range recs {
 		at := time.Unix(0, r.At)
-		l.last = at
-		if n := len(l.segs); n > 0 && r.T != "start" {
-			l.segs[n-1].last = at
+		switch r.T {
+		case "start":
+			open = true
+		case "resume":
+			open = false
+		}
+		if open && r.T != "start" {
+			l.last = at
+			if n := len(l.segs); n > 0 {
+				l.segs[n-1].last = at
+			}
 		}
 		g := key(r.User, r.Group)
 		switch r.T {
-		case "options":
+		case "options", "resume":
 		case "site":
 			l.site = r.Site
 		case "start":
@@ -277,6 +289,7 @@ func (s *soak) openResumed(ctx context.Context, jpath string) error {
 	if s.j, err = openJournal(jpath, false); err != nil {
 		return err
 	}
+	s.j.addSync(rec{T: "resume"})
 	site := l.site
 	s.o.rootfs = site.RootFS // what it was (a plain directory when the mount failed)
 	if s.o.rootfs == rootTmpfs {
