@@ -5,6 +5,7 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -122,13 +123,42 @@ func (s *soak) finish(ctx context.Context, g *group) {
 	s.purge(ctx, g)
 }
 
-// purge purges group g (again, after a kill of the whole run: a purge is
-// idempotent).
+// purge purges group g, checked.
 func (s *soak) purge(ctx context.Context, g *group) {
 	if _, ok := s.retry(ctx, g.user, "purge", "rboinc-retrieve", "-purge", "-group", g.name, "-yes"); ok {
 		g.purged = true
 		s.j.add(rec{T: "purged", User: g.user.name, Group: g.name})
 	}
+}
+
+// purgeAgain purges group g, checked before a kill of the whole run that
+// may have come after its purge and before the journal said so: then the
+// server knows the group no more ("no group"), which is the purge done.
+// (Sent again through retry, that answer was tried for minutes and failed
+// the run: seen in a run killed four times.)
+func (s *soak) purgeAgain(ctx context.Context, g *group, what string) bool {
+	var last string
+	for attempt := 0; attempt < 600 && ctx.Err() == nil; attempt++ {
+		code, out := s.client(ctx, g.user, "rboinc-retrieve", "-purge", "-group", g.name, "-yes")
+		if code == 0 || strings.Contains(out, "no group "+g.name) {
+			g.purged = true
+			s.j.add(rec{T: "purged", User: g.user.name, Group: g.name})
+			return true
+		}
+		last = fmt.Sprintf("exit %d: %s", code, strings.TrimSpace(out))
+		if code == 2 || code == 5 {
+			break
+		}
+		s.mu.Lock()
+		s.retries[what]++
+		s.j.add(rec{T: "retry", Kind: what})
+		s.mu.Unlock()
+		time.Sleep(s.jitter(300 * time.Millisecond))
+	}
+	if ctx.Err() == nil {
+		s.problem("%s of %s/%s never succeeded: %s", what, g.user.name, g.name, last)
+	}
+	return false
 }
 
 // extend adds a step to chain c and tells whether the server did. A

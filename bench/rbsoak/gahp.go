@@ -110,7 +110,7 @@ func (s *soak) gahpLoop(actors context.Context) {
 			n++
 		} else if l.gahpPhase == "retire" {
 			g := s.gahpGroup(u, n)
-			if _, ok := s.retry(s.runCtx, u, "gahp-retire", "rboinc-retrieve", "-purge", "-group", g.name, "-yes"); ok {
+			if s.purgeAgain(s.runCtx, g, "gahp-retire") {
 				s.gahpDone(n)
 			}
 			n++

@@ -439,7 +439,7 @@ func (s *soak) resumeGroups(ctx context.Context, work map[string][]*group) {
 	for _, g := range killed {
 		if g.finished {
 			if !g.purged {
-				s.purge(ctx, g)
+				s.purgeAgain(ctx, g, "purge")
 			}
 			continue
 		}

@@ -216,7 +216,7 @@ func (s *soak) submitLoop(ctx context.Context, u *user, groups []*group) {
 			// Checked before a kill of the whole run; its purge may not
 			// have been sent.
 			if !g.purged {
-				s.purge(ctx, g)
+				s.purgeAgain(ctx, g, "purge")
 			}
 			continue
 		}
