@@ -79,6 +79,7 @@ func TestReplay(t *testing.T) {
 		{T: "checked", At: jat(110), User: "u", Group: "m001", Finals: map[string]string{"w00000": "done"}, Chains: 16, Steps: 16},
 		{T: "master", At: jat(111), N: 2, Kind: "ran", Out: "done: 16 work units came back"},
 		{T: "gahp", At: jat(112), N: 1, Kind: "done"},
+		{T: "problem", At: jat(112), Out: "u/g/c3: ended failed, want done"},
 		{T: "gahp", At: jat(113), N: 2, Kind: "begin"},
 	}
 	l, err := replay(recs)
@@ -109,6 +110,15 @@ func TestReplay(t *testing.T) {
 	}
 	// The kill of the whole run, at its last record, explains a repeat
 	// of a delivery received before it.
+	if len(l.problems) != 1 {
+		t.Errorf("problems %v: a problem found before the kill must fail the resumed run", l.problems)
+	}
+	if len(l.kills) != 2 {
+		t.Fatalf("kills %+v, want the one that ended the first life and the last one", l.kills)
+	}
+	if k := l.kills[0]; !k.sender || !k.at.Equal(time.Unix(0, jat(10))) {
+		t.Errorf("the kill that ended the first life: %+v, want at its last record", k)
+	}
 	k := l.kills[len(l.kills)-1]
 	if !k.sender || !k.at.Equal(time.Unix(0, jat(113))) {
 		t.Errorf("the whole run's kill: %+v", k)

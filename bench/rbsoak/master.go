@@ -66,6 +66,14 @@ func (s *soak) masterLoop(actors context.Context) {
 		switch again {
 		case "ran":
 			out = s.led.masterOut
+			// Checked and purged before the kill, its "checked" not
+			// journaled: gone from the server, nothing to check again
+			// (a problem its check found is journaled).
+			if code, o := s.client(s.runCtx, u, "rboinc-retrieve", "-status", "-group", g.name, "-json"); code != 0 && strings.Contains(o, "no group "+g.name) {
+				s.j.addSync(rec{T: "master", N: n, Kind: "checked"})
+				again = ""
+				continue
+			}
 		case "":
 			s.masters.mu.Lock()
 			s.masters.started++

@@ -23,7 +23,7 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.users, "users", 3, "submitting users")
 	fs.IntVar(&o.batch, "batch", 250, "chains per submission")
 	fs.IntVar(&o.inFlight, "in-flight", 2, "a user's groups submitted and not yet purged, at most (the next waits; -short: 4)")
-	fs.DurationVar(&o.duration, "duration", 72*time.Hour, "bound of the whole run: chains still running then fail it")
+	fs.DurationVar(&o.duration, "duration", 72*time.Hour, "bound of the run (of each life of the driver, in a run resumed after a kill of the whole run): chains still running then fail it")
 	fs.DurationVar(&o.faultEvery, "fault-every", 30*time.Second, "mean time between two faults")
 	fs.IntVar(&o.minFaults, "min-faults", 5, "each fault at least this many times")
 	fs.DurationVar(&o.sample, "sample", time.Minute, "memory and descriptor sampling interval")

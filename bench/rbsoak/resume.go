@@ -48,6 +48,7 @@ type ledger struct {
 
 	chainsOK, stepsOK int   // chains checked, and their steps
 	oneStep           []rec // the masters' and GAHP's groups checked
+	problems          []string
 }
 
 // segment is one life of the driver: from its start to its last record.
@@ -71,6 +72,12 @@ func replay(recs []rec) (*ledger, error) {
 		case "start":
 			open = true
 		case "resume":
+			if open {
+				// The kill of the whole run that ended the life before:
+				// it stopped the process sending notifications too, so a
+				// delivery received before it may come again after.
+				l.kills = append(l.kills, senderKill{kind: "whole run", at: l.last, sender: true})
+			}
 			open = false
 		}
 		if open && r.T != "start" {
@@ -82,6 +89,8 @@ func replay(recs []rec) (*ledger, error) {
 		g := key(r.User, r.Group)
 		switch r.T {
 		case "options", "resume":
+		case "problem":
+			l.problems = append(l.problems, r.Out)
 		case "site":
 			l.site = r.Site
 		case "start":
@@ -144,8 +153,7 @@ func replay(recs []rec) (*ledger, error) {
 	if l.site == nil {
 		return nil, errors.New("the run was killed before its site was ready (no site record): start it again in a new work directory")
 	}
-	// The kill stopped the process sending notifications too: a delivery
-	// received before it may come again after.
+	// The kill this resume follows (its resume record not yet written).
 	l.kills = append(l.kills, senderKill{kind: "whole run", at: l.last, sender: true})
 	return l, nil
 }
@@ -180,6 +188,9 @@ func (s *soak) restore(l *ledger) {
 	s.masters.started = l.masterN
 	s.gahpBatches = l.gahpDone
 	s.chainsOK, s.stepsOK = l.chainsOK, l.stepsOK
+	for _, p := range l.problems {
+		s.problems = append(s.problems, "(before a kill of the whole run) "+p)
+	}
 	s.clientN = len(l.killed)
 }
 

@@ -167,6 +167,8 @@ func (s *soak) problem(format string, args ...any) {
 	s.problems = append(s.problems, msg)
 	n := len(s.problems)
 	s.mu.Unlock()
+	// A resumed run fails on it too.
+	s.j.addSync(rec{T: "problem", Out: msg})
 	if n <= 50 {
 		fmt.Println("PROBLEM:", msg)
 	}
