@@ -10,30 +10,43 @@
 # behind after purging everything, and memory or descriptors that grow.
 #
 # Usage: bench/soak.sh [--short] [WORKDIR] [-- RBSOAK-FLAGS...]
+#        bench/soak.sh --resume WORKDIR [-- RBSOAK-FLAGS...]
 #   --short   the CI run (2,100 chains, most of one step; every fault at least 5 times)
-#             without it, the long run: 10,000 chains of 100 steps (1,000,000 work units)
+#             without it, the long run: 10,000 chains of 100 steps (1,000,000 work units),
+#             its server root on an ext4 image in WORKDIR and MariaDB's data there
+#   --resume  go on with the run in WORKDIR whose every process was killed (the
+#             machine stopped): its binaries, options and ledger (journal.jsonl) are
+#             those of WORKDIR; the end checks judge the whole run
 #   WORKDIR   a directory of its own (default: a new one under /tmp)
 # Any rbsoak flag after --, e.g. -- -mariadb -assimilator hook -chains 300 -steps 30
 # (go run ./bench/rbsoak -h lists them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-short="" work=""
+short="" work="" resume=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--short) short=-short ;;
+	--resume) resume=-resume ;;
 	--) shift; break ;;
-	-h | --help) sed -n '2,17p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,22p' "$0"; exit 0 ;;
 	-*) echo "bench/soak.sh: unknown option $1 (rbsoak's flags go after --)" >&2; exit 2 ;;
 	*) work=$1 ;;
 	esac
 	shift
 done
+if [ -n "$resume" ]; then
+	[ -n "$work" ] && [ -s "$work/journal.jsonl" ] || { echo "bench/soak.sh: --resume WORKDIR: no run's journal in ${work:-(none given)}" >&2; exit 2; }
+	[ -z "$short" ] || { echo "bench/soak.sh: --resume takes the run's own options (from its journal), not --short" >&2; exit 2; }
+fi
 work=${work:-$(mktemp -d /tmp/rboinc-soak.XXXXXX)}
 mkdir -p "$work/bin"
 work=$(cd "$work" && pwd)
+# A resumed run goes on with the binaries it began with.
 # RBOINC_PREBUILT=DIR: the programs were built from this source already
 # (.ci/run builds them once for all its stages): hard-linked, not built.
-if [ -n "${RBOINC_PREBUILT:-}" ]; then
+if [ -n "$resume" ]; then
+	:
+elif [ -n "${RBOINC_PREBUILT:-}" ]; then
 	for p in ./cmd/rboinc-server ./cmd/rboinc-hook ./cmd/rboinc-gahp ./cmd/rboinc-submit ./cmd/rboinc-retrieve ./examples/adaptive-master ./bench/rbsoak; do
 		ln -f "$RBOINC_PREBUILT/${p##*/}" "$work/bin/" 2>/dev/null || cp -f "$RBOINC_PREBUILT/${p##*/}" "$work/bin/"
 	done
@@ -45,13 +58,17 @@ fi
 # run's processor time), static where the C library allows. Without cc,
 # the shipped script (RBSOAK_APP=script asks for it).
 app=()
-if [ "${RBSOAK_APP:-}" != script ] && command -v cc >/dev/null; then
+if [ -z "$resume" ] && [ "${RBSOAK_APP:-}" != script ] && command -v cc >/dev/null; then
 	if cc -std=c11 -O2 -static -o "$work/bin/langevin" bench/langevin/langevin.c -lm 2>/dev/null ||
 		cc -std=c11 -O2 -o "$work/bin/langevin" bench/langevin/langevin.c -lm; then
 		app=(-app "$work/bin/langevin")
 	fi
 fi
-run=("$work/bin/rbsoak" -bin "$work/bin" -work "$work" $short "${app[@]}" "$@")
+if [ -n "$resume" ]; then
+	run=("$work/bin/rbsoak" -resume -work "$work" "$@")
+else
+	run=("$work/bin/rbsoak" -bin "$work/bin" -work "$work" $short "${app[@]}" "$@")
+fi
 keep=""
 for a in "$@"; do case "$a" in -keep | --keep | -keep=true | --keep=true) keep=1 ;; esac; done
 # As root, rbsoak runs in a mount and pid namespace of its own, under a

@@ -76,6 +76,7 @@ func (s *soak) faultLoop(ctx context.Context) {
 		if ok {
 			s.mu.Lock()
 			s.faults[k]++
+			s.j.add(rec{T: "fault", Kind: k})
 			s.mu.Unlock()
 		}
 	}
@@ -93,6 +94,7 @@ func (s *soak) inject(ctx context.Context, k string) (ok bool, err error) {
 		} else {
 			s.killSender(p)
 		}
+		s.killDuringFault(k)
 		time.Sleep(s.jitter(400 * time.Millisecond))
 		if err := p.start(); err != nil {
 			return true, err
@@ -111,6 +113,7 @@ func (s *soak) inject(ctx context.Context, k string) (ok bool, err error) {
 			return false, nil
 		}
 		err := syscall.Kill(pids[s.intn(len(pids))], syscall.SIGKILL)
+		s.killDuringFault(k)
 		if errors.Is(err, syscall.ESRCH) {
 			return false, nil // it exited between the look and the kill (the stand-in starts it again)
 		}
@@ -136,19 +139,16 @@ func (s *soak) inject(ctx context.Context, k string) (ok bool, err error) {
 // would and must make every chain once.
 func (s *soak) killClient(ctx context.Context) (bool, error) {
 	s.mu.Lock()
-	n := s.faults["client"] + s.retries["client-early"]
+	n := s.clientN
+	s.clientN++
 	s.mu.Unlock()
 	u := s.users[n%len(s.users)]
-	g := &group{user: u, name: fmt.Sprintf("k%05d", n), retrieved: map[string]*fileSeen{}, killed: true, steps: s.o.steps,
-		chains: []*chain{{name: "c1", kind: kindBig, steps: s.o.steps}, {name: "c0", kind: kindPlain, steps: s.o.steps}}}
-	if err := s.writeJobs(g); err != nil {
-		return false, err
-	}
-	args := []string{"-app_name", "langevin", "-group", g.name, "-jobs", g.jobs,
-		"-vel_file", s.inputFile("input.vel", coords), "-num_steps", fmt.Sprint(g.steps), "-quiet"}
-	cmd := exec.CommandContext(ctx, filepath.Join(s.o.bin, "rboinc-submit"), args...)
-	cmd.Env = append(os.Environ(), "RBOINC_URL="+s.apiURL(), "RBOINC_TOKEN="+u.token, "RBOINC_HASH_CACHE=off")
-	if err := cmd.Start(); err != nil {
+	g := s.killedGroup(n, u)
+	// On disk before the client starts: after a kill of the whole run
+	// the group is submitted again and finished (resumeGroups).
+	s.j.addSync(rec{T: "submit", User: u.name, Group: g.name, Killed: true})
+	cmd, err := s.submitKilled(ctx, g)
+	if err != nil {
 		return false, err
 	}
 	done := make(chan error, 1)
@@ -161,25 +161,59 @@ func (s *soak) killClient(ctx context.Context) (bool, error) {
 		<-done
 		killed = true
 	}
+	s.killDuringFault("client")
 	s.cpu.client(cmd)
 	if !killed {
 		s.mu.Lock()
 		s.retries["client-early"]++
+		s.j.add(rec{T: "retry", Kind: "client-early"})
 		s.mu.Unlock()
 	}
-	// The user runs the submission again, then the group goes on as any.
 	s.extra.Add(1)
-	go func() {
-		defer s.extra.Done()
-		if _, ok := s.retry(s.runCtx, u, "submit", "rboinc-submit", args...); !ok {
+	go func() { defer s.extra.Done(); s.submitAndFinish(g) }()
+	return killed, nil
+}
+
+// killedArgs are the submission's arguments of a fault's group g.
+func (s *soak) killedArgs(g *group) []string {
+	return []string{"-app_name", "langevin", "-group", g.name, "-jobs", g.jobs,
+		"-vel_file", s.inputFile("input.vel", coords), "-num_steps", fmt.Sprint(g.steps), "-quiet"}
+}
+
+// killedGroup is the group of the client fault's nth submission, as user u.
+func (s *soak) killedGroup(n int, u *user) *group {
+	return &group{user: u, name: fmt.Sprintf("k%05d", n), retrieved: map[string]*fileSeen{}, killed: true, steps: s.o.steps,
+		chains: []*chain{{name: "c1", kind: kindBig, steps: s.o.steps}, {name: "c0", kind: kindPlain, steps: s.o.steps}}}
+}
+
+// submitKilled starts the submission of a fault's group g (killed in
+// the middle).
+func (s *soak) submitKilled(ctx context.Context, g *group) (*exec.Cmd, error) {
+	if err := s.writeJobs(g); err != nil {
+		return nil, err
+	}
+	args := s.killedArgs(g)
+	cmd := exec.CommandContext(ctx, filepath.Join(s.o.bin, "rboinc-submit"), args...)
+	cmd.Env = append(os.Environ(), "RBOINC_URL="+s.apiURL(), "RBOINC_TOKEN="+g.user.token, "RBOINC_HASH_CACHE=off")
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return cmd, nil
+}
+
+// submitAndFinish: the user runs the killed submission of g again, then
+// the group goes on as any.
+func (s *soak) submitAndFinish(g *group) {
+	if !g.submitted {
+		if _, ok := s.retry(s.runCtx, g.user, "submit", "rboinc-submit", s.killedArgs(g)...); !ok {
 			return
 		}
-		s.mu.Lock()
-		s.groups = append(s.groups, g)
-		s.mu.Unlock()
-		s.finish(s.runCtx, g)
-	}()
-	return killed, nil
+		s.j.add(rec{T: "submitted", User: g.user.name, Group: g.name})
+	}
+	s.mu.Lock()
+	s.groups = append(s.groups, g)
+	s.mu.Unlock()
+	s.finish(s.runCtx, g)
 }
 
 // killMariaDB kills MariaDB with SIGKILL and starts it again on the same
@@ -198,6 +232,7 @@ func (s *soak) killMariaDB(ctx context.Context) error {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		return err
 	}
+	s.killDuringFault("mariadb")
 	for i := 0; i < 100; i++ {
 		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
 			break
@@ -243,6 +278,7 @@ func (s *soak) fillDisk(ctx context.Context) error {
 			break
 		}
 	}
+	s.killDuringFault("diskfull")
 	select {
 	case <-ctx.Done():
 	case <-time.After(s.jitter(3 * time.Second)):

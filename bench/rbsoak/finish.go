@@ -5,6 +5,7 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -44,7 +45,7 @@ func (s *soak) status(ctx context.Context, g *group) (map[string]wire.ChainStatu
 func (s *soak) finish(ctx context.Context, g *group) {
 	time.Sleep(s.jitter(time.Second))
 	for _, c := range g.chains {
-		if c.control == "" || ctx.Err() != nil {
+		if c.control == "" || c.controlDone || ctx.Err() != nil {
 			continue
 		}
 		u, gn := g.user, g.name
@@ -79,6 +80,12 @@ func (s *soak) finish(ctx context.Context, g *group) {
 				c.mustStay = st[c.name].State
 			}
 		}
+		if ctx.Err() == nil {
+			// Done, and what it must end as: not applied again after a
+			// kill of the whole run (an extend would add a step more).
+			c.controlDone = true
+			s.j.add(rec{T: "control", User: u.name, Group: gn, Chain: c.name, Stay: c.mustStay, Steps: c.steps})
+		}
 	}
 	// Wait until no chain runs: the driver's own look, in-process (a
 	// client process per look was most of the soak's processor time).
@@ -102,7 +109,56 @@ func (s *soak) finish(ctx context.Context, g *group) {
 	g.mu.Lock()
 	g.finished = true
 	g.mu.Unlock()
-	s.retry(ctx, g.user, "purge", "rboinc-retrieve", "-purge", "-group", g.name, "-yes")
+	// Checked, before it is purged: a kill of the whole run after the
+	// purge must not check it again (its chains are gone).
+	finals := map[string]string{}
+	for _, c := range g.chains {
+		finals[c.name] = c.final
+	}
+	steps := 0
+	for _, cs := range st {
+		steps += cs.StepsDone
+	}
+	s.j.addSync(rec{T: "finished", User: g.user.name, Group: g.name, Finals: finals, Chains: len(st), Steps: steps})
+	s.purge(ctx, g)
+}
+
+// purge purges group g, checked.
+func (s *soak) purge(ctx context.Context, g *group) {
+	if _, ok := s.retry(ctx, g.user, "purge", "rboinc-retrieve", "-purge", "-group", g.name, "-yes"); ok {
+		g.purged = true
+		s.j.add(rec{T: "purged", User: g.user.name, Group: g.name})
+	}
+}
+
+// purgeAgain purges group g, checked before a kill of the whole run that
+// may have come after its purge and before the journal said so: then the
+// server knows the group no more ("no group"), which is the purge done.
+// (Sent again through retry, that answer was tried for minutes and failed
+// the run: seen in a run killed four times.)
+func (s *soak) purgeAgain(ctx context.Context, g *group, what string) bool {
+	var last string
+	for attempt := 0; attempt < 600 && ctx.Err() == nil; attempt++ {
+		code, out := s.client(ctx, g.user, "rboinc-retrieve", "-purge", "-group", g.name, "-yes")
+		if code == 0 || strings.Contains(out, "no group "+g.name) {
+			g.purged = true
+			s.j.add(rec{T: "purged", User: g.user.name, Group: g.name})
+			return true
+		}
+		last = fmt.Sprintf("exit %d: %s", code, strings.TrimSpace(out))
+		if code == 2 || code == 5 {
+			break
+		}
+		s.mu.Lock()
+		s.retries[what]++
+		s.j.add(rec{T: "retry", Kind: what})
+		s.mu.Unlock()
+		time.Sleep(s.jitter(300 * time.Millisecond))
+	}
+	if ctx.Err() == nil {
+		s.problem("%s of %s/%s never succeeded: %s", what, g.user.name, g.name, last)
+	}
+	return false
 }
 
 // extend adds a step to chain c and tells whether the server did. A
@@ -110,16 +166,23 @@ func (s *soak) finish(ctx context.Context, g *group) {
 // the server added the step (rboinc-retrieve says so), and a second
 // -extend would add another; the chain's length on the server tells.
 func (s *soak) extend(ctx context.Context, g *group, c *chain) bool {
-	before := -1
+	// The steps before: journaled (and on disk) before the first try, so
+	// that after a kill of the whole run its effect is told the same way.
+	before := c.extendBefore
+	if before <= 0 {
+		st, ok := s.status(ctx, g)
+		if !ok {
+			return false
+		}
+		before = st[c.name].NumSteps
+		s.j.addSync(rec{T: "extend", User: g.user.name, Group: g.name, Chain: c.name, Before: before})
+	}
 	for attempt := 0; attempt < 600 && ctx.Err() == nil; attempt++ {
 		st, ok := s.status(ctx, g)
 		if !ok {
 			return false
 		}
-		n := st[c.name].NumSteps
-		if before < 0 {
-			before = n
-		} else if n > before {
+		if n := st[c.name].NumSteps; n > before {
 			return true // the last try added it; its answer was lost
 		}
 		code, out := s.client(ctx, g.user, "rboinc-retrieve", "-extend", "1", "-group", g.name, "-name", c.name, "-yes")
@@ -133,6 +196,7 @@ func (s *soak) extend(ctx context.Context, g *group, c *chain) bool {
 		}
 		s.mu.Lock()
 		s.retries["extend"]++
+		s.j.add(rec{T: "retry", Kind: "extend"})
 		s.mu.Unlock()
 		time.Sleep(s.jitter(300 * time.Millisecond))
 	}
@@ -301,12 +365,15 @@ func (s *soak) retrieveRun(ctx context.Context, g *group, some bool) {
 	if some && listed && len(sums) == 0 {
 		return
 	}
-	dir, err := os.MkdirTemp(s.o.work, "retrieve-")
+	// Named for its group: after a kill of the whole run, what it holds
+	// is booked to the group (bookOrphans).
+	dir, err := os.MkdirTemp(s.o.work, "retrieve-"+g.user.name+"-"+g.name+"-")
 	if err != nil {
 		s.problem("retrieval directory: %v", err)
 		return
 	}
 	defer os.RemoveAll(dir)
+	s.j.add(rec{T: "retrieve", Dir: dir, Sums: sums})
 	code, out := s.client(ctx, g.user, "rboinc-retrieve", "-group", g.name, "-into", dir, "-quiet")
 	stopped := ctx.Err() != nil
 	if stopped {
@@ -318,36 +385,36 @@ func (s *soak) retrieveRun(ctx context.Context, g *group, some bool) {
 	if code != 0 && !stopped {
 		s.mu.Lock()
 		s.retries["retrieve"]++
+		s.j.add(rec{T: "retry", Kind: "retrieve"})
 		s.mu.Unlock()
 		if code == 2 || code == 5 {
 			s.problem("retrieve %s/%s: exit %d: %s", g.user.name, g.name, code, firstLine(out))
 		}
 	}
+	s.bookDir(g, dir, code, sums)
+}
+
+// bookDir books the files a retrieval that exited code (-1: killed) wrote
+// into dir, checks their MD5s against sums (the server's list taken before
+// it), and journals them (on disk before dir goes: they are booked once).
+// g.mu is held.
+func (s *soak) bookDir(g *group, dir string, code int, sums map[string]string) {
 	ents, _ := os.ReadDir(dir)
+	var names []string
 	for _, e := range ents {
 		name := e.Name()
 		if strings.HasPrefix(name, ".") {
 			continue // the client's own files (partial downloads, its lock)
 		}
-		f := g.retrieved[name]
-		if f == nil {
-			f = &fileSeen{}
-			g.retrieved[name] = f
-		}
-		if f.acked {
-			f.times++ // came again after a run that acknowledged it
-		} else {
-			f.times = 1
-		}
-		if code == 0 {
-			f.acked = true
-		}
+		names = append(names, name)
+		book(g.retrieved, name, code)
 		if want, ok := sums[name]; ok {
 			if got := fileMD5(filepath.Join(dir, name)); got != want {
 				s.problem("%s/%s: %s has MD5 %s, the server listed %s", g.user.name, g.name, name, got, want)
 			}
 		}
 	}
+	s.j.addSync(rec{T: "retrieved", User: g.user.name, Group: g.name, Dir: dir, Code: code, Files: names})
 }
 
 // groupEnded tells whether no chain of group g runs, asking the server's

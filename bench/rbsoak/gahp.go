@@ -91,6 +91,7 @@ func (s *soak) gahpRequest(ctx context.Context, gsp **gahpSession, dir string, u
 		*gsp = gs
 		s.mu.Lock()
 		s.retries["gahp-restart"]++
+		s.j.add(rec{T: "retry", Kind: "gahp-restart"})
 		s.mu.Unlock()
 	}
 }
@@ -99,14 +100,29 @@ func (s *soak) gahpRequest(ctx context.Context, gsp **gahpSession, dir string, u
 // last one runs to its end within the run's time.
 func (s *soak) gahpLoop(actors context.Context) {
 	u := s.users[0]
-	for n := 1; actors.Err() == nil; n++ {
-		g := &group{user: u, name: fmt.Sprintf("gahp%03d", n), retrieved: map[string]*fileSeen{}, steps: 1}
-		for i := range gahpJobs {
-			g.chains = append(g.chains, &chain{name: fmt.Sprintf("g%03dj%02d", n, i), kind: kindPlain, steps: 1})
+	n := 1
+	if l := s.led; l != nil && l.gahpN > 0 {
+		// The batch a kill of the whole run cut short: run again (its
+		// submission is found on the server), or, its retirement sent,
+		// purged as its user would.
+		n = l.gahpN
+		if l.gahpPhase == "done" {
+			n++
+		} else if l.gahpPhase == "retire" {
+			g := s.gahpGroup(u, n)
+			if s.purgeAgain(s.runCtx, g, "gahp-retire") {
+				s.gahpDone(n)
+			}
+			n++
 		}
+	}
+	for ; actors.Err() == nil; n++ {
+		g := s.gahpGroup(u, n)
+		s.j.addSync(rec{T: "gahp", N: n, Kind: "begin"})
 		if !s.gahpBatch(s.runCtx, g) {
 			return
 		}
+		s.gahpDone(n)
 	}
 }
 
@@ -208,6 +224,7 @@ func (s *soak) gahpBatch(ctx context.Context, g *group) bool {
 		return false
 	}
 	s.checkGAHP(ctx, g)
+	s.j.addSync(rec{T: "gahp", N: gahpNumber(g.name), Kind: "retire"})
 	// Retire: the batch's chains are purged.
 	retired := false
 	for attempt := 0; attempt < 600 && ctx.Err() == nil && !retired; attempt++ {
@@ -225,10 +242,29 @@ func (s *soak) gahpBatch(ctx context.Context, g *group) bool {
 	if !retired {
 		return s.gahpGaveUp(ctx, id, "retire", last)
 	}
+	return true
+}
+
+// gahpGroup is GAHP batch n of user u.
+func (s *soak) gahpGroup(u *user, n int) *group {
+	g := &group{user: u, name: fmt.Sprintf("gahp%03d", n), retrieved: map[string]*fileSeen{}, steps: 1}
+	for i := range gahpJobs {
+		g.chains = append(g.chains, &chain{name: fmt.Sprintf("g%03dj%02d", n, i), kind: kindPlain, steps: 1})
+	}
+	return g
+}
+
+func gahpNumber(name string) int {
+	n, _ := strconv.Atoi(strings.TrimPrefix(name, "gahp"))
+	return n
+}
+
+// gahpDone counts batch n as run to its end and checked.
+func (s *soak) gahpDone(n int) {
 	s.mu.Lock()
 	s.gahpBatches++
 	s.mu.Unlock()
-	return true
+	s.j.add(rec{T: "gahp", N: n, Kind: "done"})
 }
 
 // gahpBatchWhole tells whether batch g is on the server with all its jobs,
@@ -287,11 +323,18 @@ func (s *soak) checkOneStepJobs(ctx context.Context, g *group, who, what, madeBy
 		s.retry(ctx, g.user, "purge", "rboinc-retrieve", "-purge", "-group", g.name, "-yes")
 	}
 	g.finished = true
+	finals := map[string]string{}
+	for _, c := range g.chains {
+		finals[c.name] = c.final
+	}
 	s.mu.Lock()
 	s.groups = append(s.groups, g)
 	s.stepsOK += steps
 	s.chainsOK += len(st)
 	s.mu.Unlock()
+	// For the end checks of a run resumed after a kill of the whole run
+	// (its events).
+	s.j.add(rec{T: "checked", User: g.user.name, Group: g.name, Finals: finals, Chains: len(st), Steps: steps})
 }
 
 // gahpRetry books a failed request that is sent again (the server or
@@ -299,6 +342,7 @@ func (s *soak) checkOneStepJobs(ctx context.Context, g *group, who, what, madeBy
 func (s *soak) gahpRetry(what string) {
 	s.mu.Lock()
 	s.retries["gahp-"+what]++
+	s.j.add(rec{T: "retry", Kind: "gahp-" + what})
 	s.mu.Unlock()
 	time.Sleep(s.jitter(300 * time.Millisecond))
 }

@@ -75,7 +75,7 @@ func (s *soak) setupHost2(ctx context.Context) error {
 		case name == "spool" || name == "boinc" || filepath.Ext(name) == ".lock" || strings.HasPrefix(name, "state.db"):
 			// Local to each host; BOINC's project is named by its path.
 		default:
-			if err := os.Symlink(filepath.Join(s.root, name), filepath.Join(rootB, name)); err != nil {
+			if err := os.Symlink(filepath.Join(s.root, name), filepath.Join(rootB, name)); err != nil && !os.IsExist(err) {
 				return err
 			}
 		}

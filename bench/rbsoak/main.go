@@ -15,7 +15,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -49,70 +48,34 @@ type options struct {
 	slots       int    // the stand-in's volunteer slots (rboinc_standin_slots); 0: its default
 	stepEvents  int    // users whose webhook takes step events too; -1: every user
 	app         string // the langevin queue's executable (apps/langevin/run); "": the shipped script
+	rootfs      string // the server root's file system: image, tmpfs or dir (rootfs.go)
+	resume      bool   // go on with the run in work (resume.go)
+	noJournal   bool
+	killAfter   time.Duration // kill the whole run after this (to test -resume)
+	killDuring  string        // ... in the middle of a fault of this kind
+	args        []string      // the command line, as journaled
 }
 
 func main() {
-	var o options
-	flag.StringVar(&o.bin, "bin", "", "directory holding rboinc-server, rboinc-submit and rboinc-retrieve")
-	flag.StringVar(&o.work, "work", "", "working directory (created)")
-	short := flag.Bool("short", false, "the CI run: 2,100 chains in groups of 150 (six groups in seven of 1 step, the seventh of 2), every fault at least 5 times, in a few minutes")
-	flag.IntVar(&o.chains, "chains", 10000, "chains to submit (all users together)")
-	flag.IntVar(&o.steps, "steps", 100, "steps of an ordinary chain")
-	flag.IntVar(&o.users, "users", 3, "submitting users")
-	flag.IntVar(&o.batch, "batch", 250, "chains per submission")
-	flag.IntVar(&o.inFlight, "in-flight", 2, "a user's groups submitted and not yet purged, at most (the next waits; -short: 4)")
-	flag.DurationVar(&o.duration, "duration", 72*time.Hour, "bound of the whole run: chains still running then fail it")
-	flag.DurationVar(&o.faultEvery, "fault-every", 30*time.Second, "mean time between two faults")
-	flag.IntVar(&o.minFaults, "min-faults", 5, "each fault at least this many times")
-	flag.DurationVar(&o.sample, "sample", time.Minute, "memory and descriptor sampling interval")
-	flag.DurationVar(&o.retrieveGap, "retrieve-every", 30*time.Second, "a retriever's pause between two runs")
-	flag.StringVar(&o.assimilator, "assimilator", "native", "how finished work units reach rboinc: native (rboinc's assimilator daemon) or hook (BOINC's script_assimilator, played by the stand-in, running rboinc-hook per work unit); the assimilator fault kills the one in use")
-	flag.BoolVar(&o.mariadb, "mariadb", false, "rboinc's state and BOINC's database on a private MariaDB the driver starts (and kills)")
-	flag.StringVar(&o.faults, "faults", "all", "fault kinds, comma-separated: "+strings.Join(allFaults, ",")+" (or all)")
-	flag.Int64Var(&o.seed, "seed", 0, "random seed (0: from the clock)")
-	flag.StringVar(&o.tmpfsSize, "tmpfs-size", "2g", "size of the tmpfs the server root is mounted on (for the disk-full fault)")
-	flag.IntVar(&o.oneStep, "one-step", 0, "N > 1: every group but each Nth has chains of one step (the short run, for time), each Nth -steps")
-	flag.IntVar(&o.slots, "slots", 16, "results the stand-in computes at once (config.xml's rboinc_standin_slots: a project's many hosts); 0: the stand-in's default 4 (-short: 0)")
-	flag.IntVar(&o.stepEvents, "step-events", 1, "users whose webhook takes step events (step_created, step_done, step_retried) besides chain and group events; -1: every user (-short: -1)")
-	flag.StringVar(&o.app, "app", "", "executable the stand-in runs as the langevin app (bench/soak.sh builds bench/langevin/langevin.c: one exec a result, where the shipped script is sh and awk); empty: the shipped examples/langevin/run")
-	flag.BoolVar(&o.keep, "keep", false, "keep the work directory's server root at the end")
-	flag.Parse()
-	if o.bin == "" || o.work == "" {
-		fmt.Fprintln(os.Stderr, "usage: rbsoak -bin DIR -work DIR [-short] [-mariadb] [-chains N] [-steps N] [-duration D]")
+	o, err := parseOptions(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "rbsoak:", err)
 		os.Exit(2)
 	}
-	if o.assimilator != "native" && o.assimilator != "hook" {
-		fmt.Fprintf(os.Stderr, "rbsoak: -assimilator %q: native or hook\n", o.assimilator)
-		os.Exit(2)
-	}
-	if *short {
-		// Set only what the command line did not.
-		set := map[string]bool{}
-		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		def := func(name string, apply func()) {
-			if !set[name] {
-				apply()
-			}
+	var past []rec
+	if o.resume {
+		// The run's own options, from its journal; of this command line
+		// only what is about this life of the driver.
+		if past, err = readJournal(filepath.Join(o.work, journalFile)); err != nil {
+			fmt.Fprintln(os.Stderr, "rbsoak: -resume:", err)
+			os.Exit(1)
 		}
-		def("chains", func() { o.chains = 2100 })
-		def("in-flight", func() { o.inFlight = 4 })
-		def("steps", func() { o.steps = 2 })
-		def("one-step", func() { o.oneStep = 7 })
-		def("batch", func() { o.batch = 150 })
-		def("duration", func() { o.duration = 8 * time.Minute })
-		def("fault-every", func() { o.faultEvery = 2500 * time.Millisecond })
-		def("sample", func() { o.sample = 3 * time.Second })
-		def("retrieve-every", func() { o.retrieveGap = 3 * time.Second })
-		def("tmpfs-size", func() { o.tmpfsSize = "1g" })
-		def("slots", func() { o.slots = 0 })
-		def("step-events", func() { o.stepEvents = -1 })
-	}
-	if o.seed == 0 {
-		o.seed = time.Now().UnixNano()
-	}
-	o.bin, o.work = abs(o.bin), abs(o.work)
-	if o.app != "" {
-		o.app = abs(o.app)
+		now := o
+		if o, err = parseOptions(past[0].Args); err != nil {
+			fmt.Fprintln(os.Stderr, "rbsoak: -resume: the journal's options:", err)
+			os.Exit(1)
+		}
+		o.resume, o.killAfter, o.killDuring = true, now.killAfter, now.killDuring
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -46,19 +46,49 @@ func (s *soak) masterBinary() string {
 // last one runs to its end within the run's time.
 func (s *soak) masterLoop(actors context.Context) {
 	u := s.users[len(s.users)-1]
-	for n := 1; actors.Err() == nil; n++ {
+	n, again := 1, ""
+	if l := s.led; l != nil && l.masterN > 0 {
+		// The tag a kill of the whole run cut short: its master is
+		// started again on its directory (as after the master fault), or,
+		// done, checked.
+		n, again = l.masterN, l.masterPhase
+		if again == "checked" {
+			n, again = n+1, ""
+		}
+	}
+	for ; actors.Err() == nil; n++ {
 		g := &group{user: u, name: fmt.Sprintf("m%03d", n), retrieved: map[string]*fileSeen{}, steps: 1}
 		for i := range masterTarget {
 			g.chains = append(g.chains, &chain{name: fmt.Sprintf("w%05d", i), kind: kindPlain, steps: 1})
 		}
-		s.masters.mu.Lock()
-		s.masters.started++
-		s.masters.mu.Unlock()
-		out, ok := s.runMaster(s.runCtx, g)
-		if !ok {
-			return
+		var out string
+		ok := true
+		switch again {
+		case "ran":
+			out = s.led.masterOut
+			// Checked and purged before the kill, its "checked" not
+			// journaled: gone from the server, nothing to check again
+			// (a problem its check found is journaled).
+			if code, o := s.client(s.runCtx, u, "rboinc-retrieve", "-status", "-group", g.name, "-json"); code != 0 && strings.Contains(o, "no group "+g.name) {
+				s.j.addSync(rec{T: "master", N: n, Kind: "checked"})
+				again = ""
+				continue
+			}
+		case "":
+			s.masters.mu.Lock()
+			s.masters.started++
+			s.masters.mu.Unlock()
+			s.j.addSync(rec{T: "master", N: n, Kind: "begin"})
+			fallthrough
+		default:
+			if out, ok = s.runMaster(s.runCtx, g); !ok {
+				return
+			}
+			s.j.addSync(rec{T: "master", N: n, Kind: "ran", Out: out[max(0, len(out)-4000):]})
 		}
+		again = ""
 		s.checkMaster(s.runCtx, g, out)
+		s.j.addSync(rec{T: "master", N: n, Kind: "checked"})
 	}
 }
 
@@ -113,6 +143,7 @@ func (s *soak) runMaster(ctx context.Context, g *group) (string, bool) {
 			// The server or MariaDB away: the user starts it again.
 			s.mu.Lock()
 			s.retries["master"]++
+			s.j.add(rec{T: "retry", Kind: "master"})
 			s.mu.Unlock()
 			time.Sleep(s.jitter(time.Second))
 		}

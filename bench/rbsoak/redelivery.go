@@ -89,6 +89,7 @@ func (s *soak) killSender(p *proc) {
 	s.mu.Lock()
 	s.senderKills = append(s.senderKills, k)
 	s.mu.Unlock()
+	s.j.addSync(rec{T: "kill", Kind: k.kind, Sender: k.sender})
 }
 
 // notifierLockHolder is the process holding the flock on the server

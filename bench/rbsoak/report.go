@@ -51,15 +51,19 @@ func (s *soak) report(elapsed time.Duration) {
 	sort.Strings(rs)
 	fmt.Printf("client retries (a failed run tried again): %s\n", strings.Join(rs, ", "))
 	fmt.Printf("bytes left behind: %d\n", s.leftBytes)
+	fmt.Println(s.j.figures())
+	if s.seg > 0 {
+		fmt.Printf("processor time below: this life of the driver (%d) only\n", s.seg+1)
+	}
 	var self syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
 	for _, l := range s.cpuReport(time.Duration(self.Utime.Nano()+self.Stime.Nano()).Seconds(), s.wuAll) {
 		fmt.Println(l)
 	}
-	fmt.Printf("server memory and descriptors (%d samples):\n", len(s.samples))
+	fmt.Printf("server memory and descriptors (%d samples; the driver's life, the time since its start):\n", len(s.samples))
 	step := max(1, len(s.samples)/12)
 	for i := 0; i < len(s.samples); i += step {
 		x := s.samples[i]
-		fmt.Printf("  %7s  VmRSS %6.1f MiB  fds %4d\n", x.at.Round(time.Second), mib(x.rss), x.fds)
+		fmt.Printf("  %d %7s  VmRSS %6.1f MiB  fds %4d\n", x.seg+1, x.at.Round(time.Second), mib(x.rss), x.fds)
 	}
 }

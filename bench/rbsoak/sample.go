@@ -13,6 +13,7 @@ import (
 
 // sample is the server's memory and open descriptors at one moment.
 type sample struct {
+	seg   int           // the driver's life it was taken in
 	at    time.Duration // since the start
 	rss   int64         // bytes
 	fds   int           // open descriptors
@@ -43,8 +44,10 @@ func (s *soak) sampleLoop(ctx context.Context) {
 				files++
 			}
 		}
-		s.samples = append(s.samples, sample{at: time.Since(s.started), rss: rss, fds: len(ents), files: files})
+		x := sample{seg: s.seg, at: time.Since(s.started), rss: rss, fds: len(ents), files: files}
+		s.samples = append(s.samples, x)
 		s.mu.Unlock()
+		s.j.add(rec{T: "sample", Seg: x.seg, Steps: int(x.at), RSS: x.rss, FDs: x.fds, NFile: x.files})
 	}
 }
 
@@ -84,14 +87,24 @@ func (s *soak) checkFlat() {
 	s.mu.Lock()
 	ss := slices.Clone(s.samples)
 	s.mu.Unlock()
-	if len(ss) < 10 {
-		fmt.Printf("memory and descriptors: %d samples, too few to judge (longer run or shorter -sample)\n", len(ss))
-		return
-	}
-	line, problems := growth(ss)
-	fmt.Println(line)
-	for _, p := range problems {
-		s.problem("%s", p)
+	// A run resumed after a kill of the whole run is judged by the
+	// driver's lives (each a life of the server too): the server started
+	// again is a new process, its figures no continuation of the last's.
+	segs := samplesBySeg(ss)
+	for _, seg := range segs {
+		prefix := ""
+		if len(segs) > 1 {
+			prefix = fmt.Sprintf("life %d of the driver: ", seg[0].seg+1)
+		}
+		if len(seg) < 10 {
+			fmt.Printf("%smemory and descriptors: %d samples, too few to judge (longer run or shorter -sample)\n", prefix, len(seg))
+			continue
+		}
+		line, problems := growth(seg)
+		fmt.Println(prefix + line)
+		for _, p := range problems {
+			s.problem("%s%s", prefix, p)
+		}
 	}
 }
 

@@ -109,14 +109,7 @@ func (s *soak) setupSite(ctx context.Context) error {
 	if err := os.MkdirAll(s.mnt, 0o755); err != nil {
 		return err
 	}
-	if s.want("diskfull") {
-		out, err := exec.CommandContext(ctx, "mount", "-t", "tmpfs", "-o", "size="+s.o.tmpfsSize, "rboinc-soak", s.mnt).CombinedOutput()
-		if err != nil {
-			s.skip("diskfull", fmt.Sprintf("mounting a tmpfs for the server root failed (%v: %s): the disk-full fault needs root or CAP_SYS_ADMIN", err, strings.TrimSpace(string(out))))
-		} else {
-			s.mounted = true
-		}
-	}
+	s.mountRoot(ctx, true)
 	s.root = filepath.Join(s.mnt, "root")
 	srv := filepath.Join(s.o.bin, "rboinc-server")
 	args := []string{"init", "--root", s.root, "--assimilator", s.o.assimilator}
@@ -181,6 +174,13 @@ func (s *soak) setupSite(ctx context.Context) error {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
+	return s.startDaemons(ctx, addr)
+}
+
+// startDaemons starts the server on addr, the creator and the notifier,
+// and waits until the server answers.
+func (s *soak) startDaemons(ctx context.Context, addr string) error {
+	srv := filepath.Join(s.o.bin, "rboinc-server")
 	s.url = "http://" + addr + "/rboinc_cgi"
 	logs := filepath.Join(s.o.work, "logs")
 	os.MkdirAll(logs, 0o755)
@@ -323,6 +323,13 @@ func (s *soak) close() {
 	if s.hooks != nil {
 		s.hooks.close()
 	}
+	s.j.close()
+	if s.ctx.Err() != nil && s.j != nil && !s.j.off && s.root != "" {
+		// Interrupted (SIGTERM, ^C): the run goes on with -resume.
+		s.unmountRoot()
+		fmt.Printf("interrupted: the run goes on with rbsoak -resume -work %s (bench/soak.sh --resume %s)\n", s.o.work, s.o.work)
+		return
+	}
 	if s.o.keep {
 		fmt.Printf("kept: the server root %s (a tmpfs: umount %s when done), MariaDB's data %s\n", s.root, s.mnt, s.dbDir)
 		return
@@ -334,8 +341,18 @@ func (s *soak) close() {
 		os.RemoveAll(s.hostB.root)
 	}
 	if s.dbDir != "" {
-		os.RemoveAll(s.dbDir)
+		os.RemoveAll(s.dbDir) // the link to it, in resumable runs (mariadb.go)
+		if s.dbData != "" {
+			os.RemoveAll(s.dbData)
+		}
 	}
+	s.unmountRoot()
+	if s.o.rootfs == rootImage {
+		os.Remove(filepath.Join(s.o.work, imageName))
+	}
+}
+
+func (s *soak) unmountRoot() {
 	if s.mounted {
 		if out, err := exec.Command("umount", s.mnt).CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "rbsoak: umount %s: %v: %s\n", s.mnt, err, out)

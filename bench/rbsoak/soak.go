@@ -39,7 +39,8 @@ type soak struct {
 
 	// MariaDB mode
 	db          *mariadbtest.Server
-	dbDir       string
+	dbDir       string // where MariaDB runs: a short link under /tmp (its socket's path)
+	dbData      string // what it links to, in the work directory (outlives a stop of the machine)
 	stateURL    string
 	boincURL    string
 	boincDBFile string
@@ -68,6 +69,13 @@ type soak struct {
 	extra       sync.WaitGroup  // groups a fault started
 	cpu         *cpuBook
 	gahpBatches int // GAHP batches run to their end and checked
+
+	j   *journal // the ledger on disk (journal.go)
+	led *ledger  // with -resume: what the journal said
+	seg int      // this life of the driver (0: the first)
+	// clientN: the client fault's submissions begun (its groups k00000...).
+	clientN int
+	segs    []segment // the earlier ones
 }
 
 func newSoak(ctx context.Context, o options) (*soak, error) {
@@ -102,7 +110,31 @@ func newSoak(ctx context.Context, o options) (*soak, error) {
 	}
 	os.Setenv("TMPDIR", s.tmp)
 	var err error
-	if s.hooks, err = startWebhooks(); err != nil {
+	jpath := filepath.Join(o.work, journalFile)
+	if o.resume {
+		err := s.openResumed(ctx, jpath)
+		if err == nil && s.want("host2") {
+			if why := host2Skip(s.o.mariadb); why != "" {
+				s.skip("host2", why)
+			} else {
+				err = s.setupHost2(ctx) // its root is kept: its spool is its own
+			}
+		}
+		if err != nil {
+			s.close()
+			return nil, err
+		}
+		return s, nil
+	}
+	if resumable(jpath) {
+		return nil, fmt.Errorf("%s holds a run that can go on (%s): -resume goes on with it; or give a new work directory", o.work, journalFile)
+	}
+	os.Remove(jpath) // a run that ended, or that cannot be resumed
+	if s.j, err = openJournal(jpath, o.noJournal); err != nil {
+		return nil, err
+	}
+	s.j.addSync(rec{T: "options", Args: o.args})
+	if s.hooks, err = startWebhooks("127.0.0.1:0", s.j); err != nil {
 		return nil, err
 	}
 	if s.want("host2") {
@@ -153,6 +185,8 @@ func (s *soak) problem(format string, args ...any) {
 	s.problems = append(s.problems, msg)
 	n := len(s.problems)
 	s.mu.Unlock()
+	// A resumed run fails on it too.
+	s.j.addSync(rec{T: "problem", Out: msg})
 	if n <= 50 {
 		fmt.Println("PROBLEM:", msg)
 	}
@@ -164,11 +198,18 @@ func (s *soak) run() ([]string, error) {
 	if s.server == nil {
 		return nil, errors.New("the site did not start")
 	}
-	var err error
-	if s.baseline, err = s.leftovers(); err != nil {
-		return nil, fmt.Errorf("taking the empty root's inventory: %w", err)
+	if s.led == nil {
+		var err error
+		if s.baseline, err = s.leftovers(); err != nil {
+			return nil, fmt.Errorf("taking the empty root's inventory: %w", err)
+		}
+		s.j.addSync(rec{T: "site", Site: s.siteRec()})
 	}
 	s.started = time.Now()
+	s.j.addSync(rec{T: "start", Seg: s.seg})
+	if s.o.killAfter > 0 && s.o.killDuring == "" {
+		time.AfterFunc(s.o.killAfter, s.killWhole)
+	}
 	ctx, cancel := context.WithTimeout(s.ctx, s.o.duration)
 	defer cancel()
 	s.runCtx = ctx
@@ -211,6 +252,9 @@ func (s *soak) run() ([]string, error) {
 	// The submitters share the chains out by batches; each user's groups
 	// are checked and purged by that user's finisher as they end.
 	work := s.plan()
+	if s.led != nil {
+		s.resumeGroups(ctx, work)
+	}
 	var subWG sync.WaitGroup
 	for _, u := range s.users {
 		subWG.Add(1)
@@ -234,6 +278,11 @@ func (s *soak) run() ([]string, error) {
 		}
 	}
 	elapsed := time.Since(s.started)
+	if s.led != nil {
+		var line string
+		elapsed, line = segmentsLine(append(slices.Clone(s.segs), segment{start: s.started}), time.Now())
+		fmt.Println(line)
+	}
 	s.wuDone, s.wuAll = s.countWorkUnits()
 	// Everything ended and was purged: the end checks, on a quiet site.
 	s.restoreAll()
@@ -248,6 +297,9 @@ func (s *soak) run() ([]string, error) {
 	stopCPU()
 	<-cpuDone
 	s.report(elapsed)
+	if s.ctx.Err() == nil {
+		s.j.addSync(rec{T: "end"})
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sort.Strings(s.problems)

@@ -40,6 +40,11 @@ type chain struct {
 	// keep (aborted, or done when it finished first); "" otherwise.
 	mustStay string
 	final    string // the state the end check found
+	// controlDone: its control was applied (journaled); extendBefore:
+	// an extend begun before a kill of the whole run, the chain's steps
+	// before it (0: none).
+	controlDone  bool
+	extendBefore int
 }
 
 // group is one submission: a group of one user's chains.
@@ -54,6 +59,8 @@ type group struct {
 	mu        sync.Mutex // one retrieval at a time
 	retrieved map[string]*fileSeen
 	finished  bool
+	submitted bool // accepted before a kill of the whole run (journaled)
+	purged    bool
 }
 
 // fileSeen is one result file as the retrievers saw it.
@@ -191,6 +198,7 @@ func (s *soak) retry(ctx context.Context, u *user, what, name string, args ...st
 		}
 		s.mu.Lock()
 		s.retries[what]++
+		s.j.add(rec{T: "retry", Kind: what})
 		s.mu.Unlock()
 		time.Sleep(s.jitter(300 * time.Millisecond))
 	}
@@ -204,6 +212,14 @@ func (s *soak) submitLoop(ctx context.Context, u *user, groups []*group) {
 	sem := make(chan struct{}, max(1, s.o.inFlight))
 	var wg sync.WaitGroup
 	for _, g := range groups {
+		if g.finished {
+			// Checked before a kill of the whole run; its purge may not
+			// have been sent.
+			if !g.purged {
+				s.purgeAgain(ctx, g, "purge")
+			}
+			continue
+		}
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
@@ -217,13 +233,18 @@ func (s *soak) submitLoop(ctx context.Context, u *user, groups []*group) {
 		}
 		args := []string{"-app_name", "langevin", "-group", g.name, "-jobs", g.jobs,
 			"-vel_file", s.inputFile("input.vel", coords), "-num_steps", fmt.Sprint(g.steps), "-quiet"}
-		if _, ok := s.retry(ctx, u, "submit", "rboinc-submit", args...); !ok {
-			<-sem
-			continue
+		// A submission whose answer the kill of the whole run lost (or
+		// that it cut short) is sent again, as its user would.
+		if !g.submitted {
+			if _, ok := s.retry(ctx, u, "submit", "rboinc-submit", args...); !ok {
+				<-sem
+				continue
+			}
+			s.j.add(rec{T: "submitted", User: u.name, Group: g.name})
 		}
 		// Some submissions are repeated, as a script run twice does:
 		// every chain is already there, nothing is made again.
-		if s.intn(10) == 0 {
+		if !g.submitted && s.intn(10) == 0 {
 			if out, ok := s.retry(ctx, u, "resubmit", "rboinc-submit", args...); ok && strings.Contains(out, "Submitted chain") {
 				s.problem("resubmitting %s/%s made chains again: %s", u.name, g.name, firstLine(out))
 			}

@@ -18,6 +18,7 @@ import (
 type webhooks struct {
 	url string
 	srv *http.Server
+	j   *journal // each delivery is on disk before it is answered
 
 	mu         sync.Mutex
 	deliveries map[string][]time.Time // X-Rboinc-Delivery → when received
@@ -25,12 +26,14 @@ type webhooks struct {
 	total      int
 }
 
-func startWebhooks() (*webhooks, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// startWebhooks starts the receiver on addr (a resumed run's is on the
+// address the users' webhooks name).
+func startWebhooks(addr string, j *journal) (*webhooks, error) {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	w := &webhooks{url: "http://" + ln.Addr().String(), deliveries: map[string][]time.Time{}, events: map[string]struct{}{}}
+	w := &webhooks{url: "http://" + ln.Addr().String(), j: j, deliveries: map[string][]time.Time{}, events: map[string]struct{}{}}
 	w.srv = &http.Server{Handler: w, ReadHeaderTimeout: 10 * time.Second}
 	go w.srv.Serve(ln)
 	return w, nil
@@ -52,11 +55,15 @@ func (w *webhooks) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		rw.WriteHeader(400)
 		return
 	}
+	id := r.Header.Get("X-Rboinc-Delivery")
+	k := ev.User + "/" + ev.Group + "/" + ev.Name + "/" + ev.Type
+	// On disk before the answer: once answered, the server sends it no
+	// more, and a kill of the whole run must not lose it.
+	w.j.addSync(rec{T: "hook", ID: id, Kind: k})
 	w.mu.Lock()
 	w.total++
-	id := r.Header.Get("X-Rboinc-Delivery")
 	w.deliveries[id] = append(w.deliveries[id], at)
-	w.events[ev.User+"/"+ev.Group+"/"+ev.Name+"/"+ev.Type] = struct{}{}
+	w.events[k] = struct{}{}
 	w.mu.Unlock()
 	rw.WriteHeader(204)
 }
