@@ -366,6 +366,9 @@ type Error struct {
 	Kind Kind
 	Msg  string
 	Err  error
+	// Missing lists, for KindMissingContent, every content the request
+	// lacks (wire.Error.Missing).
+	Missing []string
 }
 
 func (e *Error) Error() string { return e.Msg }

@@ -102,6 +102,16 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 	if err := e.checkQuota(ctx, u, req); err != nil {
 		return resp, err
 	}
+	// A submission naming contents alone (no upload, no inline bytes) is
+	// refused for those it lacks before creation starts: clients send one
+	// without asking which are missing first (wire.Error.Missing), and
+	// each first submission's refusal then costs no create_work start.
+	named := req.Upload == "" && inline == nil
+	if named {
+		if err := e.takeUploads(ctx, u, req, nil, &fresh{}); err != nil {
+			return resp, err
+		}
+	}
 	// create_work starts now, so that it is ready by the time the first
 	// jobs come; recordAndCreate ends it, and so does a failure before
 	// that. One that cannot start is tried again there, where its error
@@ -150,8 +160,10 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 			in = taken
 		}
 	}
-	if err := e.takeUploads(ctx, u, req, taken, &brought); err != nil {
-		return resp, err
+	if !named { // else checked above
+		if err := e.takeUploads(ctx, u, req, taken, &brought); err != nil {
+			return resp, err
+		}
 	}
 	if req.Upload != "" {
 		defer e.dropUpload(ctx, u, req.Upload)
@@ -420,7 +432,10 @@ func (e *Engine) takeUploads(ctx context.Context, u store.User, req wire.SubmitR
 		}
 	}
 	if len(missing) > 0 {
-		return errf(KindMissingContent, "%s neither on the server nor in the upload (first: %s); upload them and submit again", words.Count(len(missing), "input content is", "input contents are"), missing[0])
+		slices.Sort(missing)
+		err := errf(KindMissingContent, "%s neither on the server nor in the upload (first: %s); upload them and submit again", words.Count(len(missing), "input content is", "input contents are"), missing[0])
+		err.(*Error).Missing = missing
+		return err
 	}
 	return nil
 }

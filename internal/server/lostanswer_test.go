@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -22,13 +23,27 @@ func TestLostAnswerRetrySucceeds(t *testing.T) {
 	t.Parallel()
 	v := newEnv(t)
 	h := v.srv.Config.Handler
-	var lost atomic.Int32
+	// The answer lost is the first that accepts the submission (a first
+	// submission is refused once, its missing contents listed, before it
+	// comes with them); after it come the retries.
+	var lost atomic.Bool
+	var after atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.Contains(r.URL.Path, "/submit") && lost.Add(1) == 1 {
-			h.ServeHTTP(httptest.NewRecorder(), r) // committed...
-			hj, _ := w.(http.Hijacker)
-			conn, _, _ := hj.Hijack()
-			conn.Close() // ...and the answer never leaves
+		if strings.Contains(r.URL.Path, "/submit") && lost.Load() {
+			after.Add(1)
+		} else if strings.Contains(r.URL.Path, "/submit") {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, r)
+			if rec.Code/100 == 2 { // committed...
+				lost.Store(true)
+				hj, _ := w.(http.Hijacker)
+				conn, _, _ := hj.Hijack()
+				conn.Close() // ...and the answer never leaves
+				return
+			}
+			maps.Copy(w.Header(), rec.Header())
+			w.WriteHeader(rec.Code)
+			w.Write(rec.Body.Bytes())
 			return
 		}
 		h.ServeHTTP(w, r)
@@ -50,8 +65,8 @@ func TestLostAnswerRetrySucceeds(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the retry after a lost answer failed: %v (exit %d)", err, client.ExitCode(err))
 	}
-	if lost.Load() != 2 || !rep.AlreadySubmitted || len(rep.Chains) != 1 || !rep.Chains[0].Existing {
-		t.Fatalf("%d submissions sent; report %+v", lost.Load(), rep)
+	if !lost.Load() || after.Load() != 1 || !rep.AlreadySubmitted || len(rep.Chains) != 1 || !rep.Chains[0].Existing {
+		t.Fatalf("answer lost: %v, then %d submissions sent; report %+v", lost.Load(), after.Load(), rep)
 	}
 	if n := v.chainCount(); n != 1 {
 		t.Fatalf("%d chains recorded, want 1", n)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -108,5 +109,33 @@ func TestPoolQuotaIsNoOracle(t *testing.T) {
 	anon := strings.NewReplacer(refs[0].MD5, "MD5", nobody, "MD5", strings.Repeat("f", 32), "MD5")
 	if hers.status != none.status || hers.err.Code != none.err.Code || anon.Replace(hers.err.Error) != anon.Replace(none.err.Error) {
 		t.Fatalf("alice's content tells apart from none:\n  hers: %v\n  none: %v", hers, none)
+	}
+}
+
+// TestSubmitRefusalListsMissing: a submission naming contents by MD5
+// alone is refused with the list of those the user lacks (and no more:
+// another user's private content is listed as missing for them, as
+// pool/missing does), so that clients need not ask pool/missing first.
+func TestSubmitRefusalListsMissing(t *testing.T) {
+	v := newEnv(t)
+	api := "/rboinc_cgi/api/v1"
+	up, refs := v.upload("alice", "alice's coordinates\n", "alice's velocities\n")
+	if a := v.post("alice", api+"/submit", langevin("g", "c", up, 1, refs[0], refs[1])); !a.ok() {
+		t.Fatal(a)
+	}
+	fresh := wire.FileRef{MD5: md5hex("never sent\n"), Size: 11}
+	a := v.post("alice", api+"/submit", langevin("g", "d", "", 1, refs[0], fresh))
+	if a.status != http.StatusConflict || a.err.Code != wire.CodeMissingContent || !slices.Equal(a.err.Missing, []string{fresh.MD5}) {
+		t.Fatalf("alice names one known and one new content: %v (missing %v)", a, a.err.Missing)
+	}
+	want := []string{refs[0].MD5, refs[1].MD5}
+	slices.Sort(want)
+	a = v.post("bob", api+"/submit", langevin("g", "b", "", 1, refs[0], refs[1]))
+	if a.status != http.StatusConflict || a.err.Code != wire.CodeMissingContent || !slices.Equal(a.err.Missing, want) {
+		t.Fatalf("bob names alice's contents: %v (missing %v, want %v)", a, a.err.Missing, want)
+	}
+	// Known contents alone: made in this one request.
+	if a := v.post("alice", api+"/submit", langevin("g", "e", "", 1, refs[0], refs[1])); !a.ok() {
+		t.Fatalf("alice's known contents by MD5 alone: %v", a)
 	}
 }

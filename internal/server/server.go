@@ -167,7 +167,14 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case engine.KindNameTaken:
 		writeError(w, http.StatusConflict, wire.CodeNameTaken, err.Error())
 	case engine.KindMissingContent:
-		writeError(w, http.StatusConflict, wire.CodeMissingContent, err.Error())
+		we := wire.Error{Error: err.Error(), Code: wire.CodeMissingContent}
+		var ee *engine.Error
+		if errors.As(err, &ee) && len(ee.Missing) <= wire.MaxMissingListed {
+			we.Missing = ee.Missing
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusConflict)
+		json.NewEncoder(w).Encode(we)
 	case engine.KindNotFound:
 		writeError(w, http.StatusNotFound, wire.CodeNotFound, err.Error())
 	case engine.KindForbidden:

@@ -62,6 +62,7 @@ type APIError struct {
 	Code       string // wire.Code*, or "" when the body was not a wire.Error
 	Message    string
 	RetryAfter time.Duration // from a Retry-After header in seconds, 0 when none
+	Missing    []string      // wire.Error.Missing: the contents a submission lacks, when listed
 }
 
 func (e *APIError) Error() string {
@@ -245,14 +246,15 @@ func (c *Client) alive(ctx context.Context, url string) bool {
 // decodeError reads a wire.Error body, or keeps a short excerpt of
 // whatever else came back (a proxy's HTML page, say).
 func decodeError(resp *http.Response) *APIError {
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	// Room for a missing_content answer's list (wire.MaxMissingListed).
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096+40*wire.MaxMissingListed))
 	e := &APIError{Status: resp.StatusCode}
 	if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
 		e.RetryAfter = time.Duration(secs) * time.Second
 	}
 	var we wire.Error
 	if json.Unmarshal(body, &we) == nil && (we.Error != "" || we.Code != "") {
-		e.Code, e.Message = we.Code, we.Error
+		e.Code, e.Message, e.Missing = we.Code, we.Error, we.Missing
 		return e
 	}
 	msg := htmlReason(string(body))

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -21,11 +22,14 @@ type fakeServer struct {
 
 	mu       sync.Mutex
 	queues   map[string]*wire.Queue
-	pool     map[string][]byte // md5 -> content
-	puts     map[string]int    // md5 -> PUT count
-	inlined  map[string]int    // md5 -> count of inline sends
-	noInline bool              // behave like a server older than PathSubmitInline
-	submits  []wire.SubmitRequest
+	pool     map[string][]byte    // md5 -> content
+	puts     map[string]int       // md5 -> PUT count
+	inlined  map[string]int       // md5 -> count of inline sends
+	noInline bool                 // behave like a server older than PathSubmitInline
+	noList   bool                 // refuse missing contents without listing them (wire.Error.Missing), as older servers
+	submits  []wire.SubmitRequest // those accepted
+	refused  int                  // submissions refused for missing contents
+	asked    int                  // PathMissing requests
 	results  []wire.ResultFile
 	files    map[string][]byte // path -> body served
 	acked    []string
@@ -98,6 +102,7 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		reply(q)
 	case api == wire.PathMissing:
+		f.asked++
 		var req wire.MissingRequest
 		_ = json.NewDecoder(r.Body).Decode(&req)
 		resp := wire.MissingResponse{Missing: []string{}}
@@ -139,15 +144,26 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeErr(w, http.StatusBadRequest, wire.CodeBadRequest, "inline contents on the plain submit path")
 			return
 		}
-		f.submits = append(f.submits, req)
+		var missing []string
 		for _, ch := range req.Chains {
 			for _, ref := range ch.Files {
-				if _, ok := f.pool[ref.MD5]; !ok {
-					writeErr(w, http.StatusConflict, wire.CodeMissingContent, "content "+ref.MD5+" missing")
-					return
+				if _, ok := f.pool[ref.MD5]; !ok && !slices.Contains(missing, ref.MD5) {
+					missing = append(missing, ref.MD5)
 				}
 			}
 		}
+		if len(missing) > 0 {
+			f.refused++
+			we := wire.Error{Error: "content " + missing[0] + " missing", Code: wire.CodeMissingContent}
+			if !f.noList {
+				we.Missing = missing
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusConflict)
+			_ = json.NewEncoder(w).Encode(we)
+			return
+		}
+		f.submits = append(f.submits, req)
 		var resp wire.SubmitResponse
 		resp.DryRun = req.Options.DryRun
 		for _, ch := range req.Chains {

@@ -241,9 +241,25 @@ func (c *Client) SubmitChains(ctx context.Context, in SubmitInput) (*SubmitRepor
 	tHashed := time.Now()
 	var missing []string
 	if len(md5s) > 0 {
-		var err error
-		if missing, err = c.Missing(ctx, md5s); err != nil {
-			return nil, fmt.Errorf("asking which files the server already has: %w", err)
+		// Sent first as it is: when the server has every content (a
+		// resubmission), this one request makes the chains; otherwise its
+		// refusal lists what to send. A server older than that list is
+		// asked which contents it lacks, as before.
+		resp, err := c.Submit(ctx, req)
+		if err == nil {
+			slog.Debug("submission timing", "files", len(paths), "hash_ms", msSince(t0, tHashed), "submit_ms", msSince(tHashed, time.Now()))
+			rep.ReusedFiles = len(md5s)
+			rep.Chains, rep.DryRun, rep.AlreadySubmitted = resp.Chains, resp.DryRun || in.Options.DryRun, resp.AlreadySubmitted
+			return rep, nil
+		}
+		var ae *APIError
+		if !errors.As(err, &ae) || ae.Code != wire.CodeMissingContent {
+			return nil, err
+		}
+		if missing = ae.Missing; len(missing) == 0 {
+			if missing, err = c.Missing(ctx, md5s); err != nil {
+				return nil, fmt.Errorf("asking which files the server already has: %w", err)
+			}
 		}
 	}
 	var toSend []content

@@ -186,3 +186,58 @@ func TestInlineBodyRefusesAChangedFile(t *testing.T) {
 		t.Fatalf("body %q, %v", got, err)
 	}
 }
+
+// TestSubmitKnownContentsAsksNothing: a resubmission (every content on the
+// server) is one request, without asking which contents are missing; a
+// submission with new contents learns them from the refusal, and sends
+// each once.
+func TestSubmitKnownContentsAsksNothing(t *testing.T) {
+	f, c := newFake(t)
+	dir := writeFiles(t, map[string]string{"a.coor": "A", "b.coor": "B", "c.conf": "C"})
+	f.pool[md5hex([]byte("C"))] = []byte("C")
+	chains := []Chain{
+		{Name: "c1", Files: map[string]string{"coor_file": filepath.Join(dir, "a.coor"), "conf_file": filepath.Join(dir, "c.conf")}},
+		{Name: "c2", Files: map[string]string{"coor_file": filepath.Join(dir, "b.coor"), "conf_file": filepath.Join(dir, "c.conf")}},
+	}
+	rep, err := c.SubmitChains(context.Background(), SubmitInput{Queue: "md", Group: "g", Chains: chains})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.UploadedFiles != 2 || rep.ReusedFiles != 1 || len(f.inlined) != 2 || f.inlined[md5hex([]byte("A"))] != 1 {
+		t.Fatalf("first submission: report %+v, inline %v", rep, f.inlined)
+	}
+	if f.asked != 0 || f.refused != 1 || len(f.submits) != 1 {
+		t.Fatalf("first submission: pool/missing asked %d times, %d refused, %d accepted; want 0, 1, 1", f.asked, f.refused, len(f.submits))
+	}
+	requests := f.requests
+	rep, err = c.SubmitChains(context.Background(), SubmitInput{Queue: "md", Group: "g2", Chains: chains})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.UploadedFiles != 0 || rep.ReusedFiles != 3 || len(rep.Chains) != 2 {
+		t.Fatalf("resubmission: report %+v", rep)
+	}
+	if f.requests-requests != 1 || f.asked != 0 || f.refused != 1 || len(f.submits) != 2 {
+		t.Fatalf("resubmission: %d requests, pool/missing asked %d times, %d refused; want 1, 0, 1", f.requests-requests, f.asked, f.refused)
+	}
+}
+
+// TestSubmitAsksOlderServersWhatIsMissing: a server whose refusal lists no
+// contents (older than wire.Error.Missing) is asked, and the submission
+// goes on as before.
+func TestSubmitAsksOlderServersWhatIsMissing(t *testing.T) {
+	f, c := newFake(t)
+	f.noList = true
+	dir := writeFiles(t, map[string]string{"a.coor": "A", "b.coor": "B"})
+	chains := []Chain{
+		{Name: "c1", Files: map[string]string{"coor_file": filepath.Join(dir, "a.coor")}},
+		{Name: "c2", Files: map[string]string{"coor_file": filepath.Join(dir, "b.coor")}},
+	}
+	rep, err := c.SubmitChains(context.Background(), SubmitInput{Queue: "md", Group: "g", Chains: chains})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.UploadedFiles != 2 || len(rep.Chains) != 2 || len(f.inlined) != 2 || f.asked != 1 || len(f.submits) != 1 {
+		t.Fatalf("report %+v; %d inline, pool/missing asked %d times, %d accepted", rep, len(f.inlined), f.asked, len(f.submits))
+	}
+}

@@ -9,6 +9,9 @@ const (
 	MaxMissingMD5s = 100000
 	// MaxAckFiles is how many result files one PathAck request names.
 	MaxAckFiles = 10000
+	// MaxMissingListed is how many missing contents an Error lists at
+	// most (about 35 bytes each); past it the list is left out.
+	MaxMissingListed = 10000
 )
 
 // CodeServerBusy (HTTP 503, with Retry-After) says the server holds as many

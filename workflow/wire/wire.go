@@ -85,6 +85,13 @@ const (
 type Error struct {
 	Error string `json:"error"`
 	Code  string `json:"code"`
+	// Missing, in a CodeMissingContent answer to PathSubmit or
+	// PathSubmitInline, lists every content (MD5 hex) the request named
+	// and the server lacks for this user, when there are at most
+	// MaxMissingListed. A client may so send a submission without asking
+	// PathMissing first, and upload only when told. Servers older than
+	// it leave it out: ask PathMissing then.
+	Missing []string `json:"missing,omitempty"`
 }
 
 // WhoAmI answers PathWhoAmI.
