@@ -103,15 +103,18 @@ func (s *soak) checkWorkUnits(ctx context.Context, g *group, st map[string]wire.
 
 // countWorkUnits counts the work units made and those BOINC finished
 // (canonical result) over the whole run: BOINC keeps their rows after the
-// purges.
-func (s *soak) countWorkUnits() (done, all int64) {
+// purges. Also after an interrupt (the run's context ended): the count
+// says what was done until then; one that fails says so, never 0.
+func (s *soak) countWorkUnits() (done, all int64, err error) {
 	s.dbMu.RLock()
 	defer s.dbMu.RUnlock()
-	db, err := s.openBoinc(s.ctx)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), time.Minute)
+	defer cancel()
+	db, err := s.openBoinc(ctx)
 	if err != nil {
-		return 0, 0
+		return 0, 0, err
 	}
 	defer db.Close()
-	db.QueryRowContext(s.ctx, `SELECT count(*), coalesce(sum(CASE WHEN canonical_resultid > 0 THEN 1 ELSE 0 END), 0) FROM workunit`).Scan(&all, &done)
-	return done, all
+	err = db.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(CASE WHEN canonical_resultid > 0 THEN 1 ELSE 0 END), 0) FROM workunit`).Scan(&all, &done)
+	return done, all, err
 }

@@ -29,7 +29,11 @@ func (s *soak) report(elapsed time.Duration) {
 	h := elapsed.Hours()
 	fmt.Printf("\n== figures (%s, %s)\n", map[bool]string{false: "SQLite", true: "MariaDB"}[s.o.mariadb], elapsed.Round(time.Second))
 	fmt.Printf("chains checked: %d (%.0f per hour); steps done: %d (%.0f per hour)\n", s.chainsOK, float64(s.chainsOK)/h, s.stepsOK, float64(s.stepsOK)/h)
-	fmt.Printf("work units made: %d; finished by BOINC: %d (%.0f per hour)\n", s.wuAll, s.wuDone, float64(s.wuDone)/h)
+	if s.wuErr != nil {
+		fmt.Printf("work units made and finished: not counted (%v)\n", s.wuErr)
+	} else {
+		fmt.Printf("work units made: %d; finished by BOINC: %d (%.0f per hour)\n", s.wuAll, s.wuDone, float64(s.wuDone)/h)
+	}
 	var ks []string
 	for _, k := range allFaults {
 		if n, ok := s.faults[k]; ok {

@@ -65,6 +65,7 @@ type soak struct {
 	leftBytes   int64
 	wuDone      int64           // work units BOINC finished (a canonical result), all groups
 	wuAll       int64           // work units made
+	wuErr       error           // why they could not be counted
 	runCtx      context.Context // the whole run's, for work a fault starts
 	extra       sync.WaitGroup  // groups a fault started
 	cpu         *cpuBook
@@ -283,7 +284,7 @@ func (s *soak) run() ([]string, error) {
 		elapsed, line = segmentsLine(append(slices.Clone(s.segs), segment{start: s.started}), time.Now())
 		fmt.Println(line)
 	}
-	s.wuDone, s.wuAll = s.countWorkUnits()
+	s.wuDone, s.wuAll, s.wuErr = s.countWorkUnits()
 	// Everything ended and was purged: the end checks, on a quiet site.
 	s.restoreAll()
 	s.checkEvents()
