@@ -322,7 +322,10 @@ type Claim struct {
 }
 
 // ClaimDeliveries takes deliveries that are due, the oldest waiting one
-// of each target only (a target gets its events in order, and one that
+// of each target only (found by the outbox's (target, event) index, a
+// look-up a target: a minimum over the whole outbox made each claim cost
+// as much as the backlog, and a target whose events come faster than it
+// takes them fell further behind with each one) (a target gets its events in order, and one that
 // fails or hangs holds up no other), taking users in turn (each user's
 // oldest, then each one's second, ...), and sets them aside for the lease
 // so that no other notifier sends them meanwhile. Each claim names this
@@ -388,7 +391,7 @@ func (d *DB) ClaimDeliveries(ctx context.Context, c Claim) ([]Delivery, error) {
 					t.id AS tid, t.user_id AS uid, t.grp, t.kind, t.address, t.event_types, u.notify_secret AS secret,
 					ROW_NUMBER() OVER (PARTITION BY t.user_id ORDER BY o.next_try, o.id) AS turn
 				FROM notify_outbox o JOIN notify_targets t ON t.id = o.target_id JOIN users u ON u.id = t.user_id
-				WHERE o.id IN (SELECT min(id) FROM notify_outbox GROUP BY target_id) AND `+due+`) due
+				WHERE o.id IN (SELECT (SELECT h.id FROM notify_outbox h WHERE h.target_id = ht.id ORDER BY h.event_id LIMIT 1) FROM notify_targets ht) AND `+due+`) due
 			WHERE turn <= ? ORDER BY turn, next_try, oid LIMIT ?`, args...)
 		if err != nil {
 			return err
