@@ -47,7 +47,7 @@ func TestTraceEvents(t *testing.T) {
 	var b strings.Builder
 	traceEvents(ctx, &b, db.SQL(), []string{"soak1/g/a/chain_stopped", "soak1/g/b/chain_stopped", "soak1/g//group_done"})
 	out := b.String()
-	for _, want := range []string{"soak1/g/a/chain_stopped: event ", "in the outbox: 0 attempts", 
+	for _, want := range []string{"soak1/g/a/chain_stopped: event ", "in the outbox: 0 attempts",
 		"not queued yet", "soak1/g//group_done: not in the events table", "1 deliveries waiting"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in:\n%s", want, out)
