@@ -125,6 +125,7 @@ func (s *soak) checkEvents() {
 	}
 	if len(missing) > 0 {
 		s.problem("%d of %d events never reached the webhook, e.g. %s", len(missing), len(want), strings.Join(missing[:min(5, len(missing))], ", "))
+		s.traceMissing(missing)
 	}
 	receipts, total := s.hooks.receipts()
 	s.mu.Lock()

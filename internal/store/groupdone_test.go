@@ -204,3 +204,49 @@ func TestGroupDoneOnceWhenStopRacesCreator(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupDoneOnceWhenPurgeRacesCreatorsHold: a purge that lands between
+// the creator's read of the pending steps (the chain stopped, its step
+// pending: group_done kept back) and its holding of them finishes the
+// group (group_done at the purge); the creator's holding then finds the
+// chain purged and adds nothing. It held the purged chain's step and
+// added a second group_done, from the state it had read before the purge.
+func TestGroupDoneOnceWhenPurgeRacesCreatorsHold(t *testing.T) {
+	ctx := context.Background()
+	db, u := openBatchDB(t)
+	cs, err := db.CreateChains(ctx, u, []NewChain{batchChain("g", "z", md5n(1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cs[0]
+	if err := db.SetStepState(ctx, []string{c.WU(0)}, StateQueued); err != nil {
+		t.Fatal(err)
+	}
+	next := &Step{ChainID: c.ID, Step: 1, WU: c.WU(1), State: StatePending, Inputs: []string{md5n(2)}}
+	if _, _, _, err := db.CompleteStep(ctx, c, 0, []Result{{ChainID: c.ID, Step: 0, File: c.WU(0) + "_0", MD5: md5n(3)}}, next); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Stop(ctx, u.ID, "g", "", "test"); err != nil {
+		t.Fatal(err)
+	}
+	if got := groupEvents(t, db, u, "g"); countOf(got, EvGroupDone) != 0 {
+		t.Fatalf("events %v: group_done with a step pending", got)
+	}
+	afterPendingRead = func() {
+		afterPendingRead = nil
+		if _, _, err := db.Purge(ctx, u.ID, "g", ""); err != nil {
+			t.Error(err)
+		}
+	}
+	t.Cleanup(func() { afterPendingRead = nil })
+	if ps, err := db.PendingSteps(ctx, 10); err != nil || len(ps) != 0 {
+		t.Fatalf("pending steps %+v, %v", ps, err)
+	}
+	if got := groupEvents(t, db, u, "g"); countOf(got, EvGroupDone) != 1 {
+		t.Errorf("events %v, want one group_done", got)
+	}
+	var held int
+	if err := db.queryRow(ctx, `SELECT count(*) FROM steps WHERE chain_id = ? AND state = 'held'`, c.ID).Scan(&held); err != nil || held != 0 {
+		t.Errorf("%d held steps of the purged chain (%v)", held, err)
+	}
+}

@@ -86,12 +86,21 @@ func (d *DB) PendingSteps(ctx context.Context, limit int) ([]PendingStep, error)
 		if err := d.Tx(ctx, func(tx *sql.Tx) error {
 			var stopped []Chain
 			for _, p := range held {
-				res, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'held' WHERE wu_name = ? AND state = 'pending'
-					AND NOT EXISTS (SELECT 1 FROM chains WHERE id = ? AND state = 'running')`, p.Step.WU, p.Chain.ID)
+				// The chain's state now, not as read above: a purge
+				// meanwhile finished its group already (its step is
+				// dropped on the next pass, as a purged chain's).
+				var state string
+				if err := tx.QueryRowContext(ctx, `SELECT state FROM chains WHERE id = ?`, p.Chain.ID).Scan(&state); err != nil {
+					return err
+				}
+				if state == "running" || state == "purged" {
+					continue
+				}
+				res, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'held' WHERE wu_name = ? AND state = 'pending'`, p.Step.WU)
 				if err != nil {
 					return err
 				}
-				if n, _ := res.RowsAffected(); n == 1 && p.Chain.State == "stopped" {
+				if n, _ := res.RowsAffected(); n == 1 && state == "stopped" {
 					stopped = append(stopped, p.Chain)
 				}
 			}

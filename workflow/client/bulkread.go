@@ -42,10 +42,48 @@ func newBulkReceiver(files []wire.ResultFile) *bulkReceiver {
 // errBulkStream: the bulk answer ended or broke before its end marker.
 var errBulkStream = errors.New("the bulk download was cut or is damaged")
 
+// bulkEntryOverhead is what the server's tar stream spends on one entry
+// beyond its content: a header block, a PAX header (the MD5, a name of
+// up to a few hundred bytes) and the padding to a block, generously.
+const bulkEntryOverhead = 8 << 10
+
+// streamBound is how much of a bulk answer the files asked for can fill
+// (with the end marker and slack): a server that sends more (entries not
+// asked for without end, an entry of a huge size) is cut off there, and
+// what did not come is fetched alone.
+func (b *bulkReceiver) streamBound() int64 {
+	n := int64(64 << 10)
+	for _, rf := range b.files {
+		n += (rf.Size+511)/512*512 + bulkEntryOverhead
+	}
+	return n
+}
+
+// errBulkTooLong: the answer goes on beyond streamBound.
+var errBulkTooLong = errors.New("the answer is longer than the files asked for")
+
+// boundedReader fails with errBulkTooLong after n bytes.
+type boundedReader struct {
+	r io.Reader
+	n int64
+}
+
+func (l *boundedReader) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		return 0, errBulkTooLong
+	}
+	if int64(len(p)) > l.n {
+		p = p[:l.n]
+	}
+	k, err := l.r.Read(p)
+	l.n -= int64(k)
+	return k, err
+}
+
 // read takes the entries of r until its end. Its error says why it
 // stopped early (errBulkStream, or write's).
 func (b *bulkReceiver) read(r io.Reader) error {
-	tr := tar.NewReader(r)
+	tr := tar.NewReader(&boundedReader{r: r, n: b.streamBound()})
 	for {
 		hdr, err := tr.Next()
 		if err == io.EOF {

@@ -3,6 +3,7 @@ package client
 import (
 	"archive/tar"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"testing"
@@ -174,5 +175,62 @@ func TestBulkPlan(t *testing.T) {
 	}
 	if len(seen) != len(idx) || len(plans) != 2+2+3 {
 		t.Fatalf("%d files in %d requests", len(seen), len(plans))
+	}
+}
+
+// endless gives prefix, then chunk over and over (zeros when chunk is
+// nil), counting the bytes, up to max.
+type endless struct {
+	prefix, chunk []byte
+	off           int
+	n, max        int64
+}
+
+func (e *endless) Read(p []byte) (int, error) {
+	if e.n >= e.max {
+		return 0, errors.New("the endless stream was read to its test bound")
+	}
+	var k int
+	switch {
+	case int64(len(e.prefix)) > e.n:
+		k = copy(p, e.prefix[e.n:])
+	case e.chunk == nil:
+		clear(p)
+		k = len(p)
+	default:
+		k = copy(p, e.chunk[e.off:])
+		e.off = (e.off + k) % len(e.chunk)
+	}
+	e.n += int64(k)
+	return k, nil
+}
+
+// TestBulkReceiverEndlessStream: an answer that never ends (entries the
+// client did not ask for, one after the other, or one entry of a huge
+// size) is read no further than the files asked for can fill; the client
+// then fetches them alone instead of reading a hostile or broken
+// server's stream for ever.
+func TestBulkReceiverEndlessStream(t *testing.T) {
+	files := bulkFiles()
+	var b bytes.Buffer
+	tw := tar.NewWriter(&b)
+	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "other_0", Size: 4096, Mode: 0o644, Format: tar.FormatPAX,
+		PAXRecords: map[string]string{wire.BulkMD5Record: md5hex(make([]byte, 4096))}})
+	tw.Write(make([]byte, 4096))
+	tw.Flush()
+	junk := b.Bytes() // one entry, no end marker
+	var huge bytes.Buffer
+	tw = tar.NewWriter(&huge)
+	tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "other_0", Size: 1 << 40, Mode: 0o644})
+	for name, stream := range map[string]*endless{
+		"entries not asked for": {chunk: junk, max: 256 << 20},
+		"one huge entry":        {prefix: huge.Bytes(), max: 256 << 20},
+	} {
+		r := newBulkReceiver(files)
+		r.write = func(int, io.Reader) (string, error) { t.Fatal("an entry not asked for was written"); return "", nil }
+		err := r.read(stream)
+		if !errors.Is(err, errBulkStream) || stream.n > 1<<20 {
+			t.Errorf("%s: %v after %d bytes read", name, err, stream.n)
+		}
 	}
 }
