@@ -317,7 +317,22 @@ func TestVolunteerFlatHierarchy(t *testing.T) {
 // and takes the project over when the first ends.
 func TestVolunteerStandby(t *testing.T) {
 	tp := newProject(t)
-	stopFirst := tp.startVolunteer()
+	// The first a standby too: this test's probe of the lock below holds
+	// it for a moment, and a plain volunteer starting in that moment
+	// would give up.
+	firstCtx, stopFirstCtx := context.WithCancel(context.Background())
+	t.Cleanup(stopFirstCtx)
+	firstDone := make(chan error, 1)
+	go func() {
+		firstDone <- (&Volunteer{ProjectDir: tp.dir, Standby: true, Poll: 20 * time.Millisecond,
+			Logger: slog.New(slog.NewTextHandler(tlog{t}, nil))}).Run(firstCtx)
+	}()
+	stopFirst := func() {
+		stopFirstCtx()
+		if err := <-firstDone; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("the first volunteer: %v", err)
+		}
+	}
 	tp.waitFor("the first volunteer to hold the project", func() bool {
 		unlock, err := lockProject(tp.dir)
 		if err == nil {

@@ -79,15 +79,18 @@ func TestResultsArriveVerified(t *testing.T) {
 	}
 }
 
-// countSubmits counts the submit requests passing through.
+// countSubmits counts the submissions accepted passing through (a first
+// submission naming contents the server lacks is refused with their list
+// first, then sent with them: one submission).
 type countSubmits struct {
 	next http.RoundTripper
 	n    atomic.Int32
 }
 
 func (c *countSubmits) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Method == http.MethodPost && strings.Contains(r.URL.Path, "/submit") {
+	resp, err := c.next.RoundTrip(r)
+	if err == nil && r.Method == http.MethodPost && strings.Contains(r.URL.Path, "/submit") && resp.StatusCode/100 == 2 {
 		c.n.Add(1)
 	}
-	return c.next.RoundTrip(r)
+	return resp, err
 }
