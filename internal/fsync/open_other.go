@@ -14,13 +14,3 @@ func OpenRead(path string) (*os.File, error) { return os.Open(path) }
 func CreateExcl(path string, perm os.FileMode) (*os.File, error) {
 	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm.Perm())
 }
-
-// touchDir changes dir: a file created and removed there.
-func touchDir(dir string) error {
-	f, err := os.CreateTemp(dir, ".barrier-*")
-	if err != nil {
-		return err
-	}
-	f.Close()
-	return os.Remove(f.Name())
-}
