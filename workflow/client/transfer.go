@@ -160,7 +160,16 @@ func (c *Client) fetchOnce(ctx context.Context, rf wire.ResultFile, destPath str
 	// What an earlier try fetched: hashed again, then asked for the rest.
 	h := md5.New()
 	have, err := io.Copy(h, tmp)
-	if err != nil || have > rf.Size {
+	if err == nil && have > 0 && have == rf.Size && strings.EqualFold(hex.EncodeToString(h.Sum(nil)), rf.MD5) {
+		// An earlier try got it all but was cut before the rename: no
+		// request (a Range from its end would be refused 416).
+		if onProgress != nil {
+			onProgress(have)
+		}
+		return finishPartial(tmp, path, destPath, durable)
+	}
+	if err != nil || have >= rf.Size {
+		// Unreadable, too long, or whole but damaged: start over.
 		have, h = 0, md5.New()
 		if err := tmp.Truncate(0); err != nil {
 			return "", fmt.Errorf("writing %s: %w", destPath, err)
@@ -237,15 +246,21 @@ func (c *Client) fetchOnce(ctx context.Context, rf wire.ResultFile, destPath str
 	if _, err = tmp.Write(buf[:held]); err != nil {
 		return "", fmt.Errorf("writing %s: %w", destPath, err)
 	}
-	if err = tmp.Chmod(0o644); err != nil {
+	return finishPartial(tmp, path, destPath, durable)
+}
+
+// finishPartial makes the verified partial file tmp (at path) ready to be
+// renamed to destPath, and closes it.
+func finishPartial(tmp *os.File, path, destPath string, durable bool) (string, error) {
+	if err := tmp.Chmod(0o644); err != nil {
 		return "", fmt.Errorf("writing %s: %w", destPath, err)
 	}
 	if durable {
-		if err = tmp.Sync(); err != nil {
+		if err := tmp.Sync(); err != nil {
 			return "", fmt.Errorf("writing %s: %w", destPath, err)
 		}
 	}
-	if err = tmp.Close(); err != nil {
+	if err := tmp.Close(); err != nil {
 		return "", fmt.Errorf("writing %s: %w", destPath, err)
 	}
 	return path, nil

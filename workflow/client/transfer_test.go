@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -190,4 +191,72 @@ func (w *countingWriter) Write(b []byte) (int, error) {
 	n, err := w.ResponseWriter.Write(b)
 	w.n += n
 	return n, err
+}
+
+// TestDownloadCompletePartial: a partial file that already holds the whole
+// content (a try cut between the last byte and the rename) is verified and
+// taken without a request; one of the whole size but damaged is fetched
+// again whole, not asked for a range past its end (HTTP 416).
+func TestDownloadCompletePartial(t *testing.T) {
+	body := make([]byte, 3*writeBufSize+7)
+	rand.NewChaCha8([32]byte{9}).Read(body)
+	sum := md5.Sum(body)
+	var ranges []string
+	var statuses []int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		w.Header().Set("ETag", `"`+hex.EncodeToString(sum[:])+`"`)
+		http.ServeContent(cw, r, "x", time.Time{}, bytes.NewReader(body))
+		ranges = append(ranges, r.Header.Get("Range"))
+		statuses = append(statuses, cw.status)
+	}))
+	defer srv.Close()
+	c, err := New(srv.URL+"/rboinc_cgi", "tok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Retry.First = time.Millisecond
+	rf := wire.ResultFile{Name: "f", MD5: hex.EncodeToString(sum[:]), Size: int64(len(body)), Path: "/x"}
+	damaged := bytes.Clone(body)
+	damaged[len(damaged)/2] ^= 1
+	for _, tc := range []struct {
+		name     string
+		partial  []byte
+		requests []string // the Range header of each request
+	}{
+		{"whole", body, nil},
+		{"whole but damaged", damaged, []string{""}},
+	} {
+		ranges, statuses = nil, nil
+		dest := filepath.Join(t.TempDir(), "f")
+		if err := os.WriteFile(partialName(dest, rf), tc.partial, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var progress int64
+		if err := c.Download(context.Background(), rf, dest, func(n int64) { progress += n }); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got, _ := os.ReadFile(dest); !bytes.Equal(got, body) {
+			t.Fatalf("%s: the download differs", tc.name)
+		}
+		if !slices.Equal(ranges, tc.requests) {
+			t.Errorf("%s: requests with Range %q (statuses %v), want %q", tc.name, ranges, statuses, tc.requests)
+		}
+		if progress < rf.Size {
+			t.Errorf("%s: progress told %d of %d bytes", tc.name, progress, rf.Size)
+		}
+		if _, err := os.Stat(partialName(dest, rf)); !os.IsNotExist(err) {
+			t.Errorf("%s: the partial file outlived the download", tc.name)
+		}
+	}
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
 }
