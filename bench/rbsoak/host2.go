@@ -80,12 +80,10 @@ func (s *soak) setupHost2(ctx context.Context) error {
 			}
 		}
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeLoopbackAddr()
 	if err != nil {
 		return err
 	}
-	addr := ln.Addr().String()
-	ln.Close()
 	h := &host2{root: rootB, url: "http://" + addr + "/rboinc_cgi"}
 	srv := filepath.Join(s.o.bin, "rboinc-server")
 	logs := filepath.Join(s.o.work, "logs")

@@ -168,13 +168,22 @@ func (s *soak) setupSite(ctx context.Context) error {
 	}
 	// A fixed port, so that the clients' address survives the server's
 	// restarts.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeLoopbackAddr()
 	if err != nil {
 		return err
 	}
-	addr := ln.Addr().String()
-	ln.Close()
 	return s.startDaemons(ctx, addr)
+}
+
+// freeLoopbackAddr is a loopback address with a port free now, for a
+// server the driver starts (and starts again on the same address).
+func freeLoopbackAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("finding a free port: %w", err)
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
 }
 
 // startDaemons starts the server on addr, the creator and the notifier,
