@@ -74,10 +74,7 @@ func (s *soak) faultLoop(ctx context.Context) {
 			continue
 		}
 		if ok {
-			s.mu.Lock()
-			s.faults[k]++
-			s.j.add(rec{T: "fault", Kind: k})
-			s.mu.Unlock()
+			s.bookFault(k)
 		}
 	}
 }
@@ -164,10 +161,7 @@ func (s *soak) killClient(ctx context.Context) (bool, error) {
 	s.killDuringFault("client")
 	s.cpu.client(cmd)
 	if !killed {
-		s.mu.Lock()
-		s.retries["client-early"]++
-		s.j.add(rec{T: "retry", Kind: "client-early"})
-		s.mu.Unlock()
+		s.bookRetry("client-early")
 	}
 	s.extra.Add(1)
 	go func() { defer s.extra.Done(); s.submitAndFinish(g) }()

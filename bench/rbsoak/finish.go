@@ -149,11 +149,7 @@ func (s *soak) purgeAgain(ctx context.Context, g *group, what string) bool {
 		if code == 2 || code == 5 {
 			break
 		}
-		s.mu.Lock()
-		s.retries[what]++
-		s.j.add(rec{T: "retry", Kind: what})
-		s.mu.Unlock()
-		time.Sleep(s.jitter(300 * time.Millisecond))
+		s.retried(what, 300*time.Millisecond)
 	}
 	if ctx.Err() == nil {
 		s.problem("%s of %s/%s never succeeded: %s", what, g.user.name, g.name, last)
@@ -194,11 +190,7 @@ func (s *soak) extend(ctx context.Context, g *group, c *chain) bool {
 			s.problem("extend of %s/%s/%s: exit %d: %s", g.user.name, g.name, c.name, code, strings.TrimSpace(out))
 			return false
 		}
-		s.mu.Lock()
-		s.retries["extend"]++
-		s.j.add(rec{T: "retry", Kind: "extend"})
-		s.mu.Unlock()
-		time.Sleep(s.jitter(300 * time.Millisecond))
+		s.retried("extend", 300*time.Millisecond)
 	}
 	if ctx.Err() == nil {
 		s.problem("extend of %s/%s/%s never succeeded", g.user.name, g.name, c.name)
@@ -383,10 +375,7 @@ func (s *soak) retrieveRun(ctx context.Context, g *group, some bool) {
 		code = -1
 	}
 	if code != 0 && !stopped {
-		s.mu.Lock()
-		s.retries["retrieve"]++
-		s.j.add(rec{T: "retry", Kind: "retrieve"})
-		s.mu.Unlock()
+		s.bookRetry("retrieve")
 		if code == 2 || code == 5 {
 			s.problem("retrieve %s/%s: exit %d: %s", g.user.name, g.name, code, firstLine(out))
 		}

@@ -89,10 +89,7 @@ func (s *soak) gahpRequest(ctx context.Context, gsp **gahpSession, dir string, u
 		}
 		s.setGAHP(gs)
 		*gsp = gs
-		s.mu.Lock()
-		s.retries["gahp-restart"]++
-		s.j.add(rec{T: "retry", Kind: "gahp-restart"})
-		s.mu.Unlock()
+		s.bookRetry("gahp-restart")
 	}
 }
 
@@ -340,11 +337,7 @@ func (s *soak) checkOneStepJobs(ctx context.Context, g *group, who, what, madeBy
 // gahpRetry books a failed request that is sent again (the server or
 // MariaDB away, as the gridmanager sees it).
 func (s *soak) gahpRetry(what string) {
-	s.mu.Lock()
-	s.retries["gahp-"+what]++
-	s.j.add(rec{T: "retry", Kind: "gahp-" + what})
-	s.mu.Unlock()
-	time.Sleep(s.jitter(300 * time.Millisecond))
+	s.retried("gahp-"+what, 300*time.Millisecond)
 }
 
 // gahpBroke is the end of a batch whose session broke: a problem unless

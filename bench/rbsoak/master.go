@@ -141,11 +141,7 @@ func (s *soak) runMaster(ctx context.Context, g *group) (string, bool) {
 		}
 		if !killed {
 			// The server or MariaDB away: the user starts it again.
-			s.mu.Lock()
-			s.retries["master"]++
-			s.j.add(rec{T: "retry", Kind: "master"})
-			s.mu.Unlock()
-			time.Sleep(s.jitter(time.Second))
+			s.retried("master", time.Second)
 		}
 	}
 	s.problem("the master of %s never finished: %s", g.name, lastLines(last, 3))

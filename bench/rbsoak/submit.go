@@ -196,11 +196,7 @@ func (s *soak) retry(ctx context.Context, u *user, what, name string, args ...st
 		if code == 2 || code == 5 {
 			break
 		}
-		s.mu.Lock()
-		s.retries[what]++
-		s.j.add(rec{T: "retry", Kind: what})
-		s.mu.Unlock()
-		time.Sleep(s.jitter(300 * time.Millisecond))
+		s.retried(what, 300*time.Millisecond)
 	}
 	s.problem("%s of %s/%s never succeeded: %s", what, u.name, args, last)
 	return last, false

@@ -11,9 +11,12 @@ import (
 
 // killDuringFault kills the whole run (killWhole) in the middle of a
 // fault of kind k, when -kill-self-during k asks for it and
-// -kill-self-after has passed.
+// -kill-self-after has passed. The fault is booked first: it was done
+// (a process killed, a disk filled), and what it leaves the end checks
+// allow for by the count of its kind.
 func (s *soak) killDuringFault(k string) {
 	if s.o.killDuring == k && s.o.killAfter > 0 && time.Since(s.started) >= s.o.killAfter {
+		s.bookFault(k)
 		fmt.Printf("rbsoak: -kill-self-during %s: in the middle of the fault\n", k)
 		s.killWhole()
 	}
