@@ -102,8 +102,14 @@ func openJournal(path string, off bool) (*journal, error) {
 	if off {
 		return &journal{off: true}, nil
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	// It holds the users' tokens: private, also when an older run's
+	// journal was not.
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
+		return nil, fmt.Errorf("the journal: %w", err)
+	}
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
 		return nil, fmt.Errorf("the journal: %w", err)
 	}
 	return &journal{f: f}, nil

@@ -93,7 +93,7 @@ func newSoak(ctx context.Context, o options) (*soak, error) {
 	if !o.mariadb && s.want("mariadb") && o.faults == "all" {
 		s.skipped["mariadb"] = "the state and BOINC's database are on SQLite (run with -mariadb)"
 	}
-	if err := os.MkdirAll(o.work, 0o755); err != nil {
+	if err := privateDir(o.work); err != nil {
 		return nil, err
 	}
 	if s.want("master") && s.masterBinary() == "" {
@@ -295,6 +295,7 @@ func (s *soak) run() ([]string, error) {
 		fmt.Println("leftovers not checked: groups that never ended were not purged")
 	}
 	s.checkFlat()
+	s.checkSecrets()
 	stopCPU()
 	<-cpuDone
 	s.report(elapsed)
