@@ -189,8 +189,9 @@ func notifyAttacks(t *testing.T, r *env, wg *sync.WaitGroup, got *tally) (check 
 // TestDAVAttacksStandaloneMemory (locks, PROPFINDs of infinite depth, wide
 // listings, 2,000 upload collections, MKCOL until the quota) together with
 // 105 MB pool/missing bodies, 16 MiB control bodies, one user's long polls
-// past max_user_long_polls, and webhooks to inner addresses and past
-// max_notify_targets. Every attack is refused with its documented code,
+// past max_user_long_polls, webhooks to inner addresses and past
+// max_notify_targets, and bulk download bodies of 16 MiB and 96 bulk
+// downloads never read (bulkAttacks). Every attack is refused with its documented code,
 // and the server's resident memory stays under 100 MB.
 func TestAttacksAtOnceStandaloneMemory(t *testing.T) {
 	if testing.Short() {
@@ -202,9 +203,10 @@ func TestAttacksAtOnceStandaloneMemory(t *testing.T) {
 	t.Parallel()
 	start := time.Now()
 	v := newEnv(t)
-	for _, u := range []string{"carol", "dave", "erin"} {
+	for _, u := range []string{"carol", "dave", "erin", "frank"} {
 		v.addUser(u)
 	}
+	v.bigFinishedGroup("frank", "big", 2, 1<<20)
 	prepareDAVAttacks(t, v)
 	r, pid := standalone(t, v, davAttackSettings)
 	r.mustStatus(207, "PROPFIND", davA, "", "Depth", "1")
@@ -217,6 +219,7 @@ func TestAttacksAtOnceStandaloneMemory(t *testing.T) {
 		davAttacks(t, r, &wg, &got),
 		bodyAttacks(t, r, &wg, &got),
 		notifyAttacks(t, r, &wg, &got),
+		bulkAttacks(t, r, &wg, &got),
 	}
 	wg.Wait()
 	stopPolls()

@@ -2,8 +2,10 @@ package server
 
 import (
 	"archive/tar"
+	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -26,6 +28,14 @@ const bulkBody = 256 << 10
 // sent is finished. A reader too slow for even that is cut off by the
 // transfer guard (guardTransfers), as any download.
 const bulkTime = time.Minute
+
+// maxBulkStreams bounds the bulk answers streaming at once, from all
+// users together: each holds a connection, an open file and a copy
+// buffer, about 120 KiB of the server's memory with readers that stall
+// (TestBulkStalledReadersStandalone), and max_user_requests alone bounds
+// them per user only. Beyond it: 503 server_busy with Retry-After, which
+// clients wait for and send again.
+const maxBulkStreams = 64
 
 // bulkBufs are the copy buffers of the entries.
 var bulkBufs = sync.Pool{New: func() any {
@@ -53,6 +63,12 @@ func (s *Server) filesBulk(w http.ResponseWriter, r *http.Request, u store.User)
 		s.bodyFailed(w, r, bulkBody, "malformed JSON request", err)
 		return
 	}
+	if !s.takeBulkStream() {
+		w.Header().Set("Retry-After", strconv.Itoa(busyRetry))
+		writeError(w, http.StatusServiceUnavailable, wire.CodeServerBusy, fmt.Sprintf("the server streams as many bulk downloads as it takes at once (%d, from all users): send it again in a few seconds", maxBulkStreams))
+		return
+	}
+	defer func() { <-s.bulkStreams }()
 	picked, err := s.E.BulkResults(r.Context(), u, req, wire.MaxBulkFiles)
 	if err != nil {
 		s.fail(w, r, err)
@@ -61,6 +77,17 @@ func (s *Server) filesBulk(w http.ResponseWriter, r *http.Request, u store.User)
 	w.Header().Set("Content-Type", wire.BulkContentType)
 	w.Header().Set("Cache-Control", "no-store")
 	s.writeBulk(w, r, picked, time.Now().Add(bulkTime))
+}
+
+// takeBulkStream takes one of the maxBulkStreams slots; false when none
+// is free.
+func (s *Server) takeBulkStream() bool {
+	select {
+	case s.bulkStreams <- struct{}{}:
+		return true
+	default:
+		return false
+	}
 }
 
 // writeBulk streams the picked files as a tar archive, within the bounds.
