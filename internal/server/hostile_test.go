@@ -142,10 +142,13 @@ func TestHostileQueryAndPathFields(t *testing.T) {
 			tc{"POST", api + "/purge", wire.ChainRef{Group: n}, 400},
 			tc{"POST", api + "/purge", wire.ChainRef{Group: "g", Name: n}, 400},
 			tc{"POST", api + "/ack", wire.AckRequest{Group: n, Files: []string{"x_0"}}, 400},
+			tc{"POST", bulkPath, wire.BulkRequest{Group: n, Files: []string{"x_0"}}, 400},
+			tc{"POST", bulkPath, wire.BulkRequest{Group: "g", Name: n}, 400},
 		)
 	}
 	for _, f := range []string{"../../state.db", "..", "x/../../y_0", `x\y_0`, "x", "x_", "x_01", "x_-1", ""} {
-		cases = append(cases, tc{"POST", api + "/ack", wire.AckRequest{Group: "g", Files: []string{f}}, 400})
+		cases = append(cases, tc{"POST", api + "/ack", wire.AckRequest{Group: "g", Files: []string{f}}, 400},
+			tc{"POST", bulkPath, wire.BulkRequest{Group: "g", Files: []string{"c_0", f}}, 400})
 	}
 	for _, p := range []string{"/files/g/..%2f..%2fstate.db", "/files/g/..%2F..%2Frboinc.json", "/files/..%2f..%2fetc/passwd_0",
 		"/files/g/x%5c..%5cy_0", "/files/g/%2e%2e", "/files/%2e%2e/x_0", "/files/g/x_0%00"} {
@@ -502,5 +505,58 @@ func TestCopyChecksLikeUpload(t *testing.T) {
 	}
 	if got := tree(filepath.Join(v.e.DAVRoot(store0("alice")), up)); len(got) != 3 {
 		t.Errorf("files: %v", got)
+	}
+}
+
+// TestHostileBulk: the bulk download asked for another account's files,
+// with malformed, huge (announced and chunked) and overlong bodies, and
+// with thousands of names: each refused clearly or answered with nothing
+// of another's, and nothing changes.
+func TestHostileBulk(t *testing.T) {
+	t.Parallel()
+	v := newEnv(t)
+	alice := v.finishedGroup("alice", "g", 2)
+	v.finishedGroup("bob", "h", 1)
+	before := v.everything()
+	// Another account's names, in the caller's group of that name, in one
+	// of his own, and with the other's group's next waiting files.
+	for _, req := range []wire.BulkRequest{{Group: "g", Files: names(alice)}, {Group: "h", Files: names(alice)}, {Group: "g"}} {
+		a := v.post("bob", bulkPath, req)
+		if a.status != http.StatusOK || len(untar(t, a.body)) != 0 {
+			t.Errorf("bob asking for %v: %d, %d files", req, a.status, len(untar(t, a.body)))
+		}
+	}
+	thousands := make([]string, 5000)
+	for k := range thousands {
+		thousands[k] = fmt.Sprintf("wu%d_0", k)
+	}
+	for _, c := range []struct {
+		what   string
+		body   string
+		status int
+		words  []string
+	}{
+		{"5,000 names", `{"group":"g","files":` + mustJSON(thousands) + `}`, http.StatusRequestEntityTooLarge, nil},
+		{"a name of 1 MiB", `{"group":"g","files":["` + strings.Repeat("a", 1<<20) + `_0"]}`, http.StatusRequestEntityTooLarge, nil},
+		{"not JSON", `group=g&files=x_0`, http.StatusBadRequest, []string{"JSON"}},
+		{"nested", `{"group":"g","files":[["x_0"]]}`, http.StatusBadRequest, nil},
+		{"a number for the group", `{"group":1}`, http.StatusBadRequest, nil},
+		{"an unknown field", `{"group":"g","user":"alice"}`, http.StatusBadRequest, nil},
+		{"a second object", `{"group":"g"}{"group":"g"}`, http.StatusBadRequest, nil},
+	} {
+		refusedClearly(t, c.what, v.post("alice", bulkPath, c.body), c.status, c.words...)
+	}
+	for _, length := range []int64{16<<20 + 12, -1} {
+		body := io.MultiReader(strings.NewReader(`{"group":"`), &repeated{item: "g", n: 16 << 20}, strings.NewReader(`"}`))
+		a := rawPost(t, v.srv.URL, v.tokens["alice"], wire.PathFilesBulk, body, length)
+		if a.status != http.StatusRequestEntityTooLarge || a.err.Code != wire.CodeTooLarge {
+			t.Errorf("a body of 16 MiB (length %d): %d %v", length, a.status, a.err)
+		}
+	}
+	if after := v.everything(); after != before {
+		t.Errorf("hostile bulk requests changed the server:\n%s\n%s", before, after)
+	}
+	if got := v.results("alice", "g"); len(got) != len(alice) {
+		t.Errorf("alice has %d results waiting, want %d", len(got), len(alice))
 	}
 }
