@@ -15,6 +15,13 @@ import (
 	"github.com/rboinc/rboinc/internal/sqldb"
 )
 
+// The most connections one process opens to BOINC's database, by
+// engine (see Open).
+const (
+	mysqlMaxOpen  = 16
+	sqliteMaxOpen = 8
+)
+
 // DB is an open BOINC database.
 type DB struct {
 	*sql.DB
@@ -35,6 +42,12 @@ func Open(ctx context.Context, t sqldb.Target) (*DB, error) {
 		// Several processes (create_work runs, daemons) share the file:
 		// every write transaction takes the write lock up front and waits.
 		db, err = sql.Open("sqlite", t.DSN+"?_busy_timeout=10000&_journal_mode=WAL&_txlock=immediate")
+		if err == nil {
+			// Readers share the file, writers take turns on its lock:
+			// more connections than this add waiting, descriptors and
+			// page caches, not speed.
+			db.SetMaxOpenConns(sqliteMaxOpen)
+		}
 	case sqldb.MySQL:
 		var cfg *mysql.Config
 		if cfg, err = mysql.ParseDSN(t.DSN); err != nil {
@@ -57,6 +70,12 @@ func Open(ctx context.Context, t sqldb.Target) (*DB, error) {
 			// closed a connection 4 times a second in the long soak (a
 			// BOINC daemon keeps its one connection).
 			db.SetMaxIdleConns(8)
+			// Bounded: a burst of requests must not take MariaDB's
+			// max_connections (151 by default) from BOINC's daemons,
+			// which keep one connection each.
+			db.SetMaxOpenConns(mysqlMaxOpen)
+			// Renewed now and then, well within wait_timeout (8 hours).
+			db.SetConnMaxLifetime(time.Hour)
 		}
 	default:
 		err = fmt.Errorf("unknown database engine %q", t.Engine)

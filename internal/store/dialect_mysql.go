@@ -414,6 +414,8 @@ func openMySQL(t sqldb.Target) (*sql.DB, dialect, error) {
 	// Unused ones go after a minute.
 	db.SetMaxIdleConns(16)
 	db.SetConnMaxIdleTime(time.Minute)
+	// Renewed now and then, well within wait_timeout (8 hours).
+	db.SetConnMaxLifetime(time.Hour)
 	return db, mysqlDialect{target: t}, nil
 }
 
