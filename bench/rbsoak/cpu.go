@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -63,13 +64,24 @@ func (b *cpuBook) client(cmd *exec.Cmd) {
 // clockTick is USER_HZ, 100 on every Linux the soak runs on.
 const clockTick = 100
 
+// cpuJournalEvery is how often the processor time so far is journaled,
+// for the report of a run resumed after a kill.
+const cpuJournalEvery = 30 * time.Second
+
 // cpuLoop samples the processor time of the soak's long-running
-// processes every second until ctx ends.
+// processes every second until ctx ends, and journals it every
+// cpuJournalEvery and at the end.
 func (s *soak) cpuLoop(ctx context.Context) {
+	last := time.Now()
 	for {
 		s.sampleCPU()
+		if time.Since(last) >= cpuJournalEvery {
+			s.j.add(s.cpuRec())
+			last = time.Now()
+		}
 		select {
 		case <-ctx.Done():
+			s.j.add(s.cpuRec())
 			return
 		case <-time.After(time.Second):
 		}
@@ -179,14 +191,13 @@ func parseStat(line string) (start, ticks, kids uint64, ok bool) {
 	return n(19), n(11) + n(12), n(13) + n(14), true
 }
 
-// cpuReport is the processor time by actor, largest first, with the
-// total per work unit made.
-func (s *soak) cpuReport(driver float64, wus int64) []string {
+// cpuTotals is this life's processor time by actor (seconds), given the
+// driver's own: the processes seen of each actor, the client runs of each
+// client actor, and the time of the short processes each daemon reaped.
+func (s *soak) cpuTotals(driver float64) (by map[string]float64, procs, runs map[string]int, kids map[string]float64) {
 	s.cpu.mu.Lock()
 	defer s.cpu.mu.Unlock()
-	by := map[string]float64{}
-	procs := map[string]int{}
-	kids := map[string]float64{}
+	by, procs, runs, kids = map[string]float64{}, map[string]int{}, map[string]int{}, map[string]float64{}
 	for _, p := range s.cpu.live {
 		by[p.label] += float64(p.ticks) / clockTick
 		procs[p.label]++
@@ -194,13 +205,50 @@ func (s *soak) cpuReport(driver float64, wus int64) []string {
 			kids[p.kidsLabel] += float64(p.kids) / clockTick
 		}
 	}
-	runs := map[string]string{}
 	for k, v := range s.cpu.clients {
 		label := k + " (clients)"
 		by[label] += v
-		runs[label] = fmt.Sprintf("%d runs", s.cpu.runs[k])
+		runs[label] += s.cpu.runs[k]
 	}
-	by["rbsoak (the driver)"] = driver
+	by[driverLabel] = driver
+	return by, procs, runs, kids
+}
+
+const driverLabel = "rbsoak (the driver)"
+
+// cpuRec is the journal's record of this life's processor time so far.
+func (s *soak) cpuRec() rec {
+	by, _, runs, _ := s.cpuTotals(selfCPU())
+	return rec{T: "cpu", CPU: by, Runs: runs}
+}
+
+// selfCPU is the driver's own processor time, in seconds.
+func selfCPU() float64 {
+	var self syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	return time.Duration(self.Utime.Nano() + self.Stime.Nano()).Seconds()
+}
+
+// cpuReport is the processor time by actor, largest first, with the
+// total per work unit made: of every life of the driver, each earlier
+// one as its last record in the journal said (up to a cpuJournalEvery
+// of it lost to the kill that ended it).
+func (s *soak) cpuReport(driver float64, wus int64) []string {
+	by, procs, nruns, kids := s.cpuTotals(driver)
+	if s.led != nil {
+		for _, r := range s.led.cpu {
+			for k, v := range r.CPU {
+				by[k] += v
+			}
+			for k, v := range r.Runs {
+				nruns[k] += v
+			}
+		}
+	}
+	runs := map[string]string{}
+	for k, n := range nruns {
+		runs[k] = fmt.Sprintf("%d runs", n)
+	}
 	var labels []string
 	total := 0.0
 	for k, v := range by {

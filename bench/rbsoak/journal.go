@@ -62,6 +62,10 @@ type rec struct {
 	// sent), done.
 	N   int    `json:"n,omitempty"`
 	Out string `json:"out,omitempty"`
+	// cpu: the processor time of this life of the driver so far, by
+	// actor (seconds), and the client runs by actor (cpuRec).
+	CPU  map[string]float64 `json:"cpu,omitempty"`
+	Runs map[string]int     `json:"runs,omitempty"`
 }
 
 // siteRec is what a resumed run needs to find the site again.

@@ -5,7 +5,6 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -57,11 +56,9 @@ func (s *soak) report(elapsed time.Duration) {
 	fmt.Printf("bytes left behind: %d\n", s.leftBytes)
 	fmt.Println(s.j.figures())
 	if s.seg > 0 {
-		fmt.Printf("processor time below: this life of the driver (%d) only\n", s.seg+1)
+		fmt.Printf("processor time below: the %d lives of the driver (the earlier ones as last journaled, every %s)\n", s.seg+1, cpuJournalEvery)
 	}
-	var self syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
-	for _, l := range s.cpuReport(time.Duration(self.Utime.Nano()+self.Stime.Nano()).Seconds(), s.wuAll) {
+	for _, l := range s.cpuReport(selfCPU(), s.wuAll) {
 		fmt.Println(l)
 	}
 	fmt.Printf("server memory and descriptors (%d samples; the driver's life, the time since its start):\n", len(s.samples))

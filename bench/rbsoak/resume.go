@@ -33,6 +33,7 @@ type ledger struct {
 	purged    map[string]bool
 
 	faults, retries map[string]int
+	cpu             map[int]rec // life → its last processor time record
 	kills           []senderKill
 	deliveries      map[string][]time.Time
 	events          map[string]struct{}
@@ -131,6 +132,15 @@ func replay(recs []rec) (*ledger, error) {
 			l.faults[r.Kind]++
 		case "retry":
 			l.retries[r.Kind]++
+		case "cpu":
+			// Each record is its life's total so far: the last one of
+			// each life counts.
+			if n := len(l.segs); n > 0 {
+				if l.cpu == nil {
+					l.cpu = map[int]rec{}
+				}
+				l.cpu[n-1] = r
+			}
 		case "kill":
 			l.kills = append(l.kills, senderKill{kind: r.Kind, at: at, sender: r.Sender})
 		case "hook":
