@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -90,8 +91,8 @@ func (w *webhooks) receipts() (map[string][]time.Time, int) {
 
 // checkEvents waits (up to a minute) for every chain's last event and every
 // group's group_done, then fails on any missing, and on any repeat that
-// no kill of the process sending the notifications explains
-// (unexplainedRepeats).
+// neither a kill of the process sending the notifications nor a failed
+// attempt the notifiers logged explains (unexplainedRepeats).
 func (s *soak) checkEvents() {
 	var want []string
 	s.mu.Lock()
@@ -137,7 +138,7 @@ func (s *soak) checkEvents() {
 			senders++
 		}
 	}
-	repeated, unexplained := unexplainedRepeats(receipts, kills)
+	repeated, unexplained := unexplainedRepeats(receipts, kills, failedAttempts(filepath.Join(s.o.work, "logs")))
 	sort.Strings(unexplained)
 	fmt.Printf("webhook: %d deliveries, %d events expected, %d missing, %d delivered more than once (%d kills of the server or notifier, %d of them the sender)\n",
 		total, len(want), len(missing), repeated, len(kills), senders)
