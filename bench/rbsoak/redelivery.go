@@ -42,6 +42,11 @@ const (
 type senderKill struct {
 	kind string
 	at   time.Time
+	// sent is when the signal was sent (zero: not known, a kill read back
+	// from the journal): the next sender may repeat a delivery before the
+	// killed process is reaped and at is noted (the server waiting on the
+	// notifier lock takes over at once).
+	sent time.Time
 	// sender: the process held the notifier lock (it sent the
 	// notifications) when it was killed, or that could not be told.
 	sender bool
@@ -70,7 +75,11 @@ func unexplainedRepeats(receipts map[string][]time.Time, kills []senderKill, fai
 				if used[j] || !k.sender {
 					continue
 				}
-				if k.at.Before(at) && !prev.After(k.at.Add(redeliverySlack)) && k.at.Sub(prev) <= redeliveryLease {
+				from := k.sent
+				if from.IsZero() {
+					from = k.at.Add(-redeliverySlack)
+				}
+				if from.Before(at) && !prev.After(k.at.Add(redeliverySlack)) && k.at.Sub(prev) <= redeliveryLease {
 					used[j], found = true, true
 					break
 				}
@@ -128,8 +137,9 @@ func failedAttempts(dir string) map[string]int {
 func (s *soak) killSender(p *proc) {
 	holder, known := s.notifierLockHolder()
 	pid := p.pid()
+	sent := time.Now()
 	p.kill9()
-	k := senderKill{kind: p.name, at: time.Now(), sender: !known || (pid != 0 && holder == pid)}
+	k := senderKill{kind: p.name, at: time.Now(), sent: sent, sender: !known || (pid != 0 && holder == pid)}
 	s.mu.Lock()
 	s.senderKills = append(s.senderKills, k)
 	s.mu.Unlock()

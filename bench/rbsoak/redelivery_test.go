@@ -96,3 +96,20 @@ time=2026-12-06T15:29:59.001Z level=INFO msg="something else" event=7
 		t.Errorf("unexplained %q, want 7 (no failure logged) and 99 (one failure, two repeats)", unexplained)
 	}
 }
+
+// s4's three repeats: the notifier was killed with three deliveries
+// received and not recorded, and the server waiting on the notifier lock
+// sent them again before the killed process was reaped and its kill
+// noted. The kill, sent before the repeats, explains them.
+func TestRepeatBeforeTheKillWasNoted(t *testing.T) {
+	kills := []senderKill{{kind: "notifier", sent: at(49.6), at: at(50.2), sender: true}}
+	receipts := map[string][]time.Time{"1470": {at(49.25), at(49.8)}}
+	if _, unexplained := unexplainedRepeats(receipts, kills, nil); len(unexplained) != 0 {
+		t.Errorf("a repeat after the kill was sent, before it was noted: unexplained %q, want none", unexplained)
+	}
+	// Before the signal was sent, nothing explains it.
+	receipts = map[string][]time.Time{"1470": {at(49.25), at(49.5)}}
+	if _, unexplained := unexplainedRepeats(receipts, kills, nil); len(unexplained) != 1 {
+		t.Errorf("a repeat before the kill was sent: unexplained %q, want it", unexplained)
+	}
+}
