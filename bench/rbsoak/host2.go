@@ -158,9 +158,10 @@ func (s *soak) killHost2(ctx context.Context) (bool, error) {
 	// A delivery either host's notifier or server sent may come again:
 	// each kill is a sender's.
 	for _, p := range ps {
+		sent := time.Now()
 		p.kill9()
 		s.mu.Lock()
-		s.senderKills = append(s.senderKills, senderKill{kind: "host2", at: time.Now(), sender: true})
+		s.senderKills = append(s.senderKills, senderKill{kind: "host2", at: time.Now(), sent: sent, sender: true})
 		s.mu.Unlock()
 	}
 	// The other host serves alone for a while.

@@ -124,7 +124,7 @@ func TestReplay(t *testing.T) {
 		t.Errorf("the whole run's kill: %+v", k)
 	}
 	before := time.Unix(0, jat(112))
-	if _, un := unexplainedRepeats(map[string][]time.Time{"x": {before, before.Add(time.Minute)}}, l.kills); len(un) > 0 {
+	if _, un := unexplainedRepeats(map[string][]time.Time{"x": {before, before.Add(time.Minute)}}, l.kills, nil); len(un) > 0 {
 		t.Errorf("a repeat across the whole run's kill was not explained: %v", un)
 	}
 	if segs := samplesBySeg(l.samples); len(segs) != 2 || segs[1][0].rss != 6 {

@@ -17,10 +17,14 @@ import (
 // that is killed between the receiver's answer and recording the delivery
 // leaves it to be sent again (after its claim's lease) under the same
 // X-Rboinc-Delivery id. It has up to notifyParallel deliveries in flight,
-// so one kill may repeat several. Only a kill explains a repeat; a MariaDB
-// kill does not (recordDelivered tries again while the database is away,
-// for the claim's lease, and MariaDB flushes its log at every commit to
-// the OS, which a kill of mysqld does not lose).
+// so one kill may repeat several. A call the sender counted as failed (its
+// answer not within the call's timeout, the connection cut) may have
+// reached the receiver too, and is sent again: the notifiers log each such
+// attempt with its event. Only these explain a repeat: a claim that runs
+// out while its call is slow does not (it is renewed while in flight), nor
+// a MariaDB kill (recordDelivered tries again while the database is away,
+// for as long as the claim holds, and MariaDB flushes its log at every
+// commit to the OS, which a kill of mysqld does not lose).
 
 const (
 	// redeliverySlack: a request the killed sender wrote just before it
@@ -38,6 +42,11 @@ const (
 type senderKill struct {
 	kind string
 	at   time.Time
+	// sent is when the signal was sent (zero: not known, a kill read back
+	// from the journal): the next sender may repeat a delivery before the
+	// killed process is reaped and at is noted (the server waiting on the
+	// notifier lock takes over at once).
+	sent time.Time
 	// sender: the process held the notifier lock (it sent the
 	// notifications) when it was killed, or that could not be told.
 	sender bool
@@ -48,9 +57,11 @@ type senderKill struct {
 // explained by a kill of the process sending notifications that came
 // after the previous receipt (less the slack, no more than the lease
 // later) and before this one; each kill explains one repeat of a delivery.
-// It returns the deliveries received more than once and those with a
-// repeat no kill explains.
-func unexplainedRepeats(receipts map[string][]time.Time, kills []senderKill) (repeated int, unexplained []string) {
+// A repeat no kill explains is explained by a failed attempt of the same
+// event logged by a notifier (failed: their count by event id), each
+// attempt one repeat. It returns the deliveries received more than once
+// and those with a repeat neither explains.
+func unexplainedRepeats(receipts map[string][]time.Time, kills []senderKill, failed map[string]int) (repeated int, unexplained []string) {
 	for id, ts := range receipts {
 		if len(ts) < 2 {
 			continue
@@ -64,10 +75,18 @@ func unexplainedRepeats(receipts map[string][]time.Time, kills []senderKill) (re
 				if used[j] || !k.sender {
 					continue
 				}
-				if k.at.Before(at) && !prev.After(k.at.Add(redeliverySlack)) && k.at.Sub(prev) <= redeliveryLease {
+				from := k.sent
+				if from.IsZero() {
+					from = k.at.Add(-redeliverySlack)
+				}
+				if from.Before(at) && !prev.After(k.at.Add(redeliverySlack)) && k.at.Sub(prev) <= redeliveryLease {
 					used[j], found = true, true
 					break
 				}
+			}
+			if !found && failed[id] > 0 {
+				failed[id]--
+				found = true
 			}
 			if !found {
 				unexplained = append(unexplained, fmt.Sprintf("%s (received %s, again %s after, no kill of the sender between)",
@@ -79,13 +98,48 @@ func unexplainedRepeats(receipts map[string][]time.Time, kills []senderKill) (re
 	return repeated, unexplained
 }
 
+// failedAttemptMark is how a notifier logs an attempt that failed and will
+// be made again (internal/engine's deliver), with the event as event=ID.
+const failedAttemptMark = "notification not delivered; will try again"
+
+// failedAttempts counts, by event id, the failed attempts the logs in dir
+// (every process's, both hosts') record; a log that cannot be read counts
+// none (its repeats stay unexplained).
+func failedAttempts(dir string) map[string]int {
+	out := map[string]int{}
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	for _, name := range logs {
+		f, err := os.Open(name)
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			if !strings.Contains(line, failedAttemptMark) {
+				continue
+			}
+			for _, field := range strings.Fields(line) {
+				if id, ok := strings.CutPrefix(field, "event="); ok {
+					out[id]++
+					break
+				}
+			}
+		}
+		f.Close()
+	}
+	return out
+}
+
 // killSender kills p (the server or the notifier) with SIGKILL and notes
 // the kill for the webhook check, with whether p held the notifier lock.
 func (s *soak) killSender(p *proc) {
 	holder, known := s.notifierLockHolder()
 	pid := p.pid()
+	sent := time.Now()
 	p.kill9()
-	k := senderKill{kind: p.name, at: time.Now(), sender: !known || (pid != 0 && holder == pid)}
+	k := senderKill{kind: p.name, at: time.Now(), sent: sent, sender: !known || (pid != 0 && holder == pid)}
 	s.mu.Lock()
 	s.senderKills = append(s.senderKills, k)
 	s.mu.Unlock()

@@ -2,6 +2,10 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 )
@@ -25,7 +29,7 @@ func TestOneKillExplainsSeveralRepeats(t *testing.T) {
 		receipts[fmt.Sprint(i)] = []time.Time{at(29.5 + float64(i)/100), at(120 + float64(i))}
 	}
 	receipts["once"] = []time.Time{at(5)}
-	repeated, unexplained := unexplainedRepeats(receipts, kills)
+	repeated, unexplained := unexplainedRepeats(receipts, kills, nil)
 	if repeated != 15 || len(unexplained) != 0 {
 		t.Errorf("15 deliveries in flight at one kill of the sender: repeated %d, unexplained %q; want 15 and none", repeated, unexplained)
 	}
@@ -38,7 +42,7 @@ func TestRepeatWithoutAKillOfTheSender(t *testing.T) {
 		{kind: "notifier", at: at(300), sender: true}, // after the repeat
 	}
 	receipts := map[string][]time.Time{"7": {at(20), at(110)}}
-	if _, unexplained := unexplainedRepeats(receipts, kills); len(unexplained) != 1 {
+	if _, unexplained := unexplainedRepeats(receipts, kills, nil); len(unexplained) != 1 {
 		t.Errorf("a repeat with no kill of the sender between its receipts: unexplained %q, want it", unexplained)
 	}
 }
@@ -58,8 +62,54 @@ func TestKillsPerRepeat(t *testing.T) {
 		{"read long after the kill", []time.Time{at(52), at(140)}, 1},
 		{"kill beyond the lease", []time.Time{at(-45), at(60)}, 1},
 	} {
-		if _, unexplained := unexplainedRepeats(map[string][]time.Time{"1": c.receipts}, kills); len(unexplained) != c.want {
+		if _, unexplained := unexplainedRepeats(map[string][]time.Time{"1": c.receipts}, kills, nil); len(unexplained) != c.want {
 			t.Errorf("%s: unexplained %q, want %d", c.name, unexplained, c.want)
 		}
+	}
+}
+
+// A repeat with no kill of the sender is explained by a failed attempt of
+// its event that a notifier logged (a call whose answer did not come in
+// time may have reached the receiver), one attempt a repeat; another
+// event's failure explains nothing.
+func TestRepeatAfterAFailedAttempt(t *testing.T) {
+	dir := t.TempDir()
+	log := `time=2026-12-06T15:29:57.001Z level=WARN msg="notification not delivered; will try again" user_id=1 target=http://127.0.0.1:1/soak1 event=37230 attempt=1 err="context deadline exceeded (Client.Timeout exceeded while awaiting headers)" retry_in=5s
+time=2026-12-06T15:29:58.001Z level=WARN msg="notification not delivered; will try again" user_id=1 target=http://127.0.0.1:1/soak1 event=99 attempt=1 err=x retry_in=5s
+time=2026-12-06T15:29:59.001Z level=INFO msg="something else" event=7
+`
+	if err := os.WriteFile(filepath.Join(dir, "hostb-notifier.log"), []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	failed := failedAttempts(dir)
+	if failed["37230"] != 1 || failed["99"] != 1 || len(failed) != 2 {
+		t.Fatalf("failed attempts read from the logs: %v, want 37230 and 99 once each", failed)
+	}
+	receipts := map[string][]time.Time{
+		"37230": {at(20), at(170)},
+		"7":     {at(20), at(170)},
+		"99":    {at(20), at(40), at(60)},
+	}
+	_, unexplained := unexplainedRepeats(receipts, nil, failed)
+	sort.Strings(unexplained)
+	if len(unexplained) != 2 || !strings.HasPrefix(unexplained[0], "7 ") || !strings.HasPrefix(unexplained[1], "99 ") {
+		t.Errorf("unexplained %q, want 7 (no failure logged) and 99 (one failure, two repeats)", unexplained)
+	}
+}
+
+// s4's three repeats: the notifier was killed with three deliveries
+// received and not recorded, and the server waiting on the notifier lock
+// sent them again before the killed process was reaped and its kill
+// noted. The kill, sent before the repeats, explains them.
+func TestRepeatBeforeTheKillWasNoted(t *testing.T) {
+	kills := []senderKill{{kind: "notifier", sent: at(49.6), at: at(50.2), sender: true}}
+	receipts := map[string][]time.Time{"1470": {at(49.25), at(49.8)}}
+	if _, unexplained := unexplainedRepeats(receipts, kills, nil); len(unexplained) != 0 {
+		t.Errorf("a repeat after the kill was sent, before it was noted: unexplained %q, want none", unexplained)
+	}
+	// Before the signal was sent, nothing explains it.
+	receipts = map[string][]time.Time{"1470": {at(49.25), at(49.5)}}
+	if _, unexplained := unexplainedRepeats(receipts, kills, nil); len(unexplained) != 1 {
+		t.Errorf("a repeat before the kill was sent: unexplained %q, want it", unexplained)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -24,6 +25,10 @@ type webhooks struct {
 	deliveries map[string][]time.Time // X-Rboinc-Delivery → when received
 	events     map[string]struct{}    // user/group/name/type
 	total      int
+	// lags are how long after its event each delivery first came (the
+	// event's time is in whole seconds): a target that falls behind shows
+	// here before its events go missing.
+	lags []time.Duration
 }
 
 // startWebhooks starts the receiver on addr (a resumed run's is on the
@@ -50,6 +55,7 @@ func (w *webhooks) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	}
 	var ev struct {
 		User, Type, Group, Name string
+		Time                    int64
 	}
 	if err := json.Unmarshal(body, &ev); err != nil {
 		rw.WriteHeader(400)
@@ -62,6 +68,9 @@ func (w *webhooks) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	w.j.addSync(rec{T: "hook", ID: id, Kind: k})
 	w.mu.Lock()
 	w.total++
+	if len(w.deliveries[id]) == 0 && ev.Time > 0 {
+		w.lags = append(w.lags, at.Sub(time.Unix(ev.Time, 0)))
+	}
 	w.deliveries[id] = append(w.deliveries[id], at)
 	w.events[k] = struct{}{}
 	w.mu.Unlock()
@@ -77,6 +86,18 @@ func (w *webhooks) has(key string) bool {
 	return ok
 }
 
+// lag is the median, 99th percentile and largest of the lags.
+func (w *webhooks) lag() (median, p99, largest time.Duration) {
+	w.mu.Lock()
+	l := slices.Clone(w.lags)
+	w.mu.Unlock()
+	if len(l) == 0 {
+		return 0, 0, 0
+	}
+	slices.Sort(l)
+	return l[len(l)/2], l[len(l)*99/100], l[len(l)-1]
+}
+
 // receipts are when each delivery came, and how many came in all.
 func (w *webhooks) receipts() (map[string][]time.Time, int) {
 	w.mu.Lock()
@@ -90,8 +111,8 @@ func (w *webhooks) receipts() (map[string][]time.Time, int) {
 
 // checkEvents waits (up to a minute) for every chain's last event and every
 // group's group_done, then fails on any missing, and on any repeat that
-// no kill of the process sending the notifications explains
-// (unexplainedRepeats).
+// neither a kill of the process sending the notifications nor a failed
+// attempt the notifiers logged explains (unexplainedRepeats).
 func (s *soak) checkEvents() {
 	var want []string
 	s.mu.Lock()
@@ -137,10 +158,13 @@ func (s *soak) checkEvents() {
 			senders++
 		}
 	}
-	repeated, unexplained := unexplainedRepeats(receipts, kills)
+	repeated, unexplained := unexplainedRepeats(receipts, kills, failedAttempts(filepath.Join(s.o.work, "logs")))
 	sort.Strings(unexplained)
 	fmt.Printf("webhook: %d deliveries, %d events expected, %d missing, %d delivered more than once (%d kills of the server or notifier, %d of them the sender)\n",
 		total, len(want), len(missing), repeated, len(kills), senders)
+	median, p99, largest := s.hooks.lag()
+	fmt.Printf("webhook: lag from event to delivery (event times in whole seconds): median %s, 99th percentile %s, largest %s\n",
+		median.Round(time.Second), p99.Round(time.Second), largest.Round(time.Second))
 	if len(unexplained) > 0 {
 		s.problem("%d of %d deliveries came again with no kill of the notifications' sender between, e.g. %s",
 			len(unexplained), repeated, strings.Join(unexplained[:min(5, len(unexplained))], ", "))
