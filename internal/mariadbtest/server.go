@@ -99,7 +99,7 @@ func Start(ctx context.Context, dir string) (*Server, error) {
 	if err := removeStale(dir, datadir); err != nil {
 		return nil, err
 	}
-	if err := install(ctx, installDB, dir, datadir); err != nil {
+	if err := install(ctx, installDB, mariadbd, dir, datadir); err != nil {
 		return nil, err
 	}
 	for attempt := 1; ; attempt++ {
@@ -177,22 +177,28 @@ func removeStale(dir, datadir string) error {
 	return nil
 }
 
-// install runs mariadb-install-db into datadir, unless a previous install
-// completed there. Its output goes to dir/install.log.
-func install(ctx context.Context, installDB, dir, datadir string) error {
+// install fills datadir with a fresh install, unless a previous install
+// completed there: a copy of the one mariadb-install-db made for these
+// programs and options (fromTemplate), running it first if there is none
+// yet, its output to dir/install.log.
+func install(ctx context.Context, installDB, mariadbd, dir, datadir string) error {
 	if _, err := os.Stat(filepath.Join(datadir, installedMarker)); err == nil {
 		return nil
 	}
-	// A bootstrap can fail on a loaded machine (many test binaries each
-	// installing a server at once); a second try in a fresh directory is
-	// cheap, and a lasting failure still shows.
-	var err error
-	for try := 0; try < 3; try++ {
-		if err = installOnce(ctx, installDB, dir, datadir); err == nil || ctx.Err() != nil {
+	// Every fresh data directory is the same install: made once, copied.
+	return fromTemplate(ctx, installDB, mariadbd, append(userArgs(), tuning()...), dir, datadir,
+		func(ctx context.Context, dir, datadir string) error {
+			// A bootstrap can fail on a loaded machine (many test binaries
+			// each installing a server at once); a second try in a fresh
+			// directory is cheap, and a lasting failure still shows.
+			var err error
+			for try := 0; try < 3; try++ {
+				if err = installOnce(ctx, installDB, dir, datadir); err == nil || ctx.Err() != nil {
+					return err
+				}
+			}
 			return err
-		}
-	}
-	return err
+		})
 }
 
 func installOnce(ctx context.Context, installDB, dir, datadir string) error {
