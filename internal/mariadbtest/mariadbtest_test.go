@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -399,5 +400,25 @@ func TestStartFromTemplate(t *testing.T) {
 	}
 	if _, err := b.NewDatabase(t.Context(), "only_in_a"); err != nil {
 		t.Errorf("the second server: %v", err)
+	}
+}
+
+// TestStartLeavesOthersTemporaryFiles starts a server while another runs:
+// the first one's temporary files stay. A starting server deletes every
+// #sql* file in its tmpdir; in a shared one (/tmp) those were the other
+// servers' on-disk temporary tables, and their statements failed.
+func TestStartLeavesOthersTemporaryFiles(t *testing.T) {
+	requireInstalled(t)
+	a := start(t, t.TempDir())
+	tmpdir := queryString(t, a.root, "SELECT @@tmpdir")
+	// Named as a's own temporary tables are (#sql-temptable-PID-...).
+	f := filepath.Join(tmpdir, fmt.Sprintf("#sql-temptable-%x-mariadbtest-%s.MAI", a.cmd.Process.Pid, randomHex(4)))
+	if err := os.WriteFile(f, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(f)
+	start(t, t.TempDir())
+	if _, err := os.Stat(f); err != nil {
+		t.Errorf("a server's temporary file is gone after another server started (tmpdir %s): %v", tmpdir, err)
 	}
 }

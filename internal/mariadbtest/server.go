@@ -47,7 +47,7 @@ var searchDirs = []string{"/usr/sbin", "/usr/bin", "/usr/local/bin"}
 // Server is a private MariaDB server: temporary datadir, its own unix socket
 // and a loopback TCP port, no system service.
 type Server struct {
-	Dir    string // the server's directory: data/, mysqld.sock, mysqld.pid, mysqld.log
+	Dir    string // the server's directory: data/, tmp/, mysqld.sock, mysqld.pid, mysqld.log
 	Socket string // the unix socket, Dir/mysqld.sock
 	Port   int    // the TCP port, on 127.0.0.1 only
 
@@ -217,6 +217,13 @@ func installOnce(ctx context.Context, installDB, dir, datadir string) error {
 	if bytes.Contains(help, []byte("--skip-test-db")) {
 		args = append(args, "--skip-test-db")
 	}
+	// The bootstrap, a server too, clears its tmpdir as a server's start
+	// does (see launch): one of its own.
+	tmpdir := filepath.Join(dir, "tmp")
+	if err := os.MkdirAll(tmpdir, 0o700); err != nil {
+		return err
+	}
+	args = append(args, "--tmpdir="+tmpdir)
 	args = append(args, userArgs()...)
 	args = append(args, tuning()...)
 
@@ -265,9 +272,20 @@ func (s *Server) launch(ctx context.Context, mariadbd, datadir string) error {
 	}
 	logStart := fi.Size()
 
+	// A temporary directory of the server's own: a starting server
+	// deletes every #sql* file in its tmpdir, which in a shared /tmp were
+	// the on-disk temporary tables of every other server running there
+	// (the tests' others, restarted ones, a soak's): their statements then
+	// failed ("Error on delete of '/tmp/#sql-temptable-...MAI'") or the
+	// server crashed.
+	tmpdir := filepath.Join(s.Dir, "tmp")
+	if err := os.MkdirAll(tmpdir, 0o700); err != nil {
+		return err
+	}
 	args := []string{"--no-defaults"} // must come first
 	args = append(args, userArgs()...)
 	args = append(args,
+		"--tmpdir="+tmpdir,
 		"--datadir="+datadir,
 		"--socket="+s.Socket,
 		"--port="+strconv.Itoa(port),
