@@ -103,6 +103,16 @@ func forEnginesCreate(t *testing.T, create string, f func(t *testing.T, e *engin
 			// Each engine has a root and a database of its own, and
 			// the tests mostly wait on daemons: both at once.
 			t.Parallel()
+			if name == string(sqldb.SQLite) && os.Getenv("RBOINC_TEST_STATE_DB") == "mariadb" {
+				// The stand-in's SQLite database runs with the SQLite
+				// state (the run without RBOINC_TEST_STATE_DB makes both
+				// engines' subtests); with the state in MariaDB, BOINC's
+				// database is there too, as a real BOINC server's is. The
+				// pairing of the two was a second run of each subtest
+				// (the kill tests' full rounds among them) for nothing a
+				// deployment has.
+				t.Skip("rboinc's state in MariaDB: BOINC's database in MariaDB too (the SQLite one runs with the SQLite state)")
+			}
 			e := nativeRootCreate(t, name, create)
 			id, err := e.State().AddUser(context.Background(), "alice", "hash-alice")
 			if err != nil {

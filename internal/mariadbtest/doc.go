@@ -2,7 +2,9 @@
 // project's SQL runs against the real engine: no system service, no mocks.
 //
 // A [Server] lives in a directory of its own: a data directory made by
-// mariadb-install-db, a unix socket, a pid file and a log, and it listens on
+// mariadb-install-db (once for the machine's programs and the package's
+// options, kept under TMPDIR as rboinc-mariadbtest-template-*, and copied
+// for each new server), a unix socket, a pid file and a log, and it listens on
 // a free loopback TCP port. It runs as the current user (as root too), reads
 // no option files, and is tuned to start in a few seconds, not to keep data
 // through a power cut.

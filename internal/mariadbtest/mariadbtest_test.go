@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -374,4 +375,50 @@ func processesMentioning(t *testing.T, s string) []string {
 		}
 	}
 	return found
+}
+
+// TestStartFromTemplate starts two servers: the second's data directory is
+// a copy of the install the first made (no install of its own), and each
+// server's databases are its own.
+func TestStartFromTemplate(t *testing.T) {
+	requireInstalled(t)
+	a := start(t, t.TempDir())
+	tmpl := templateDir(findBinary("mariadb-install-db", "mysql_install_db"), findBinary("mariadbd", "mysqld"), append(userArgs(), tuning()...))
+	if _, err := os.Stat(filepath.Join(tmpl, installedMarker)); err != nil {
+		t.Fatalf("no template after a Start: %v", err)
+	}
+	dir := t.TempDir()
+	b := start(t, dir)
+	if _, err := os.Stat(filepath.Join(dir, "install.log")); err == nil {
+		t.Errorf("the second server ran an install of its own (%s/install.log): the template was not used", dir)
+	}
+	if _, err := a.NewDatabase(t.Context(), "only_in_a"); err != nil {
+		t.Fatal(err)
+	}
+	if got := queryString(t, b.root, "SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = 'only_in_a'"); got != "0" {
+		t.Errorf("a database made on the first server is on the second too (%s)", got)
+	}
+	if _, err := b.NewDatabase(t.Context(), "only_in_a"); err != nil {
+		t.Errorf("the second server: %v", err)
+	}
+}
+
+// TestStartLeavesOthersTemporaryFiles starts a server while another runs:
+// the first one's temporary files stay. A starting server deletes every
+// #sql* file in its tmpdir; in a shared one (/tmp) those were the other
+// servers' on-disk temporary tables, and their statements failed.
+func TestStartLeavesOthersTemporaryFiles(t *testing.T) {
+	requireInstalled(t)
+	a := start(t, t.TempDir())
+	tmpdir := queryString(t, a.root, "SELECT @@tmpdir")
+	// Named as a's own temporary tables are (#sql-temptable-PID-...).
+	f := filepath.Join(tmpdir, fmt.Sprintf("#sql-temptable-%x-mariadbtest-%s.MAI", a.cmd.Process.Pid, randomHex(4)))
+	if err := os.WriteFile(f, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(f)
+	start(t, t.TempDir())
+	if _, err := os.Stat(f); err != nil {
+		t.Errorf("a server's temporary file is gone after another server started (tmpdir %s): %v", tmpdir, err)
+	}
 }

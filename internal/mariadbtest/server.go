@@ -47,7 +47,7 @@ var searchDirs = []string{"/usr/sbin", "/usr/bin", "/usr/local/bin"}
 // Server is a private MariaDB server: temporary datadir, its own unix socket
 // and a loopback TCP port, no system service.
 type Server struct {
-	Dir    string // the server's directory: data/, mysqld.sock, mysqld.pid, mysqld.log
+	Dir    string // the server's directory: data/, tmp/, mysqld.sock, mysqld.pid, mysqld.log
 	Socket string // the unix socket, Dir/mysqld.sock
 	Port   int    // the TCP port, on 127.0.0.1 only
 
@@ -99,7 +99,7 @@ func Start(ctx context.Context, dir string) (*Server, error) {
 	if err := removeStale(dir, datadir); err != nil {
 		return nil, err
 	}
-	if err := install(ctx, installDB, dir, datadir); err != nil {
+	if err := install(ctx, installDB, mariadbd, dir, datadir); err != nil {
 		return nil, err
 	}
 	for attempt := 1; ; attempt++ {
@@ -177,22 +177,28 @@ func removeStale(dir, datadir string) error {
 	return nil
 }
 
-// install runs mariadb-install-db into datadir, unless a previous install
-// completed there. Its output goes to dir/install.log.
-func install(ctx context.Context, installDB, dir, datadir string) error {
+// install fills datadir with a fresh install, unless a previous install
+// completed there: a copy of the one mariadb-install-db made for these
+// programs and options (fromTemplate), running it first if there is none
+// yet, its output to dir/install.log.
+func install(ctx context.Context, installDB, mariadbd, dir, datadir string) error {
 	if _, err := os.Stat(filepath.Join(datadir, installedMarker)); err == nil {
 		return nil
 	}
-	// A bootstrap can fail on a loaded machine (many test binaries each
-	// installing a server at once); a second try in a fresh directory is
-	// cheap, and a lasting failure still shows.
-	var err error
-	for try := 0; try < 3; try++ {
-		if err = installOnce(ctx, installDB, dir, datadir); err == nil || ctx.Err() != nil {
+	// Every fresh data directory is the same install: made once, copied.
+	return fromTemplate(ctx, installDB, mariadbd, append(userArgs(), tuning()...), dir, datadir,
+		func(ctx context.Context, dir, datadir string) error {
+			// A bootstrap can fail on a loaded machine (many test binaries
+			// each installing a server at once); a second try in a fresh
+			// directory is cheap, and a lasting failure still shows.
+			var err error
+			for try := 0; try < 3; try++ {
+				if err = installOnce(ctx, installDB, dir, datadir); err == nil || ctx.Err() != nil {
+					return err
+				}
+			}
 			return err
-		}
-	}
-	return err
+		})
 }
 
 func installOnce(ctx context.Context, installDB, dir, datadir string) error {
@@ -211,6 +217,13 @@ func installOnce(ctx context.Context, installDB, dir, datadir string) error {
 	if bytes.Contains(help, []byte("--skip-test-db")) {
 		args = append(args, "--skip-test-db")
 	}
+	// The bootstrap, a server too, clears its tmpdir as a server's start
+	// does (see launch): one of its own.
+	tmpdir := filepath.Join(dir, "tmp")
+	if err := os.MkdirAll(tmpdir, 0o700); err != nil {
+		return err
+	}
+	args = append(args, "--tmpdir="+tmpdir)
 	args = append(args, userArgs()...)
 	args = append(args, tuning()...)
 
@@ -259,9 +272,20 @@ func (s *Server) launch(ctx context.Context, mariadbd, datadir string) error {
 	}
 	logStart := fi.Size()
 
+	// A temporary directory of the server's own: a starting server
+	// deletes every #sql* file in its tmpdir, which in a shared /tmp were
+	// the on-disk temporary tables of every other server running there
+	// (the tests' others, restarted ones, a soak's): their statements then
+	// failed ("Error on delete of '/tmp/#sql-temptable-...MAI'") or the
+	// server crashed.
+	tmpdir := filepath.Join(s.Dir, "tmp")
+	if err := os.MkdirAll(tmpdir, 0o700); err != nil {
+		return err
+	}
 	args := []string{"--no-defaults"} // must come first
 	args = append(args, userArgs()...)
 	args = append(args,
+		"--tmpdir="+tmpdir,
 		"--datadir="+datadir,
 		"--socket="+s.Socket,
 		"--port="+strconv.Itoa(port),
