@@ -264,6 +264,9 @@ build_boinc() {
 	stage "2. BOINC server build (cached in $BUILD)"
 	local rev t
 	rev=$(git -C "$BOINC_SRC" rev-parse HEAD 2>/dev/null || echo "tree:$BOINC_SRC")
+	# TIMING=only needs a part of the server build (no scheduler, no
+	# volunteer): cached apart from a whole one.
+	[ "$TIMING" = only ] && rev="$rev timing"
 	if [ -f "$BUILD/.rboinc-built" ] && [ "$(cat "$BUILD/.rboinc-built")" = "$rev" ]; then
 		log "cached build of $rev"
 		TIMES[build]=cached
@@ -280,7 +283,9 @@ build_boinc() {
 		# and api/ builds ../lib/libboinc.la while lib/ does (each object
 		# compiled twice at once: "is not a valid libtool object", "ar: unable
 		# to copy file"). A second make, one job at a time, finishes the build.
-		if ! (cd "$BUILD" && make -j"$JOBS") >>"$WORK/boinc-build.log" 2>&1; then
+		if [ "$TIMING" = only ]; then
+			build_boinc_timing
+		elif ! (cd "$BUILD" && make -j"$JOBS") >>"$WORK/boinc-build.log" 2>&1; then
 			log "make -j$JOBS failed ($(grep -m1 -E 'cannot find|error:' "$WORK/boinc-build.log" || true)); running make again, one job at a time"
 			(cd "$BUILD" && make -j1) >>"$WORK/boinc-build.log" 2>&1 ||
 				{ tail -n 30 "$WORK/boinc-build.log"; fail "building BOINC (see $WORK/boinc-build.log)"; }
@@ -295,6 +300,28 @@ build_boinc() {
 	g++ -O2 -o "$RUN/app/$APP_NAME" "$HERE/app/rbstep.cpp" \
 		-I"$BUILD" -I"$BUILD/api" -I"$BUILD/lib" "$BUILD/api/libboinc_api.a" "$BUILD/lib/libboinc.a" -pthread \
 		>"$LOGS/app-build.log" 2>&1 || fail "building the application (see $LOGS/app-build.log)"
+}
+
+# build_boinc_timing builds what TIMING=only uses: the libraries (and the
+# application's API), the daemons bin/start runs, create_work and the tools
+# make_project and update_versions call. A directory's libraries first, on
+# their own: its programs name them as ../lib/libboinc.la, a target of its
+# own that runs another make, so that make -j compiled every object of
+# libboinc twice at once; make -j1 again when -j fails. Static libraries
+# only (libtool's --tag=disable-shared): every object compiled once, not
+# twice (PIC and not); the programs link BOINC's libraries statically.
+build_boinc_timing() {
+	local d targets
+	for d in "lib:libboinc.la libboinc_crypt.la" "lib:" "api:" "sched:libsched.la" \
+		"sched:feeder transitioner file_deleter sample_trivial_validator script_assimilator" \
+		"tools:create_work dir_hier_path sign_executable"; do
+		targets=${d#*:}
+		d=${d%%:*}
+		# shellcheck disable=SC2086 # the targets are words
+		(cd "$BUILD/$d" && { make -j"$JOBS" LIBTOOLFLAGS=--tag=disable-shared $targets ||
+			make -j1 LIBTOOLFLAGS=--tag=disable-shared $targets; }) >>"$WORK/boinc-build.log" 2>&1 ||
+			{ tail -n 30 "$WORK/boinc-build.log"; fail "building BOINC's $d/ (see $WORK/boinc-build.log)"; }
+	done
 }
 
 # ------------------------------------------------------------ 3a. database
