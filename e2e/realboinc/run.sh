@@ -7,6 +7,7 @@
 #
 #   BOINC_SRC=/path/to/boinc [ASSIMILATOR=hook|native] [KEEP=1] e2e/realboinc/run.sh
 #   [WORK=DIR] e2e/realboinc/run.sh --stop    # stop what a KEEP=1 run left running
+#   BOINC_SRC=/path/to/boinc TIMING=only e2e/realboinc/run.sh  # issue 31's timing (stage 10) alone
 #
 # Exit status: 0 the chains came back right; 1 they did not (or a stage
 # failed); 2 bad usage; 77 skipped (ASSIMILATOR=native without the
@@ -48,11 +49,14 @@ FID_BREAK=${FID_BREAK:-0}               # 1: change the queue's rsc_memory_bound
 FID_BATCH=${FID_BATCH:-7}               # the BOINC batch id the fidelity chains are given
 FID_MEMORY_BOUND=2e8                    # the queue's rsc_memory_bound (FID_BREAK changes it)
 FID_TIMEOUT=${FID_TIMEOUT:-900}         # seconds for the fidelity chains to run
+TIMING=${TIMING:-0}                     # 10: issue 31's timing against BOINC's own create_work (1: after stage 9; only: stages 1-4 and 10 alone; 0: skip)
+TIMING_JOBS=${TIMING_JOBS:-2000}        # chains per submission (and create_work jobs) in stage 10
+TIMING_ROUNDS=${TIMING_ROUNDS:-3}       # rounds of stage 10 (each figure is the best of them)
 KEEP=${KEEP:-0}                         # 1: leave the project running after the checks (run.sh --stop stops it)
 JOBS=${JOBS:-$(nproc)}
 SKIP_APT=${SKIP_APT:-0}
 
-usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; }
 STOP_ONLY=0
 case "${1:-}" in
 -h | --help) usage; exit 0 ;;
@@ -68,6 +72,7 @@ if [ "$STOP_ONLY" = 0 ]; then
 fi
 case "$ASSIMILATOR" in hook | native) ;; *) echo "run.sh: ASSIMILATOR must be hook or native, not $ASSIMILATOR" >&2; exit 2 ;; esac
 case "$KEEP" in 0 | 1) ;; *) echo "run.sh: KEEP must be 0 or 1, not $KEEP" >&2; exit 2 ;; esac
+case "$TIMING" in 0 | 1 | only) ;; *) echo "run.sh: TIMING must be 0, 1 or only, not $TIMING" >&2; exit 2 ;; esac
 # BOINC's Python tools (make_project, bin/start) run `python` from PATH and
 # need Debian's (python-is-python3, with MySQLdb), not a pyenv or venv one.
 GO=${GO:-$(command -v go || true)}
@@ -259,6 +264,9 @@ build_boinc() {
 	stage "2. BOINC server build (cached in $BUILD)"
 	local rev t
 	rev=$(git -C "$BOINC_SRC" rev-parse HEAD 2>/dev/null || echo "tree:$BOINC_SRC")
+	# TIMING=only needs a part of the server build (no scheduler, no
+	# volunteer): cached apart from a whole one.
+	[ "$TIMING" = only ] && rev="$rev timing"
 	if [ -f "$BUILD/.rboinc-built" ] && [ "$(cat "$BUILD/.rboinc-built")" = "$rev" ]; then
 		log "cached build of $rev"
 		TIMES[build]=cached
@@ -275,7 +283,9 @@ build_boinc() {
 		# and api/ builds ../lib/libboinc.la while lib/ does (each object
 		# compiled twice at once: "is not a valid libtool object", "ar: unable
 		# to copy file"). A second make, one job at a time, finishes the build.
-		if ! (cd "$BUILD" && make -j"$JOBS") >>"$WORK/boinc-build.log" 2>&1; then
+		if [ "$TIMING" = only ]; then
+			build_boinc_timing
+		elif ! (cd "$BUILD" && make -j"$JOBS") >>"$WORK/boinc-build.log" 2>&1; then
 			log "make -j$JOBS failed ($(grep -m1 -E 'cannot find|error:' "$WORK/boinc-build.log" || true)); running make again, one job at a time"
 			(cd "$BUILD" && make -j1) >>"$WORK/boinc-build.log" 2>&1 ||
 				{ tail -n 30 "$WORK/boinc-build.log"; fail "building BOINC (see $WORK/boinc-build.log)"; }
@@ -290,6 +300,28 @@ build_boinc() {
 	g++ -O2 -o "$RUN/app/$APP_NAME" "$HERE/app/rbstep.cpp" \
 		-I"$BUILD" -I"$BUILD/api" -I"$BUILD/lib" "$BUILD/api/libboinc_api.a" "$BUILD/lib/libboinc.a" -pthread \
 		>"$LOGS/app-build.log" 2>&1 || fail "building the application (see $LOGS/app-build.log)"
+}
+
+# build_boinc_timing builds what TIMING=only uses: the libraries (and the
+# application's API), the daemons bin/start runs, create_work and the tools
+# make_project and update_versions call. A directory's libraries first, on
+# their own: its programs name them as ../lib/libboinc.la, a target of its
+# own that runs another make, so that make -j compiled every object of
+# libboinc twice at once; make -j1 again when -j fails. Static libraries
+# only (libtool's --tag=disable-shared): every object compiled once, not
+# twice (PIC and not); the programs link BOINC's libraries statically.
+build_boinc_timing() {
+	local d targets
+	for d in "lib:libboinc.la libboinc_crypt.la" "lib:" "api:" "sched:libsched.la" \
+		"sched:feeder transitioner file_deleter sample_trivial_validator script_assimilator" \
+		"tools:create_work dir_hier_path sign_executable"; do
+		targets=${d#*:}
+		d=${d%%:*}
+		# shellcheck disable=SC2086 # the targets are words
+		(cd "$BUILD/$d" && { make -j"$JOBS" LIBTOOLFLAGS=--tag=disable-shared $targets ||
+			make -j1 LIBTOOLFLAGS=--tag=disable-shared $targets; }) >>"$WORK/boinc-build.log" 2>&1 ||
+			{ tail -n 30 "$WORK/boinc-build.log"; fail "building BOINC's $d/ (see $WORK/boinc-build.log)"; }
+	done
 }
 
 # ------------------------------------------------------------ 3a. database
@@ -498,6 +530,8 @@ build_rboinc() {
 	(cd "$REPO" && "$GO" build -o "$RUN/bin/" ./cmd/...) >"$LOGS/go-build.log" 2>&1 || fail "go build (see $LOGS/go-build.log)"
 	# Stage 9's program, from this directory (it is part of the test).
 	(cd "$HERE/fidelity" && "$GO" build -o "$RUN/bin/fidelity" .) >>"$LOGS/go-build.log" 2>&1 || fail "go build of $HERE/fidelity (see $LOGS/go-build.log)"
+	# Stage 10's program, from this directory too.
+	(cd "$HERE/cwtime" && "$GO" build -o "$RUN/bin/cwtime" .) >>"$LOGS/go-build.log" 2>&1 || fail "go build of $HERE/cwtime (see $LOGS/go-build.log)"
 	chmod -R a+rX "$RUN/bin"
 	if [ "$ASSIMILATOR" = native ] && ! "$RUN/bin/rboinc-server" assimilator --help >"$LOGS/assimilator-help.log" 2>&1; then
 		log "SKIP: ASSIMILATOR=native, but this rboinc has no \`rboinc-server assimilator\` command:"
@@ -1612,6 +1646,221 @@ fidelity_next() {
 	log "fidelity of next steps: 0 differing columns between $ma's and $mb's 8 work units (4 chains of 2 steps each, next steps made by the assimilator), in ${TIMES[fid_next]}"
 }
 
+# ------------------------------------------------------------ 10. timing
+# Issue 31's figures against BOINC's own create_work (C++, on this
+# project's MariaDB) where bench/run.sh has the stand-in's (Go, SQLite).
+# BOINC's daemons are stopped meanwhile (no transitioner making results of
+# the new work units), the volunteer asks for no work. Two phases, serve
+# started once for each (and warmed by a small untimed submission):
+#   "create": "native", per round: b (a first submission of TIMING_JOBS
+#   chains, new contents: a state file each and one -conf_file for all,
+#   TIMING_JOBS+1 inputs), a-hash and a (BOINC's bin/create_work --stdin
+#   alone for the same jobs under new names: first on the inputs as native
+#   creation staged them, without .md5 sidecars, so create_work hashes each
+#   and writes its sidecar, make_project's cache_md5_info; then again with
+#   the sidecars there), c (the same chains again into a new group);
+#   "create": "create_work", per round: d1 (a first submission, new
+#   contents), a (create_work alone for its jobs), d2 (its resubmission).
+# Each figure: the command's wall time (bash's time inside the process
+# tree: not runuser's start), its own CPU, the server's and mariadbd's CPU
+# over it (/proc), and MariaDB's statement counters over it (SHOW GLOBAL
+# STATUS). Written to $RUN/timing/figures.tsv and figures.md.
+TD=$RUN/timing
+# (MariaDB 10.11 has no Innodb_rows_inserted nor Innodb_os_log_fsyncs: the
+# first run's columns of them were empty; Handler_write counts rows written.)
+TM_VARS="Questions Com_insert Com_select Com_update Com_delete Com_commit Com_begin Com_rollback Handler_write Innodb_data_fsyncs Bytes_received"
+declare -A TM0=() TM1=()
+TM_SERVE0=0 TM_DB0=0 TM_LOAD=""
+
+# proc_cpu_ms prints a process's user and system time so far, in ms.
+proc_cpu_ms() {
+	if [ -r "/proc/$1/stat" ]; then
+		awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print int(($12 + $13) * 1000 / hz) }' "/proc/$1/stat"
+	else
+		echo 0
+	fi
+}
+# serve_pid prints the rboinc-server serve process (runuser's child).
+serve_pid() { pgrep -P "$PID_SERVE" -x rboinc-server || echo "$PID_SERVE"; }
+# db_snap fills the associative array named $1 with MariaDB's counters.
+db_snap() {
+	local -n into=$1
+	local k v list
+	list=$(printf "'%s'," $TM_VARS)
+	while read -r k v; do into[$k]=$v; done < <(sqlv "show global status where Variable_name in (${list%,})")
+}
+tm_begin() {
+	TM_LOAD=$(cut -d' ' -f1 /proc/loadavg)
+	TM_SERVE0=$(proc_cpu_ms "$(serve_pid)")
+	TM_DB0=$(proc_cpu_ms "$PIDS_DB")
+	db_snap TM0
+}
+# tm_end LABEL ROUND TIMEFILE appends the figure's row to figures.tsv.
+tm_end() {
+	local label=$1 r=$2 tf=$3 serve1 db1 wall user sys row k
+	db_snap TM1
+	serve1=$(proc_cpu_ms "$(serve_pid)")
+	db1=$(proc_cpu_ms "$PIDS_DB")
+	read -r wall user sys <"$tf"
+	row="$label	$r	$wall	$user	$sys	$((serve1 - TM_SERVE0))	$((db1 - TM_DB0))	$TM_LOAD"
+	for k in $TM_VARS; do
+		# SHOW GLOBAL STATUS counts itself: one statement (tm_begin's).
+		if [ "$k" = Questions ]; then
+			row+="	$((TM1[$k] - TM0[$k] - 1))"
+		else
+			row+="	$((TM1[$k] - TM0[$k]))"
+		fi
+	done
+	printf '%s\n' "$row" >>"$TD/figures.tsv"
+	log "timing: $label round $r: ${wall}s (command CPU ${user}+${sys}s, serve $((serve1 - TM_SERVE0)) ms, mariadbd $((db1 - TM_DB0)) ms, load $TM_LOAD); statements $((TM1[Questions] - TM0[Questions] - 1)), inserts $((TM1[Com_insert] - TM0[Com_insert])), rows $((TM1[Innodb_rows_inserted] - TM0[Innodb_rows_inserted]))"
+}
+
+# tm_jobs DIR TAG writes TIMING_JOBS chains' state files and a conf file
+# (contents new: TAG in each) and DIR/jobs.txt naming them.
+tm_jobs() {
+	local dir=$1 tag=$2 i name
+	mkdir -p "$dir"
+	printf 'param-%s\n' "$tag" >"$dir/conf"
+	: >"$dir/jobs.txt"
+	for ((i = 0; i < TIMING_JOBS; i++)); do
+		printf -v name 'c%04d' "$i"
+		printf 'chain %s %s\n' "$name" "$tag" >"$dir/$name.state"
+		printf '%s -state_file %s\n' "$name" "$dir/$name.state" >>"$dir/jobs.txt"
+	done
+}
+
+# wu_count prints how many work units BOINC's database holds.
+wu_count() { sqlv "select count(*) from workunit"; }
+
+# tm_submit LABEL ROUND GROUP DIR: rboinc-submit -jobs DIR/jobs.txt with
+# DIR/conf into GROUP, timed; every chain must be in BOINC afterwards.
+tm_submit() {
+	local label=$1 r=$2 group=$3 dir=$4 n0 n1 chains
+	n0=$(wu_count)
+	tm_begin
+	sci "$TD/tm.sh" "$TD/$label-$r.time" /dev/null "$TD/$label-$r.json" "$TD/$label-$r.err" \
+		rboinc-submit -json -app_name "$QUEUE" -group "$group" -num_steps 3 -jobs "$dir/jobs.txt" -conf_file "$dir/conf" ||
+		{ tail -n 20 "$TD/$label-$r.err"; fail "timing: rboinc-submit ($label, round $r)"; }
+	tm_end "$label" "$r" "$TD/$label-$r.time"
+	chains=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["chains"]))' "$TD/$label-$r.json")
+	n1=$(wu_count)
+	[ "$chains" = "$TIMING_JOBS" ] && [ "$((n1 - n0))" = "$TIMING_JOBS" ] ||
+		fail "timing: $label round $r made $chains chains and $((n1 - n0)) work units in BOINC, want $TIMING_JOBS of each"
+}
+
+# tm_cw LABEL ROUND REPORT: BOINC's create_work --stdin alone, timed, for
+# the jobs of the submission REPORT names (cwtime's lines: the same
+# templates, priority and staged inputs, new work unit names).
+tm_cw() {
+	local label=$1 r=$2 report=$3 prefix=${1//-/}${2}_ n args=()
+	(cd "$RUN" && as_owner "$RUN/bin/cwtime" lines -root "$RROOT" -report "$report" -prefix "$prefix" \
+		-args "$TD/$label-$r.args" -lines "$TD/$label-$r.lines") || fail "timing: cwtime lines ($label, round $r)"
+	mapfile -t args <"$TD/$label-$r.args"
+	tm_begin
+	(cd "$PROJECT_DIR" && as_owner "$TD/tm.sh" "$TD/$label-$r.time" "$TD/$label-$r.lines" "$TD/$label-$r.out" "$TD/$label-$r.err" \
+		bin/create_work "${args[@]}") || { tail -n 20 "$TD/$label-$r.err"; fail "timing: BOINC's create_work alone ($label, round $r)"; }
+	tm_end "$label" "$r" "$TD/$label-$r.time"
+	n=$(sqlv "select count(*) from workunit where left(name, ${#prefix}) = '$prefix'")
+	[ "$n" = "$TIMING_JOBS" ] || fail "timing: create_work alone ($label, round $r) made $n work units, want $TIMING_JOBS"
+}
+
+# tm_mode MODE: rboinc.json "create" set, serve restarted, and warmed by
+# an untimed submission of 10 chains (its connections, templates).
+tm_mode() {
+	local mode=$1
+	fid_use_mode "$mode"
+	mkdir -p "$SCI/timing/warm-$mode"
+	local i
+	: >"$SCI/timing/warm-$mode/jobs.txt"
+	for i in $(seq 10); do
+		echo "warm $mode $i" >"$SCI/timing/warm-$mode/w$i.state"
+		echo "w$i -state_file $SCI/timing/warm-$mode/w$i.state" >>"$SCI/timing/warm-$mode/jobs.txt"
+	done
+	echo "warm $mode" >"$SCI/timing/warm-$mode/conf"
+	sci rboinc-submit -app_name "$QUEUE" -group "tw${mode//_/}" -num_steps 3 -jobs "$SCI/timing/warm-$mode/jobs.txt" \
+		-conf_file "$SCI/timing/warm-$mode/conf" >"$TD/warm-$mode.log" 2>&1 || { cat "$TD/warm-$mode.log"; fail "timing: the warm-up submission ($mode)"; }
+}
+
+timing() {
+	[ "$TIMING" != 0 ] || return 0
+	stage "10. timing (issue 31): BOINC's create_work --stdin alone against rboinc's submissions, $TIMING_JOBS jobs, best of $TIMING_ROUNDS"
+	native_creation_known || fail "timing: this rboinc has no native creation (rboinc-server init --help names no --create)"
+	local t0 r
+	t0=$(date +%s)
+	(cd "$PROJECT_DIR" && as_owner bin/stop) >>"$LOGS/bin-start.log" 2>&1 || fail "bin/stop"
+	[ -n "$PID_CLIENT" ] && { client --project "$MASTER_URL" nomorework >/dev/null 2>&1 || true; }
+	mkdir -p "$TD" "$SCI/timing"
+	chown "$PROJECT_USER:" "$TD"
+	cat >"$TD/tm.sh" <<'TMEOF'
+#!/bin/bash
+# tm.sh TIMEFILE STDIN STDOUT STDERR COMMAND...: COMMAND's wall, user and
+# system time (its process tree's) in seconds into TIMEFILE.
+tf=$1 in=$2 out=$3 err=$4
+shift 4
+TIMEFORMAT='%3R %3U %3S'
+{ time "$@" <"$in" >"$out" 2>"$err"; } 2>"$tf"
+TMEOF
+	chmod 755 "$TD/tm.sh"
+	printf 'label\tround\twall_s\tuser_s\tsys_s\tserve_cpu_ms\tmariadbd_cpu_ms\tload1' >"$TD/figures.tsv"
+	printf '\t%s' $TM_VARS >>"$TD/figures.tsv"
+	echo >>"$TD/figures.tsv"
+	chown "$PROJECT_USER:" "$TD/figures.tsv"
+	log "timing: BOINC $(git -C "$BOINC_SRC" rev-parse HEAD 2>/dev/null || echo '?'); $(uptime)"
+	log "timing: MariaDB $(sqlv 'select version()'), innodb_flush_log_at_trx_commit $(sqlv 'select @@innodb_flush_log_at_trx_commit'); BOINC's daemons stopped"
+
+	tm_mode native
+	for r in $(seq "$TIMING_ROUNDS"); do
+		tm_jobs "$SCI/timing/n$r" "n$r-$(secret 4)"
+		tm_submit b "$r" "tn$r" "$SCI/timing/n$r"
+		tm_cw a-hash "$r" "$TD/b-$r.json"
+		tm_cw a "$r" "$TD/b-$r.json"
+		tm_submit c "$r" "tn${r}r" "$SCI/timing/n$r"
+	done
+	tm_mode create_work
+	for r in $(seq "$TIMING_ROUNDS"); do
+		tm_jobs "$SCI/timing/w$r" "w$r-$(secret 4)"
+		tm_submit d1 "$r" "tw$r" "$SCI/timing/w$r"
+		tm_cw a "$((r + TIMING_ROUNDS))" "$TD/d1-$r.json"
+		tm_submit d2 "$r" "tw${r}r" "$SCI/timing/w$r"
+	done
+	log "timing: $(uptime)"
+	python3 - "$TD/figures.tsv" "$TIMING_JOBS" >"$TD/figures.md" <<'PY' || fail "timing: the figures' table"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+n = int(sys.argv[2])
+what = {
+    "a": "BOINC's create_work --stdin alone, inputs with .md5 sidecars",
+    "a-hash": "BOINC's create_work --stdin alone, inputs without sidecars (it hashes each, writes its sidecar)",
+    "b": '"create": "native", first submission (%d new contents)' % (n + 1),
+    "c": '"create": "native", resubmission (no content new)',
+    "d1": '"create": "create_work", first submission (%d new contents)' % (n + 1),
+    "d2": '"create": "create_work", resubmission',
+}
+by = {}
+for r in rows:
+    by.setdefault(r["label"], []).append(r)
+def ms(s): return "%d ms" % round(float(s) * 1000)
+base = min(float(r["wall_s"]) for r in by["a"])
+print("| figure (%d jobs) | best wall | rounds | ratio to a | command CPU (best round) | serve CPU | mariadbd CPU | statements | inserts | selects | updates | commits | rows written | InnoDB fsyncs | load |" % n)
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+for label in ["a", "a-hash", "b", "c", "d1", "d2"]:
+    rs = by.get(label)
+    if not rs:
+        continue
+    best = min(rs, key=lambda r: float(r["wall_s"]))
+    walls = sorted(float(r["wall_s"]) for r in rs)
+    print("| %s: %s | %s | %s | %.2fx | %s | %s ms | %s ms | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        label, what[label], ms(best["wall_s"]), ", ".join(ms(w) for w in walls), float(best["wall_s"]) / base,
+        ms(float(best["user_s"]) + float(best["sys_s"])), best["serve_cpu_ms"], best["mariadbd_cpu_ms"],
+        best["Questions"], best["Com_insert"], best["Com_select"], best["Com_update"], best["Com_commit"],
+        best["Handler_write"], best["Innodb_data_fsyncs"],
+        ", ".join(sorted(set(r["load1"] for r in rs), key=float))))
+PY
+	indent <"$TD/figures.md"
+	TIMES[timing]=$(($(date +%s) - t0))s
+	log "timing: done in ${TIMES[timing]} (figures: $TD/figures.md, $TD/figures.tsv)"
+}
+
 # -------------------------------------------------------------- main
 mkdir -p "$WORK"
 # stop_stale stops what a previous run that could not clean up (killed with
@@ -1660,6 +1909,11 @@ start_apache
 install_rboinc
 start_project
 start_serve
+if [ "$TIMING" = only ]; then
+	timing
+	log "PASS (TIMING=only): build ${TIMES[build]}, timing ${TIMES[timing]}, total $(($(date +%s) - T0))s; figures in $RUN/timing/figures.md"
+	exit 0
+fi
 start_client
 foreign_work
 submit
@@ -1669,6 +1923,7 @@ control_work
 coexist
 fidelity
 fidelity_next
+timing
 coex_report
 [ "$DAEMON_DEATHS" = 0 ] || log "note: $DAEMON_DEATHS BOINC daemon exit(s) seen while waiting (see the warnings above)"
 [ "$DOCTOR_PROBLEMS" = 0 ] || log "note: rboinc-server doctor reported problems (see above)"
