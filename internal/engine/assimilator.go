@@ -115,44 +115,20 @@ func (a *Assimilator) Pass(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	// A batch is marked assimilated beside the next batch's records (two
-	// databases: BOINC's and rboinc's state), and joined before that
-	// batch's tail, which writes BOINC's database too.
-	var marking *marking
-	joinMark := func() error {
-		if marking == nil {
-			return nil
-		}
-		n, err := marking.wait()
-		marking = nil
-		total += n
-		return err
-	}
 	pre := a.pretake(ctx, wus)
 	for len(wus) > 0 && ctx.Err() == nil {
 		next := a.readNext(ctx, ids, wus, batch)
-		var markErr error
-		done, err := a.advance(ctx, wus, pre, func() {
-			next.takeAhead()
-			markErr = joinMark()
-		})
+		n, err := a.assimilate(ctx, wus, pre, next.takeAhead)
 		pre.finish()
-		markErr = errors.Join(markErr, joinMark()) // nothing left to join when recorded ran
-		if markErr == nil && len(done) > 0 {
-			marking = a.markAsync(ctx, done)
-		}
+		total += n
 		nextWUs, nextPre, nextErr := next.wait()
-		if err != nil || nextErr != nil || markErr != nil {
+		if err != nil || nextErr != nil {
 			nextPre.finish()
-			err = errors.Join(err, nextErr, markErr, joinMark())
-			return total, err
+			return total, errors.Join(err, nextErr)
 		}
 		wus, pre = nextWUs, nextPre
 	}
 	pre.finish()
-	if err := joinMark(); err != nil {
-		return total, err
-	}
 	a.E.maybeDuplicateLate(ctx)
 	// Steps that came due meanwhile (retries after their back-off) are
 	// created here too: a project may run no creator daemon.
@@ -215,17 +191,6 @@ func (nb *nextBatch) wait() ([]boincdb.ReadyWU, *pretakes, error) {
 // those it handled assimilated. pre is its outputs taken ahead; recorded
 // is called once its records are written.
 func (a *Assimilator) assimilate(ctx context.Context, wus []boincdb.ReadyWU, pre *pretakes, recorded func()) (int, error) {
-	done, failure := a.advance(ctx, wus, pre, recorded)
-	if len(done) == 0 {
-		return 0, failure
-	}
-	n, err := a.markAsync(ctx, done).wait()
-	return n, errors.Join(failure, err)
-}
-
-// advance is assimilate without the marking: the work units it handled,
-// durably, which BOINC may now forget (markAsync).
-func (a *Assimilator) advance(ctx context.Context, wus []boincdb.ReadyWU, pre *pretakes, recorded func()) ([]int64, error) {
 	t0 := time.Now()
 	b := advance.Batch{Door: advance.AssimilatorDoor, Recorded: recorded}
 	ids := make([]int64, 0, len(wus))
@@ -247,40 +212,18 @@ func (a *Assimilator) advance(ctx context.Context, wus []boincdb.ReadyWU, pre *p
 		}
 		done = append(done, ids[i])
 	}
-	if len(done) > 0 {
-		a.Log.Debug("batch advanced", "work_units", len(done), "record_sync_and_create_ms", ms(time.Since(t0)))
+	if len(done) == 0 {
+		return 0, failure
 	}
-	return done, failure
-}
-
-// marking is the marking of one batch's work units assimilated, running.
-type marking struct {
-	n    int
-	done chan struct{}
-	err  error
-}
-
-// markAsync marks work units done assimilated on a goroutine of its own.
-// BOINC deletes their outputs once they are marked: advance made what was
-// recorded durable first, and the next steps are created.
-func (a *Assimilator) markAsync(ctx context.Context, done []int64) *marking {
-	m := &marking{n: len(done), done: make(chan struct{})}
-	go func() {
-		defer close(m.done)
-		t := time.Now()
-		m.err = a.BDB.MarkAssimilated(context.WithoutCancel(ctx), done)
-		a.Log.Debug("batch assimilated", "work_units", len(done), "mark_ms", ms(time.Since(t)))
-	}()
-	return m
-}
-
-// wait is how many work units the marking marked, once it ended.
-func (m *marking) wait() (int, error) {
-	<-m.done
-	if m.err != nil {
-		return 0, m.err
+	tDurable := time.Now()
+	// BOINC deletes the outputs once the work units are marked: Run made
+	// what was recorded durable first.
+	if err := a.BDB.MarkAssimilated(context.WithoutCancel(ctx), done); err != nil {
+		return 0, errors.Join(failure, err)
 	}
-	return m.n, nil
+	a.Log.Debug("batch assimilated", "work_units", len(done), "record_sync_and_create_ms", ms(tDurable.Sub(t0)),
+		"mark_ms", ms(time.Since(tDurable)))
+	return len(done), failure
 }
 
 // prepare makes the item of one ready work unit as the hook would be
