@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -76,7 +77,35 @@ var ErrLater = errors.New("left for a later pass")
 
 // Taken lists the outputs a batch took out of BOINC's upload hierarchy,
 // their writes started: Run waits for them all at once.
-type Taken struct{ Paths []string }
+type Taken struct {
+	Paths []string
+	// Open holds, by path, the descriptors of taken files kept open since
+	// their take (pool.TakeOutputHeld): the wait uses them instead of
+	// opening each file again. Run closes them.
+	Open map[string]*os.File
+}
+
+// Hold adds a taken file's open descriptor (see Open).
+func (t *Taken) Hold(path string, f *os.File) {
+	if t.Open == nil {
+		t.Open = map[string]*os.File{}
+	}
+	if old := t.Open[path]; old != nil {
+		old.Close()
+	}
+	t.Open[path] = f
+}
+
+// close closes the descriptors held.
+func (t *Taken) close() {
+	if t == nil {
+		return
+	}
+	for _, f := range t.Open {
+		f.Close()
+	}
+	t.Open = nil
+}
 
 // Chains is rboinc's state as the advance path sees it: the engine
 // provides it (engine.Engine.Chains).
@@ -128,6 +157,7 @@ func Run(ctx context.Context, chains Chains, b Batch) error {
 	var taken *Taken
 	if !b.Door.outputsDurable() {
 		taken = &Taken{}
+		defer taken.close()
 	}
 	var failure error
 	handle := func(ctx context.Context) error {
@@ -188,7 +218,7 @@ func Run(ctx context.Context, chains Chains, b Batch) error {
 	// Nothing is forgotten by the door before what was recorded can
 	// survive a power cut: BOINC deletes the outputs, the spool its entry.
 	if taken != nil {
-		if err := syncTaken(taken.Paths); err != nil {
+		if err := syncTaken(taken); err != nil {
 			return errors.Join(failure, fmt.Errorf("making the taken outputs durable: %w", err))
 		}
 	}
@@ -247,7 +277,8 @@ const syncWaiters = 4
 // syncTaken waits for the data of the taken files (their writes were
 // started as they were taken), then commits their names with one barrier
 // per directory.
-func syncTaken(paths []string) error {
+func syncTaken(taken *Taken) error {
+	paths := taken.Paths
 	// The waits are for the disk, not the processor: a few at a time
 	// overlap their writes' latencies.
 	var wg sync.WaitGroup
@@ -255,10 +286,19 @@ func syncTaken(paths []string) error {
 	var errs []error
 	for part := range slices.Chunk(paths, max(64, (len(paths)+syncWaiters-1)/syncWaiters)) {
 		wg.Go(func() {
-			if err := fsync.WaitData(part); err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
+			for _, p := range part {
+				var err error
+				if f := taken.Open[p]; f != nil {
+					err = fsync.Data(f) // closed by Run
+				} else {
+					err = fsync.DataPath(p)
+				}
+				if err != nil {
+					mu.Lock()
+					errs = append(errs, fmt.Errorf("writing %s to disk: %w", p, err))
+					mu.Unlock()
+					return
+				}
 			}
 		})
 	}

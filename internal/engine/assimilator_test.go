@@ -529,3 +529,36 @@ func TestNativeAssimilatorsOfTwoHostsKeepRecordedResults(t *testing.T) {
 		}
 	})
 }
+
+// The outputs' descriptors a pass keeps open from their take to the wait
+// for their data are all closed when it returns: those its records used,
+// and those of takes no record used (a work unit left for a retry).
+func TestNativeAssimilatorKeepsNoTakenOpen(t *testing.T) {
+	if _, err := os.ReadDir("/proc/self/fd"); err != nil {
+		t.Skip("no /proc/self/fd")
+	}
+	e := nativeRoot(t, string(sqldb.SQLite))
+	ctx := context.Background()
+	u, err := e.State().AddUser(ctx, "alice", "hash-alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := submitChains(t, e, store.User{ID: u, Name: "alice"}, "g", 30, 2)
+	boincDone(t, e, nil)
+	// One work unit's first output is missing: its other outputs are
+	// taken ahead, and no record uses them.
+	if err := os.Remove(e.Proj.UploadPath(resp.Chains[5].FirstWU + "_0_r1804289383_0")); err != nil {
+		t.Fatal(err)
+	}
+	a := newAssimilator(t, e) // batches of 7: takes ahead of the next batch too
+	if n, err := a.Pass(ctx); err != nil || n != 29 {
+		t.Fatalf("pass: %d, %v", n, err)
+	}
+	results := filepath.Join(e.Root, "results") + "/"
+	fds, _ := os.ReadDir("/proc/self/fd")
+	for _, fd := range fds {
+		if p, err := os.Readlink("/proc/self/fd/" + fd.Name()); err == nil && strings.HasPrefix(p, results) {
+			t.Errorf("descriptor %s of %s left open", fd.Name(), p)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/rboinc/rboinc/internal/boincdb"
@@ -28,7 +29,20 @@ type pretakes struct {
 	byWU     map[int64]*wuOutputs
 	wg       sync.WaitGroup
 	finished bool
+	held     atomic.Int64 // descriptors of takes kept open (heldPerBatch)
 }
+
+// heldPerBatch bounds the taken outputs' descriptors a batch keeps open
+// from their take to the wait for their data, which then opens no file
+// again (two batches' takes are alive at once). Beyond it a take closes
+// its file, and the wait opens it by name.
+var heldPerBatch = func() int64 {
+	var rl syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl) != nil {
+		return 0
+	}
+	return int64(min(rl.Cur/8, 2048))
+}()
 
 // wuOutputs is one work unit's canonical outputs, read from its result's
 // XML, and the takes of those its step waits for; ready once done is
@@ -45,8 +59,9 @@ type pretaken struct {
 	sum     string
 	size    int64
 	err     error
-	created bool // dst was not there before the take
-	used    bool // a record refers to it
+	created bool     // dst was not there before the take
+	used    bool     // a record refers to it
+	f       *os.File // dst, open, until handed to the record (hand) or closed by finish
 }
 
 // pretake starts taking the outputs of the work units of wus that the
@@ -104,7 +119,7 @@ func (a *Assimilator) pretake(ctx context.Context, wus []boincdb.ReadyWU) *preta
 				if i >= len(jobs) {
 					return
 				}
-				jobs[i].run(ctx, a.E)
+				jobs[i].run(ctx, a.E, p)
 			}
 		})
 	}
@@ -121,7 +136,7 @@ type pretakeJob struct {
 	out *wuOutputs
 }
 
-func (j pretakeJob) run(ctx context.Context, e *Engine) {
+func (j pretakeJob) run(ctx context.Context, e *Engine, p *pretakes) {
 	defer close(j.out.done)
 	j.out.outs, j.out.parseErr = boincdb.OutputFiles(j.w.Canonical.XMLDocIn)
 	if j.out.parseErr != nil || j.dir == "" || ctx.Err() != nil {
@@ -135,7 +150,11 @@ func (j pretakeJob) run(ctx context.Context, e *Engine) {
 		}
 		src := e.Proj.UploadPath(o.Name)
 		t := &pretaken{dst: filepath.Join(j.dir, naming.ResultFile(j.w.Name, po.Index))}
-		t.sum, t.size, t.created, t.err = pool.TakeOutputStarted(src, t.dst)
+		if p.held.Add(1) <= heldPerBatch {
+			t.sum, t.size, t.created, t.f, t.err = pool.TakeOutputHeld(src, t.dst)
+		} else {
+			t.sum, t.size, t.created, t.err = pool.TakeOutputStarted(src, t.dst)
+		}
 		if errors.Is(t.err, fs.ErrNotExist) {
 			if _, err := os.Lstat(src); err == nil {
 				// The results directory went (a purge of another chain of
@@ -189,6 +208,18 @@ func (wo *wuOutputs) Took(src, dst string) (sum string, size int64, missing, ok 
 	return "", 0, false, false
 }
 
+// hand gives the record that used the take of src into dst its open
+// descriptor, for the wait for its data; nil when none is held.
+func (wo *wuOutputs) hand(src, dst string) *os.File {
+	t := wo.take(src, dst)
+	if t == nil || !t.used {
+		return nil
+	}
+	f := t.f
+	t.f = nil
+	return f
+}
+
 // missing tells whether the upload path src was found missing by its
 // take; known is false when no take tried it.
 func (wo *wuOutputs) missing(src string) (missing, known bool) {
@@ -219,6 +250,10 @@ func (p *pretakes) finish() {
 	p.wg.Wait()
 	for _, wo := range p.byWU {
 		for _, t := range wo.takes {
+			if t.f != nil {
+				t.f.Close()
+				t.f = nil
+			}
 			if t.created && !t.used {
 				os.Remove(t.dst)
 			}

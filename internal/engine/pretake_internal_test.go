@@ -37,7 +37,7 @@ func TestPretakeResultsDirGoneIsNoMissingOutput(t *testing.T) {
 	}
 	results := filepath.Join(dir, "results", "ALICE_g") // not there: removed after the pretake made it
 	wo := &wuOutputs{done: make(chan struct{})}
-	pretakeJob{w: boincdb.ReadyWU{ID: 1, Name: wu, Canonical: &boincdb.CanonicalResult{Name: wu + "_0", XMLDocIn: doc}}, dir: results, out: wo}.run(context.Background(), e)
+	pretakeJob{w: boincdb.ReadyWU{ID: 1, Name: wu, Canonical: &boincdb.CanonicalResult{Name: wu + "_0", XMLDocIn: doc}}, dir: results, out: wo}.run(context.Background(), e, &pretakes{})
 	for k, src := range srcs {
 		if gone, _ := wo.missing(src); gone {
 			t.Errorf("output %d, in the upload hierarchy, is reported missing: its work unit would be deferred", k)

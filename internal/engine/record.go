@@ -94,6 +94,11 @@ func (e *Engine) recordStep(ctx context.Context, it *advance.Item, taken *advanc
 			var missing, took bool
 			if it.Pretaken != nil {
 				sum, size, missing, took = it.Pretaken.Took(path, dst)
+				if wo, ok := it.Pretaken.(*wuOutputs); ok && took && taken != nil {
+					if f := wo.hand(path, dst); f != nil {
+						taken.Hold(dst, f)
+					}
+				}
 			}
 			if missing {
 				continue // optional outputs may be missing; checked below

@@ -27,7 +27,7 @@ func TakeOutput(src, dst string, durable bool) (string, int64, error) {
 	if durable {
 		how = syncData
 	}
-	sum, size, _, err := takeOutput(src, dst, how)
+	sum, size, _, _, err := takeOutput(src, dst, how)
 	return sum, size, err
 }
 
@@ -35,17 +35,27 @@ func TakeOutput(src, dst string, durable bool) (string, int64, error) {
 // and leaves the wait to the caller (fsync.WaitData over many outputs). It
 // also tells whether it made dst (nothing was there before).
 func TakeOutputStarted(src, dst string) (sum string, size int64, made bool, err error) {
-	return takeOutput(src, dst, startData)
+	sum, size, made, _, err = takeOutput(src, dst, startData)
+	return sum, size, made, err
+}
+
+// TakeOutputHeld is TakeOutputStarted that also hands over the taken
+// file's open descriptor, for the wait for its data (fsync.Data) without
+// opening it again; the caller closes it. f is nil when the take copied
+// the file (its data is on disk already).
+func TakeOutputHeld(src, dst string) (sum string, size int64, made bool, f *os.File, err error) {
+	return takeOutput(src, dst, startDataHeld)
 }
 
 // What a take does about the taken file's data.
 const (
 	leaveData = iota
 	startData
+	startDataHeld // startData, the descriptor kept open for the caller
 	syncData
 )
 
-func takeOutput(src, dst string, how int) (string, int64, bool, error) {
+func takeOutput(src, dst string, how int) (string, int64, bool, *os.File, error) {
 	// Where dst is not there yet, dst itself is the link: it is the
 	// finished output's inode, whole from the start, so no temporary name
 	// is needed to make it appear atomically.
@@ -54,36 +64,39 @@ func takeOutput(src, dst string, how int) (string, int64, bool, error) {
 	case err == nil:
 		// The mode is set best effort: the inode may belong to BOINC's
 		// upload handler.
-		sum, size, err := hashFile(dst, how)
+		sum, size, f, err := hashFile(dst, how)
 		if err != nil {
 			os.Remove(dst)
-			return "", 0, false, fmt.Errorf("taking output %s: %w", src, err)
+			return "", 0, false, nil, fmt.Errorf("taking output %s: %w", src, err)
 		}
-		return sum, size, true, nil
+		return sum, size, true, f, nil
 	case unlinkable(err): // dst was not there either
 		sum, size, err := CopyAtomic(src, dst, 0o444)
-		return sum, size, err == nil, err
+		return sum, size, err == nil, nil, err
 	case !errors.Is(err, fs.ErrExist):
-		return "", 0, false, fmt.Errorf("taking output %s: %w", src, err)
+		return "", 0, false, nil, fmt.Errorf("taking output %s: %w", src, err)
 	}
 	// dst is there (a take before a crash, a retry): replaced whole.
 	tmp, err := linkTemp(src, dst)
 	if unlinkable(err) {
 		sum, size, err := CopyAtomic(src, dst, 0o444)
-		return sum, size, false, err
+		return sum, size, false, nil, err
 	}
 	if err != nil {
-		return "", 0, false, fmt.Errorf("taking output %s: %w", src, err)
+		return "", 0, false, nil, fmt.Errorf("taking output %s: %w", src, err)
 	}
-	sum, size, err := hashFile(tmp, how)
+	sum, size, f, err := hashFile(tmp, how)
 	if err == nil {
 		err = publish(tmp, dst)
 	}
 	if err != nil {
+		if f != nil {
+			f.Close()
+		}
 		os.Remove(tmp)
-		return "", 0, false, fmt.Errorf("taking output %s: %w", src, err)
+		return "", 0, false, nil, fmt.Errorf("taking output %s: %w", src, err)
 	}
-	return sum, size, false, nil
+	return sum, size, false, f, nil
 }
 
 // unlinkable tells a link refused because it would cross file systems, or
@@ -96,13 +109,13 @@ func unlinkable(err error) bool {
 // hashFile reads a file once for its MD5, makes it read-only (best
 // effort) and, as how says, flushes it to disk or starts to. All of it on
 // the one open descriptor: a take is a handful of system calls, and a
-// batch takes thousands.
-func hashFile(path string, how int) (string, int64, error) {
+// batch takes thousands. With startDataHeld the descriptor is returned
+// open (nil otherwise).
+func hashFile(path string, how int) (string, int64, *os.File, error) {
 	f, err := fsync.OpenRead(path)
 	if err != nil {
-		return "", 0, err
+		return "", 0, nil, err
 	}
-	defer f.Close()
 	h := md5.New()
 	bp := hashBufs.Get().(*[]byte)
 	n, err := io.CopyBuffer(h, onlyReader{f}, *bp)
@@ -112,14 +125,18 @@ func hashFile(path string, how int) (string, int64, error) {
 		switch how {
 		case syncData:
 			err = f.Sync()
-		case startData:
+		case startData, startDataHeld:
 			err = fsync.StartData(f)
 		}
 	}
-	if err != nil {
-		return "", 0, err
+	if err != nil || how != startDataHeld {
+		f.Close()
+		f = nil
 	}
-	return hex.EncodeToString(h.Sum(nil)), n, nil
+	if err != nil {
+		return "", 0, nil, err
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, f, nil
 }
 
 // hashBufs are hashFile's read buffers: io.Copy would make a new 32 KiB
