@@ -97,11 +97,3 @@ func (a *Assimilator) PassAround(ctx context.Context, between func()) (int, erro
 	pre.finish()
 	return n, err
 }
-
-// SetNotifyLease sets how long, in seconds, a claimed notification is set
-// aside for the notifier sending it.
-func SetNotifyLease(seconds int64) (restore func()) {
-	old := notifyLease
-	notifyLease = seconds
-	return func() { notifyLease = old }
-}

@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,6 +34,7 @@ const (
 	notifyBatch    = 1000             // events fanned out per transaction
 	notifyParallel = 64               // deliveries in flight at once
 	notifyPerUser  = 4                // of one user
+	notifyLease    = 90               // seconds a claimed delivery is set aside
 	notifyTimeout  = 15 * time.Second // one webhook call or e-mail
 	notifyMaxRetry = time.Hour
 	// NotifyGiveUp is how long a delivery is retried before it is dropped.
@@ -44,11 +44,6 @@ const (
 // notifyFirstRetry is the wait after a first failed delivery, doubling
 // with each further one (tests shorten it).
 var notifyFirstRetry = 5 * time.Second
-
-// notifyLease is how long, in seconds, a claimed delivery is set aside for
-// the notifier sending it; the claim is renewed every third of it while
-// the delivery is in flight (tests shorten it).
-var notifyLease int64 = 90
 
 // SignatureHeader carries a webhook body's HMAC-SHA256 under the user's
 // secret, as "sha256=<hex>".
@@ -102,21 +97,18 @@ func (e *Engine) NotifyPass(ctx context.Context) (busy bool, err error) {
 
 // sender runs deliveries, counting those in flight, in all and per user.
 type sender struct {
-	e      *Engine
-	mu     sync.Mutex
-	flying int
-	byUser map[int64]int
-	ids    map[int64]bool // the deliveries in flight
-	// held is when each one's claim ends at the earliest (renew moves it).
-	held     map[int64]time.Time
-	renewing chan struct{} // closed when nothing is in flight: renew ends
-	wg       sync.WaitGroup
-	ended    chan struct{} // a value when a delivery ends
-	started  int           // deliveries started, in all
+	e       *Engine
+	mu      sync.Mutex
+	flying  int
+	byUser  map[int64]int
+	ids     map[int64]bool // the deliveries in flight
+	wg      sync.WaitGroup
+	ended   chan struct{} // a value when a delivery ends
+	started int           // deliveries started, in all
 }
 
 func newSender(e *Engine) *sender {
-	return &sender{e: e, byUser: map[int64]int{}, ids: map[int64]bool{}, held: map[int64]time.Time{}, ended: make(chan struct{}, 1)}
+	return &sender{e: e, byUser: map[int64]int{}, ids: map[int64]bool{}, ended: make(chan struct{}, 1)}
 }
 
 // pass fans out new events and starts the deliveries due that fit in the
@@ -133,8 +125,7 @@ func (s *sender) pass(ctx context.Context) (busy bool, err error) {
 	if free <= 0 {
 		return n == notifyBatch, nil
 	}
-	asked := time.Now()
-	ds, err := s.e.db.ClaimDeliveries(ctx, store.Claim{At: asked.Unix(), Lease: notifyLease, Limit: free,
+	ds, err := s.e.db.ClaimDeliveries(ctx, store.Claim{At: time.Now().Unix(), Lease: notifyLease, Limit: free,
 		PerUser: notifyPerUser, Busy: inFlight, Flying: ids})
 	if err != nil {
 		return false, fmt.Errorf("taking due notifications: %w", err)
@@ -146,11 +137,6 @@ func (s *sender) pass(ctx context.Context) (busy bool, err error) {
 		s.started++
 		s.byUser[uid]++
 		s.ids[d.ID] = true
-		s.held[d.ID] = asked.Add(notifyLeaseTime()) // at least: counted from before the claim
-		if s.flying == 1 {
-			s.renewing = make(chan struct{})
-			go s.renew(s.renewing)
-		}
 		s.mu.Unlock()
 		s.wg.Add(1)
 		go func() {
@@ -158,14 +144,10 @@ func (s *sender) pass(ctx context.Context) (busy bool, err error) {
 			// A call in flight finishes (within notifyTimeout) when the
 			// notifier is stopped: cut short, the receiver may have the
 			// event already and would get it again from the next notifier.
-			s.e.deliver(context.WithoutCancel(ctx), d, s.heldUntil)
+			s.e.deliver(context.WithoutCancel(ctx), d)
 			s.mu.Lock()
 			s.flying--
-			if s.flying == 0 {
-				close(s.renewing)
-			}
 			delete(s.ids, d.ID)
-			delete(s.held, d.ID)
 			if s.byUser[uid]--; s.byUser[uid] == 0 {
 				delete(s.byUser, uid)
 			}
@@ -179,55 +161,8 @@ func (s *sender) pass(ctx context.Context) (busy bool, err error) {
 	return n == notifyBatch, nil
 }
 
-func notifyLeaseTime() time.Duration { return time.Duration(notifyLease) * time.Second }
-
-// renew renews the claims of the deliveries in flight every third of the
-// lease until stop closes (nothing in flight): a call or its recording
-// that is slow (a loaded machine, a database that makes writers wait)
-// keeps its delivery, which another notifier would otherwise send again
-// while this one is still sending it.
-func (s *sender) renew(stop chan struct{}) {
-	t := time.NewTicker(notifyLeaseTime() / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-		}
-		s.mu.Lock()
-		ids := slices.Collect(maps.Keys(s.ids))
-		s.mu.Unlock()
-		began := time.Now()
-		ctx, cancel := context.WithTimeout(context.Background(), notifyLeaseTime()/3)
-		held, err := s.e.db.RenewClaims(ctx, ids, notifyLease)
-		cancel()
-		if err != nil {
-			s.e.Log.Warn("renewing the claims of the notifications in flight; trying again shortly", "err", err)
-			continue
-		}
-		s.mu.Lock()
-		for _, id := range ids {
-			if held[id] {
-				if _, ok := s.held[id]; ok {
-					s.held[id] = began.Add(notifyLeaseTime())
-				}
-			} else if s.ids[id] {
-				s.e.Log.Warn("a notification's claim ran out while it was being sent; another notifier may send it too", "delivery", id)
-			}
-		}
-		s.mu.Unlock()
-	}
-}
-
-// heldUntil is when the claim of delivery id ends at the earliest.
-func (s *sender) heldUntil(id int64) time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.held[id]
-}
-
-func (e *Engine) deliver(ctx context.Context, d store.Delivery, heldUntil func(int64) time.Time) {
+func (e *Engine) deliver(ctx context.Context, d store.Delivery) {
+	claimed := time.Now() // the claim was taken a moment ago
 	var err error
 	log := e.Log.With("user_id", d.Target.UserID, "target", d.Target.Address, "event", d.EventID, "attempt", d.Attempts+1)
 	// The outcome is recorded even when ctx ended meanwhile.
@@ -254,7 +189,7 @@ func (e *Engine) deliver(ctx context.Context, d store.Delivery, heldUntil func(i
 		err = fmt.Errorf("unknown notification kind %q", d.Target.Kind)
 	}
 	if err == nil {
-		e.recordDelivered(bg, d.ID, heldUntil, log)
+		e.recordDelivered(bg, d.ID, claimed, log)
 		return
 	}
 	if time.Since(time.Unix(d.Created, 0)) > NotifyGiveUp {
@@ -278,17 +213,17 @@ func (e *Engine) deliver(ctx context.Context, d store.Delivery, heldUntil func(i
 
 // recordDelivered records a sent notification, trying again while the
 // state database is away (a MariaDB restart) for as long as the delivery's
-// claim holds (renewed meanwhile when the database answers): until then no
-// other pass takes it, and once it is recorded nobody sends it again. Given
-// up, the receiver gets it a second time after the claim (the event's id
-// tells it so).
-func (e *Engine) recordDelivered(ctx context.Context, id int64, heldUntil func(int64) time.Time, log *slog.Logger) {
+// claim holds: until then no other pass takes it, and once it is recorded
+// nobody sends it again. Given up, the receiver gets it a second time after
+// the claim (the event's id tells it so).
+func (e *Engine) recordDelivered(ctx context.Context, id int64, claimed time.Time, log *slog.Logger) {
+	end := claimed.Add(notifyLease*time.Second - notifyTimeout)
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
 		err := e.db.Delivered(ctx, id)
 		if err == nil {
 			return
 		}
-		if time.Now().Add(wait).After(heldUntil(id).Add(-notifyTimeout)) {
+		if time.Now().Add(wait).After(end) {
 			log.Error("recording a sent notification (it may be sent again)", "err", err)
 			return
 		}

@@ -411,10 +411,7 @@ func (d *DB) ClaimDeliveries(ctx context.Context, c Claim) ([]Delivery, error) {
 				rows.Close()
 				return err
 			}
-			// This process's own delivery in flight is never taken again,
-			// even when its claim ran out (a slow call or recording): it
-			// would be sent twice, by the same notifier.
-			if c.Flying[dl.ID] || len(out) == c.Limit || c.Busy[dl.Target.UserID]+taken[dl.Target.UserID] >= perUser {
+			if len(out) == c.Limit || c.Busy[dl.Target.UserID]+taken[dl.Target.UserID] >= perUser {
 				continue
 			}
 			taken[dl.Target.UserID]++
@@ -426,15 +423,10 @@ func (d *DB) ClaimDeliveries(ctx context.Context, c Claim) ([]Delivery, error) {
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		// The lease counts from now, the write lock held: a claim that
-		// waited for it (other writers' long transactions, MariaDB's lock
-		// wait) would otherwise end that much sooner, maybe before its
-		// call is made.
-		until := max(c.At, now()) + c.Lease
 		kept := out[:0]
 		for i, cl := range claims {
 			res, err := tx.ExecContext(ctx, `UPDATE notify_outbox SET next_try = ?, claimed_by = ? WHERE id = ? AND next_try = ? AND claimed_by = ?`,
-				until, me, cl.id, cl.nextTry, cl.by)
+				c.At+c.Lease, me, cl.id, cl.nextTry, cl.by)
 			if err != nil {
 				return err
 			}
@@ -493,65 +485,13 @@ func (d *DB) Delivered(ctx context.Context, id int64) error {
 	})
 }
 
-// DeliveryFailed records a failed attempt of this process's claim and when
-// to try again. A claim that ran out and was taken by another notifier is
-// left to that one: ending it here would make the delivery due for a third
-// while the second's call is in flight.
+// DeliveryFailed records a failed attempt and when to try again.
 func (d *DB) DeliveryFailed(ctx context.Context, id, nextTry int64, reason string) error {
 	return d.Tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE notify_outbox SET attempts = attempts + 1, next_try = ?, last_error = ?, claimed_by = '' WHERE id = ? AND claimed_by = ?`,
-			nextTry, reason, id, d.leaseID())
+		_, err := tx.ExecContext(ctx, `UPDATE notify_outbox SET attempts = attempts + 1, next_try = ?, last_error = ?, claimed_by = '' WHERE id = ?`,
+			nextTry, reason, id)
 		return err
 	})
-}
-
-// RenewClaims extends this process's claims of the deliveries ids (those
-// in flight) to lease seconds from now, so that no other notifier takes
-// one while its call or its recording is slow; it returns those still
-// held (a claim that ran out and was taken by another is not).
-func (d *DB) RenewClaims(ctx context.Context, ids []int64, lease int64) (map[int64]bool, error) {
-	held := map[int64]bool{}
-	if len(ids) == 0 {
-		return held, nil
-	}
-	err := d.Tx(ctx, func(tx *sql.Tx) error {
-		clear(held)
-		// The process lease too: a notifier whose lease ran out is taken
-		// for dead and its claims are taken at once (goneClaimers).
-		me, err := d.leaseHeld(ctx, tx)
-		if err != nil {
-			return err
-		}
-		until := now() + lease
-		for start := 0; start < len(ids); start += maxListArgs {
-			var part []any
-			for _, id := range ids[start:min(start+maxListArgs, len(ids))] {
-				part = append(part, id)
-			}
-			if _, err := tx.ExecContext(ctx, `UPDATE notify_outbox SET next_try = ? WHERE claimed_by = ? AND id IN `+inList(len(part)),
-				append([]any{until, me}, part...)...); err != nil {
-				return err
-			}
-			rows, err := tx.QueryContext(ctx, `SELECT id FROM notify_outbox WHERE claimed_by = ? AND id IN `+inList(len(part)), append([]any{me}, part...)...)
-			if err != nil {
-				return err
-			}
-			for rows.Next() {
-				var id int64
-				if err := rows.Scan(&id); err != nil {
-					rows.Close()
-					return err
-				}
-				held[id] = true
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	return held, err
 }
 
 // OutboxWaiting counts the deliveries not made yet and the oldest one's
