@@ -53,12 +53,8 @@ func fromTemplate(ctx context.Context, installDB, mariadbd string, args []string
 		if err := install(ctx, dir, filepath.Join(work, "data")); err != nil {
 			return err
 		}
-		// A rename onto a template another process made meanwhile fails:
-		// theirs is as good.
-		if err := os.Rename(filepath.Join(work, "data"), tmpl); err != nil {
-			if _, statErr := os.Stat(filepath.Join(tmpl, installedMarker)); statErr != nil {
-				return fmt.Errorf("keeping the installed data directory as %s: %w", tmpl, err)
-			}
+		if err := keepTemplate(filepath.Join(work, "data"), tmpl, work); err != nil {
+			return err
 		}
 	}
 	if err := os.RemoveAll(datadir); err != nil {
@@ -68,6 +64,31 @@ func fromTemplate(ctx context.Context, installDB, mariadbd string, args []string
 		return fmt.Errorf("copying the installed data directory %s: %w", tmpl, err)
 	}
 	return nil
+}
+
+// keepTemplate renames the fresh install made into place as the template
+// tmpl. A rename onto a template another process made meanwhile fails:
+// theirs is as good. One there without its marker (a TMPDIR cleaner aged
+// the marker, never read, out of it) is no template, and every later
+// rename onto it would fail: it is moved into work (removed with it) and
+// the rename tried again.
+func keepTemplate(made, tmpl, work string) error {
+	err := os.Rename(made, tmpl)
+	if err == nil {
+		return nil
+	}
+	if _, statErr := os.Stat(filepath.Join(tmpl, installedMarker)); statErr == nil {
+		return nil
+	}
+	if os.Rename(tmpl, filepath.Join(work, "stale")) == nil {
+		if err = os.Rename(made, tmpl); err == nil {
+			return nil
+		}
+	}
+	if _, statErr := os.Stat(filepath.Join(tmpl, installedMarker)); statErr == nil {
+		return nil // another process's, made meanwhile
+	}
+	return fmt.Errorf("keeping the installed data directory as %s: %w", tmpl, err)
 }
 
 // copyTree copies the directories and regular files under src to dst (which

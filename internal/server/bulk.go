@@ -37,6 +37,21 @@ const bulkTime = time.Minute
 // clients wait for and send again.
 const maxBulkStreams = 64
 
+// maxBulkStreamsPerUser is one user's share of maxBulkStreams: a user
+// whose clients stall (or read just above min_transfer_rate, which is
+// never cut off) would otherwise hold every slot and deny every other
+// account's retrieval. rboinc-retrieve streams two at once; beyond the
+// share: 429 too_many_requests with Retry-After, which clients wait for
+// and send again.
+const maxBulkStreamsPerUser = maxBulkStreams / 8
+
+// bulkSlots counts the bulk answers streaming, in all and per user.
+type bulkSlots struct {
+	mu     sync.Mutex
+	total  int
+	byUser map[string]int
+}
+
 // bulkBufs are the copy buffers of the entries.
 var bulkBufs = sync.Pool{New: func() any {
 	b := make([]byte, 64<<10)
@@ -63,12 +78,17 @@ func (s *Server) filesBulk(w http.ResponseWriter, r *http.Request, u store.User)
 		s.bodyFailed(w, r, bulkBody, "malformed JSON request", err)
 		return
 	}
-	if !s.takeBulkStream() {
+	switch s.bulkStreams.take(u.Name) {
+	case bulkUserFull:
+		w.Header().Set("Retry-After", strconv.Itoa(busyRetry))
+		writeError(w, http.StatusTooManyRequests, wire.CodeTooManyRequests, fmt.Sprintf("user %s has %d bulk downloads streaming already, the most the server streams at once for one user: wait for them, or send it again in a few seconds", u.Name, maxBulkStreamsPerUser))
+		return
+	case bulkServerFull:
 		w.Header().Set("Retry-After", strconv.Itoa(busyRetry))
 		writeError(w, http.StatusServiceUnavailable, wire.CodeServerBusy, fmt.Sprintf("the server streams as many bulk downloads as it takes at once (%d, from all users): send it again in a few seconds", maxBulkStreams))
 		return
 	}
-	defer func() { <-s.bulkStreams }()
+	defer s.bulkStreams.done(u.Name)
 	picked, err := s.E.BulkResults(r.Context(), u, req, wire.MaxBulkFiles)
 	if err != nil {
 		s.fail(w, r, err)
@@ -79,14 +99,39 @@ func (s *Server) filesBulk(w http.ResponseWriter, r *http.Request, u store.User)
 	s.writeBulk(w, r, picked, time.Now().Add(bulkTime))
 }
 
-// takeBulkStream takes one of the maxBulkStreams slots; false when none
-// is free.
-func (s *Server) takeBulkStream() bool {
-	select {
-	case s.bulkStreams <- struct{}{}:
-		return true
-	default:
-		return false
+// What bulkSlots.take answers.
+const (
+	bulkTaken = iota
+	bulkUserFull
+	bulkServerFull
+)
+
+// take takes one of the maxBulkStreams slots for user, within the user's
+// maxBulkStreamsPerUser.
+func (b *bulkSlots) take(user string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.byUser[user] >= maxBulkStreamsPerUser {
+		return bulkUserFull
+	}
+	if b.total >= maxBulkStreams {
+		return bulkServerFull
+	}
+	if b.byUser == nil {
+		b.byUser = map[string]int{}
+	}
+	b.byUser[user]++
+	b.total++
+	return bulkTaken
+}
+
+// done gives user's slot back.
+func (b *bulkSlots) done(user string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.total--
+	if b.byUser[user]--; b.byUser[user] <= 0 {
+		delete(b.byUser, user)
 	}
 }
 

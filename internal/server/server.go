@@ -42,9 +42,9 @@ type Server struct {
 	feed eventFeed // wakes the long polls of the events feed
 
 	bodies bodyBudget // bytes of JSON bodies held across all requests
-	// bulkStreams holds a token for each bulk answer streaming
-	// (maxBulkStreams).
-	bulkStreams chan struct{}
+	// bulkStreams counts the bulk answers streaming (maxBulkStreams,
+	// maxBulkStreamsPerUser).
+	bulkStreams bulkSlots
 	// limitDiv divides every route's body limit (set by tests only, see
 	// export_test.go: bodies past each limit are sent, and 64 MiB ones
 	// took a minute under -race); 0: the limits as written.
@@ -65,7 +65,7 @@ func New(e *engine.Engine, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{E: e, Log: log, locks: map[string]*lockManager{}, bulkStreams: make(chan struct{}, maxBulkStreams)}
+	s := &Server{E: e, Log: log, locks: map[string]*lockManager{}}
 	if e != nil {
 		s.bodies.max = e.Cfg.MaxJSONInFlight
 	}

@@ -152,7 +152,12 @@ func writePartial(rf wire.ResultFile, dir string, content io.Reader, dirs *sync.
 		dirs.Store(dir, true)
 	}
 	path := partialName(filepath.Join(dir, LocalName(rf)), rf)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := openPartial(path)
+	if err == nil {
+		if err = f.Truncate(0); err != nil {
+			f.Close()
+		}
+	}
 	if err != nil {
 		return "", fmt.Errorf("cannot write into %s: %w", dir, err)
 	}

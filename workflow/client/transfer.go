@@ -144,7 +144,7 @@ func (c *Client) fetchOnce(ctx context.Context, rf wire.ResultFile, destPath str
 		return "", fmt.Errorf("the server gave an invalid path %q for %s", rf.Path, rf.Name)
 	}
 	path := partialName(destPath, rf)
-	tmp, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	tmp, err := openPartial(path)
 	if err != nil {
 		return "", fmt.Errorf("cannot write into %s: %w", filepath.Dir(path), err)
 	}
