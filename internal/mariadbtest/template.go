@@ -35,6 +35,10 @@ func templateDir(installDB, mariadbd string, args []string) string {
 	return filepath.Join(os.TempDir(), templatePrefix+hex.EncodeToString(h.Sum(nil))[:16])
 }
 
+// IsTemplate tells whether a name under TMPDIR is such a kept install: a
+// cache left there on purpose, not a temporary file a run forgot.
+func IsTemplate(name string) bool { return strings.HasPrefix(name, templatePrefix) }
+
 // fromTemplate fills datadir with a copy of the template for these
 // programs and arguments, making the template first with install (into a
 // directory beside it, renamed into place whole: a reader never sees a
