@@ -109,6 +109,7 @@ func Begin(ctx context.Context, s Start) (_ context.Context, end func(), err err
 		lock.Close()
 		return nil, nil, fmt.Errorf("%s: writing its pid file: %w", s.Name, err)
 	}
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	watched := make(chan struct{})
 	go func() {
@@ -119,12 +120,19 @@ func Begin(ctx context.Context, s Start) (_ context.Context, end func(), err err
 			select {
 			case <-ctx.Done():
 				// The command's own context may end on the same signal
-				// first: say so all the same.
+				// first, a moment before it reaches sigs: say so all the
+				// same. Not when the daemon's own end cancelled it.
+				grace := time.Duration(0)
+				if parent.Err() != nil {
+					grace = 200 * time.Millisecond
+				}
+				wait := time.NewTimer(grace)
 				select {
 				case sig := <-sigs:
 					log.Info("quitting", "daemon", s.Name, "signal", sig.String())
-				default:
+				case <-wait.C:
 				}
+				wait.Stop()
 				return
 			case sig := <-sigs:
 				log.Info("quitting", "daemon", s.Name, "signal", sig.String())
