@@ -171,8 +171,10 @@ func deleteOwnChains(ctx context.Context, tx *sql.Tx, ids []int64, owner string)
 		return nil
 	}
 	in := inList(len(mine))
+	if err := deleteStepInputsWhere(ctx, tx, `chain_id IN `+in, mine...); err != nil {
+		return err
+	}
 	for _, q := range []string{
-		`DELETE FROM step_inputs WHERE wu_name IN (SELECT wu_name FROM steps WHERE chain_id IN ` + in + `)`,
 		`DELETE FROM steps WHERE chain_id IN ` + in,
 		`DELETE FROM chain_inputs WHERE chain_id IN ` + in,
 		`DELETE FROM results WHERE chain_id IN ` + in,
@@ -393,7 +395,7 @@ func (d *DB) CompleteStepPooling(ctx context.Context, c Chain, step int, results
 		}
 		if state == "purged" {
 			// The last use of this step's inputs (see Purge).
-			if _, err := tx.ExecContext(ctx, `DELETE FROM step_inputs WHERE wu_name IN (SELECT wu_name FROM steps WHERE chain_id = ? AND step = ?)`, c.ID, step); err != nil {
+			if err := deleteStepInputsWhere(ctx, tx, `chain_id = ? AND step = ?`, c.ID, step); err != nil {
 				return err
 			}
 		}
@@ -621,9 +623,11 @@ func (d *DB) Purge(ctx context.Context, userID int64, group, name string) ([]Cha
 			// steps stay, so that BOINC's late outputs of a purged chain
 			// are known as such, until collection forgets them once ended
 			// (ForgetPurgedSteps; docs/operations.md, What a purge leaves).
+			if err := deleteStepInputsWhere(ctx, tx, `chain_id = ? AND state NOT IN ('creating', 'pending', 'queued')`, c.ID); err != nil {
+				return err
+			}
 			for _, q := range []string{
 				`DELETE FROM chain_inputs WHERE chain_id = ?`,
-				`DELETE FROM step_inputs WHERE wu_name IN (SELECT wu_name FROM steps WHERE chain_id = ? AND state NOT IN ('creating', 'pending', 'queued'))`,
 				`DELETE FROM steps WHERE chain_id = ? AND state = 'held'`,
 				`UPDATE chains SET state = 'purged', updated = ` + fmt.Sprint(now()) + ` WHERE id = ?`,
 			} {

@@ -116,8 +116,11 @@ func (d *DB) AddNotifyTargets(ctx context.Context, ts []NotifyTarget, limit int)
 func (d *DB) RemoveNotifyTargets(ctx context.Context, userID int64, kind, address string) (bool, error) {
 	var found bool
 	err := d.Tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM notify_outbox WHERE target_id IN
-			(SELECT id FROM notify_targets WHERE user_id = ? AND kind = ? AND address = ?)`, userID, kind, address); err != nil {
+		ids, err := column(ctx, tx, `SELECT id FROM notify_targets WHERE user_id = ? AND kind = ? AND address = ?`, userID, kind, address)
+		if err != nil {
+			return err
+		}
+		if err := deleteByKeys(ctx, tx, "notify_outbox", "target_id", anys(ids)); err != nil {
 			return err
 		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM notify_targets WHERE user_id = ? AND kind = ? AND address = ?`, userID, kind, address)

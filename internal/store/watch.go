@@ -55,9 +55,14 @@ func (d *DB) WaitingSince(ctx context.Context, cutoff int64, limit int) ([]Waiti
 func (d *DB) MarkAttention(ctx context.Context, userUpper, group, name, reason string) (int, error) {
 	var n int64
 	err := d.Tx(ctx, func(tx *sql.Tx) error {
+		// The users first: see bykeys.go.
+		users, err := column(ctx, tx, `SELECT id FROM users WHERE upper(name) = ?`, userUpper)
+		if err != nil || len(users) == 0 {
+			return err
+		}
 		res, err := tx.ExecContext(ctx, `UPDATE chains SET error = ?, updated = ?
-		WHERE user_id IN (SELECT id FROM users WHERE upper(name) = ?) AND grp = ? AND name = ? AND state != 'purged'`,
-			reason, now(), userUpper, group, name)
+		WHERE user_id IN `+inList(len(users))+` AND grp = ? AND name = ? AND state != 'purged'`,
+			append(append([]any{reason, now()}, anys(users)...), group, name)...)
 		if err != nil {
 			return err
 		}
