@@ -127,7 +127,7 @@ func TestNotifyBatchStopsAtAFailureInOrder(t *testing.T) {
 // every 10 s, falls in).
 func TestNotifyBatchOutcomeIsOneTransaction(t *testing.T) {
 	c := &callLog{}
-	f, ids := batchFixture(t, c, engine.NotifyBatch)
+	f, ids := batchFixture(t, c, 16) // a claim's batch (engine.NotifyBatch)
 	before := f.e.State().Commits()
 	if _, err := f.e.NotifyPass(f.ctx); err != nil {
 		t.Fatal(err)
@@ -194,10 +194,12 @@ func TestNotifyBatchStoppedMidwayHandsBackTheRest(t *testing.T) {
 // that timed out on a loaded machine may come again, right after itself).
 func TestNotifyBatchKeepsToItsClaim(t *testing.T) {
 	defer engine.SetNotifyRetry(0)()
-	engine.SetNotifyTiming(t, 6, 1500*time.Millisecond)
+	// A claim of 4 s starts calls in its first second (the last 3 call
+	// timeouts are kept); a batch of 16 calls of 300 ms would outlast it.
+	engine.SetNotifyTiming(t, 4, time.Second)
 	c := &callLog{}
-	c.answer = func(int, int64) int { time.Sleep(100 * time.Millisecond); return http.StatusOK }
-	f, ids := batchFixture(t, c, 3*engine.NotifyBatch)
+	c.answer = func(int, int64) int { time.Sleep(300 * time.Millisecond); return http.StatusOK }
+	f, ids := batchFixture(t, c, 2*engine.NotifyBatch)
 	other, err := engine.Open(f.ctx, f.root, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
