@@ -16,13 +16,14 @@ import (
 // A webhook is delivered at least once: a process sending notifications
 // that is killed between the receiver's answer and recording the delivery
 // leaves it to be sent again (after its claim's lease) under the same
-// X-Rboinc-Delivery id. It has up to notifyParallel deliveries in flight,
-// so one kill may repeat several. A call the sender counted as failed (its
+// X-Rboinc-Delivery id. It has up to notifyParallel batches in flight, each
+// of up to notifyBatch deliveries of one target recorded together, so one
+// kill may repeat several of each. A call the sender counted as failed (its
 // answer not within the call's timeout, the connection cut) may have
 // reached the receiver too, and is sent again: the notifiers log each such
 // attempt with its event. Only these explain a repeat: a claim that runs
 // out while its call is slow does not (it is renewed while in flight), nor
-// a MariaDB kill (recordDelivered tries again while the database is away,
+// a MariaDB kill (recordOutcome tries again while the database is away,
 // for as long as the claim holds, and MariaDB flushes its log at every
 // commit to the OS, which a kill of mysqld does not lose).
 

@@ -97,3 +97,15 @@ func (a *Assimilator) PassAround(ctx context.Context, between func()) (int, erro
 	pre.finish()
 	return n, err
 }
+
+// SetNotifyTiming sets how long a claimed batch of notifications is set
+// aside and how long one call may take, for the duration of test t. Set
+// before e's first notification (its HTTP client takes the timeout).
+func SetNotifyTiming(t interface{ Cleanup(func()) }, lease int64, timeout time.Duration) {
+	oldLease, oldTimeout := notifyLease, notifyTimeout
+	notifyLease, notifyTimeout = lease, timeout
+	t.Cleanup(func() { notifyLease, notifyTimeout = oldLease, oldTimeout })
+}
+
+// NotifyBatch is how many deliveries of one target a claim takes.
+const NotifyBatch = notifyBatch

@@ -27,18 +27,31 @@ import (
 // Notification delivery: events are fanned out into the state database's
 // outbox (store.FanOut) and sent from there, so a restart loses none and
 // a target that fails is retried with a back-off while the others go on.
-// Deliveries run side by side, each target's one at a time, each user's
-// at most notifyPerUser at once, taken from the users in turn: one user's
-// dead or slow targets hold up only themselves, never another user's.
+// A claim takes a target's next notifyBatch deliveries, sent one after
+// another in event order and recorded together: two write transactions a
+// batch, not two a delivery, so a target that gets every event keeps up.
+// Targets are sent to side by side, each one's batch one call at a time,
+// at most notifyParallel targets at once, of one user at most
+// notifyPerUser, taken from the users in turn: one user's dead or slow
+// targets hold up only themselves, never another user's.
 const (
-	notifyBatch    = 1000             // events fanned out per transaction
-	notifyParallel = 64               // deliveries in flight at once
-	notifyPerUser  = 4                // of one user
-	notifyLease    = 90               // seconds a claimed delivery is set aside
-	notifyTimeout  = 15 * time.Second // one webhook call or e-mail
+	notifyFanOut   = 1000 // events fanned out per transaction
+	notifyBatch    = 16   // deliveries of one target per claim
+	notifyParallel = 64   // targets (so calls) in flight at once
+	notifyPerUser  = 4    // of one user
 	notifyMaxRetry = time.Hour
 	// NotifyGiveUp is how long a delivery is retried before it is dropped.
 	NotifyGiveUp = 72 * time.Hour
+)
+
+// notifyLease is how long a claimed batch is set aside (seconds), and
+// notifyTimeout bounds one webhook call or e-mail. A batch starts no call
+// later than 3 notifyTimeout before its claim ends: the call is over
+// before it, and its outcome recorded, so no other notifier sends the
+// target's events meanwhile. Tests shorten both.
+var (
+	notifyLease   int64 = 90
+	notifyTimeout       = 15 * time.Second
 )
 
 // notifyFirstRetry is the wait after a first failed delivery, doubling
@@ -111,10 +124,10 @@ func newSender(e *Engine) *sender {
 	return &sender{e: e, byUser: map[int64]int{}, ids: map[int64]bool{}, ended: make(chan struct{}, 1)}
 }
 
-// pass fans out new events and starts the deliveries due that fit in the
+// pass fans out new events and starts the batches due that fit in the
 // free slots, without waiting for them.
 func (s *sender) pass(ctx context.Context) (busy bool, err error) {
-	n, err := s.e.db.FanOut(ctx, notifyBatch)
+	n, err := s.e.db.FanOut(ctx, notifyFanOut)
 	if err != nil {
 		return false, fmt.Errorf("queueing events for notification: %w", err)
 	}
@@ -123,31 +136,41 @@ func (s *sender) pass(ctx context.Context) (busy bool, err error) {
 	inFlight, ids := maps.Clone(s.byUser), maps.Clone(s.ids)
 	s.mu.Unlock()
 	if free <= 0 {
-		return n == notifyBatch, nil
+		return n == notifyFanOut, nil
 	}
-	ds, err := s.e.db.ClaimDeliveries(ctx, store.Claim{At: time.Now().Unix(), Lease: notifyLease, Limit: free,
+	at := time.Now().Unix()
+	ds, err := s.e.db.ClaimDeliveries(ctx, store.Claim{At: at, Lease: notifyLease, Limit: free, Batch: notifyBatch,
 		PerUser: notifyPerUser, Busy: inFlight, Flying: ids})
 	if err != nil {
 		return false, fmt.Errorf("taking due notifications: %w", err)
 	}
-	for _, d := range ds {
-		uid := d.Target.UserID
+	// The claim's end as the other notifiers read it: at + lease.
+	end := time.Unix(at+notifyLease, 0)
+	for len(ds) > 0 {
+		k := 1
+		for k < len(ds) && ds[k].Target.ID == ds[0].Target.ID {
+			k++
+		}
+		batch := ds[:k:k]
+		ds = ds[k:]
+		uid := batch[0].Target.UserID
 		s.mu.Lock()
 		s.flying++
-		s.started++
+		s.started += len(batch)
 		s.byUser[uid]++
-		s.ids[d.ID] = true
+		for _, d := range batch {
+			s.ids[d.ID] = true
+		}
 		s.mu.Unlock()
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			// A call in flight finishes (within notifyTimeout) when the
-			// notifier is stopped: cut short, the receiver may have the
-			// event already and would get it again from the next notifier.
-			s.e.deliver(context.WithoutCancel(ctx), d)
+			s.e.deliverBatch(ctx, batch, end)
 			s.mu.Lock()
 			s.flying--
-			delete(s.ids, d.ID)
+			for _, d := range batch {
+				delete(s.ids, d.ID)
+			}
 			if s.byUser[uid]--; s.byUser[uid] == 0 {
 				delete(s.byUser, uid)
 			}
@@ -158,73 +181,99 @@ func (s *sender) pass(ctx context.Context) (busy bool, err error) {
 			}
 		}()
 	}
-	return n == notifyBatch, nil
+	return n == notifyFanOut, nil
 }
 
-func (e *Engine) deliver(ctx context.Context, d store.Delivery) {
-	claimed := time.Now() // the claim was taken a moment ago
-	var err error
-	log := e.Log.With("user_id", d.Target.UserID, "target", d.Target.Address, "event", d.EventID, "attempt", d.Attempts+1)
-	// The outcome is recorded even when ctx ended meanwhile.
+// deliverBatch sends one target's claimed deliveries one after another in
+// event order until one fails, the claim nears its end (claimEnd) or ctx
+// ends, and records the outcome of all in one transaction: those sent are
+// done, the first that failed waits for its retry, the rest are due again
+// at once, in their order, for the next claim.
+func (e *Engine) deliverBatch(ctx context.Context, batch []store.Delivery, claimEnd time.Time) {
+	// A call in flight finishes (within notifyTimeout) when the notifier
+	// is stopped: cut short, the receiver may have the event already and
+	// would get it again from the next notifier; the outcome is recorded
+	// even when ctx ended meanwhile.
 	bg := context.WithoutCancel(ctx)
+	lastStart := claimEnd.Add(-3 * notifyTimeout)
+	var o store.Outcome
+	for i, d := range batch {
+		if (i > 0 && ctx.Err() != nil) || time.Now().After(lastStart) {
+			o.Rest = deliveryIDs(batch[i:])
+			break
+		}
+		log := e.Log.With("user_id", d.Target.UserID, "target", d.Target.Address, "event", d.EventID, "attempt", d.Attempts+1)
+		cctx, cancel := context.WithDeadline(bg, claimEnd.Add(-2*notifyTimeout))
+		err := e.deliver(cctx, d, log)
+		cancel()
+		if err == nil {
+			o.Done = append(o.Done, d.ID)
+			continue
+		}
+		if time.Since(time.Unix(d.Created, 0)) > NotifyGiveUp {
+			log.Error("notification dropped: its target failed for too long", "err", err, "failing_for", NotifyGiveUp)
+			o.Done = append(o.Done, d.ID)
+			continue
+		}
+		wait := notifyFirstRetry << min(d.Attempts, 20)
+		wait = min(wait, notifyMaxRetry)
+		level := slog.LevelWarn
+		if errors.Is(err, errNoSecret) || dialguard.IsRefused(err) {
+			level = slog.LevelError // for the administrator: it will not heal by itself
+		}
+		log.Log(bg, level, "notification not delivered; will try again", "err", err, "retry_in", wait, "held_back", len(batch)-i-1)
+		o.Failed, o.NextTry, o.Reason = d.ID, time.Now().Add(wait).Unix(), err.Error()
+		o.Rest = deliveryIDs(batch[i+1:])
+		break
+	}
+	e.recordOutcome(bg, o, claimEnd)
+}
+
+func deliveryIDs(ds []store.Delivery) []int64 {
+	ids := make([]int64, len(ds))
+	for i, d := range ds {
+		ids[i] = d.ID
+	}
+	return ids
+}
+
+// deliver makes one delivery: nil when it reached its target, or was
+// dropped for good (an e-mail address nobody confirmed).
+func (e *Engine) deliver(ctx context.Context, d store.Delivery, log *slog.Logger) error {
 	switch d.Target.Kind {
 	case store.NotifyWebhook:
 		client, _ := e.notifyHTTP()
-		err = postWebhook(ctx, client, d)
+		return postWebhook(ctx, client, d)
 	case store.NotifyEmail:
-		var ok bool
-		ok, err = e.db.EmailConfirmed(ctx, d.Target.UserID, d.Target.Address)
-		if err == nil && !ok {
+		ok, err := e.db.EmailConfirmed(ctx, d.Target.UserID, d.Target.Address)
+		if err != nil {
+			return err
+		}
+		if !ok {
 			// Registered before addresses were confirmed: never sent.
 			log.Error("notification dropped: its e-mail address was never confirmed by its user nor registered by the administrator")
-			if derr := e.db.Delivered(bg, d.ID); derr != nil {
-				log.Error("dropping a notification", "err", derr)
-			}
-			return
+			return nil
 		}
-		if err == nil {
-			err = e.sendEventMail(ctx, d)
-		}
+		return e.sendEventMail(ctx, d)
 	default:
-		err = fmt.Errorf("unknown notification kind %q", d.Target.Kind)
-	}
-	if err == nil {
-		e.recordDelivered(bg, d.ID, claimed, log)
-		return
-	}
-	if time.Since(time.Unix(d.Created, 0)) > NotifyGiveUp {
-		log.Error("notification dropped: its target failed for too long", "err", err, "failing_for", NotifyGiveUp)
-		if derr := e.db.Delivered(bg, d.ID); derr != nil {
-			log.Error("dropping a notification", "err", derr)
-		}
-		return
-	}
-	wait := notifyFirstRetry << min(d.Attempts, 20)
-	wait = min(wait, notifyMaxRetry)
-	level := slog.LevelWarn
-	if errors.Is(err, errNoSecret) || dialguard.IsRefused(err) {
-		level = slog.LevelError // for the administrator: it will not heal by itself
-	}
-	log.Log(bg, level, "notification not delivered; will try again", "err", err, "retry_in", wait)
-	if derr := e.db.DeliveryFailed(bg, d.ID, time.Now().Add(wait).Unix(), err.Error()); derr != nil {
-		log.Error("recording a failed notification", "err", derr)
+		return fmt.Errorf("unknown notification kind %q", d.Target.Kind)
 	}
 }
 
-// recordDelivered records a sent notification, trying again while the
-// state database is away (a MariaDB restart) for as long as the delivery's
-// claim holds: until then no other pass takes it, and once it is recorded
-// nobody sends it again. Given up, the receiver gets it a second time after
-// the claim (the event's id tells it so).
-func (e *Engine) recordDelivered(ctx context.Context, id int64, claimed time.Time, log *slog.Logger) {
-	end := claimed.Add(notifyLease*time.Second - notifyTimeout)
+// recordOutcome records a batch's outcome, trying again while the state
+// database is away (a MariaDB restart) for as long as the claim holds:
+// until then no other pass takes the batch, and once it is recorded nobody
+// sends its deliveries again. Given up, the receiver gets those sent a
+// second time after the claim (the event's id tells it so).
+func (e *Engine) recordOutcome(ctx context.Context, o store.Outcome, claimEnd time.Time) {
+	end := claimEnd.Add(-notifyTimeout / 3)
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
-		err := e.db.Delivered(ctx, id)
+		err := e.db.RecordOutcome(ctx, o)
 		if err == nil {
 			return
 		}
 		if time.Now().Add(wait).After(end) {
-			log.Error("recording a sent notification (it may be sent again)", "err", err)
+			e.Log.Error("recording the outcome of notifications (those sent may be sent again)", "err", err, "sent", len(o.Done))
 			return
 		}
 		time.Sleep(wait)

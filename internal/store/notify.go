@@ -312,9 +312,15 @@ func (d *DB) FanOut(ctx context.Context, limit int) (int, error) {
 type Claim struct {
 	At    int64 // now, seconds since the epoch
 	Lease int64 // seconds a claimed delivery is set aside
-	Limit int   // deliveries taken at most
-	// PerUser bounds one user's deliveries in flight, Busy of them already
-	// (0: no bound): one user's slow targets cannot take every slot.
+	// Limit bounds the targets taken (each with its batch of deliveries).
+	Limit int
+	// Batch bounds the deliveries taken of one target (≤ 1: one), its
+	// next ones in event order, sent one after another by one caller.
+	Batch int
+	// PerUser bounds one user's targets in flight, Busy of them already
+	// (0: no bound): one user's slow targets cannot take every slot. A
+	// target's batch is sent one call at a time, so targets in flight are
+	// the calls in flight.
 	PerUser int
 	Busy    map[int64]int
 	// Flying, when not nil, are the deliveries this process has in
@@ -324,18 +330,20 @@ type Claim struct {
 	Flying map[int64]bool
 }
 
-// ClaimDeliveries takes deliveries that are due, the oldest waiting one
-// of each target only (found by the outbox's (target, event) index, a
-// look-up a target: a minimum over the whole outbox made each claim cost
-// as much as the backlog, and a target whose events come faster than it
-// takes them fell further behind with each one) (a target gets its events in order, and one that
-// fails or hangs holds up no other), taking users in turn (each user's
-// oldest, then each one's second, ...), and sets them aside for the lease
-// so that no other notifier sends them meanwhile. Each claim names this
-// process (its process lease): a delivery claimed by a notifier that is
-// gone (killed mid-call: dead on this host, or its lease ran out) is due
-// again at once, not only when the claim ends (90 s, during which its
-// target got nothing at all: a target's events go one at a time).
+// ClaimDeliveries takes deliveries that are due: the oldest waiting one of
+// each target (found by the outbox's (target, event) index, a look-up a
+// target: a minimum over the whole outbox made each claim cost as much as
+// the backlog), with up to c.Batch-1 of that target's next ones, those due
+// right after it in event order (the batch ends before the first that is
+// not: one in its back-off, or another notifier's claim), returned
+// together in event order. A target gets its events in order, and one that
+// fails or hangs holds up no other. Users are taken in turn (each user's
+// first target, then each one's second, ...), and what is taken is set
+// aside for the lease so that no other notifier sends it meanwhile. Each
+// claim names this process (its process lease): a delivery claimed by a
+// notifier that is gone (killed mid-call: dead on this host, or its lease
+// ran out) is due again at once, not only when the claim ends (90 s,
+// during which its target got nothing at all).
 func (d *DB) ClaimDeliveries(ctx context.Context, c Claim) ([]Delivery, error) {
 	perUser := c.PerUser
 	if perUser <= 0 {
@@ -426,21 +434,109 @@ func (d *DB) ClaimDeliveries(ctx context.Context, c Claim) ([]Delivery, error) {
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		kept := out[:0]
-		for i, cl := range claims {
-			res, err := tx.ExecContext(ctx, `UPDATE notify_outbox SET next_try = ?, claimed_by = ? WHERE id = ? AND next_try = ? AND claimed_by = ?`,
-				c.At+c.Lease, me, cl.id, cl.nextTry, cl.by)
-			if err != nil {
-				return err
-			}
-			if k, _ := res.RowsAffected(); k == 1 {
-				kept = append(kept, out[i])
-			}
+		dueRow := func(id, nextTry int64, by string) bool {
+			return nextTry <= c.At || slices.Contains(orphans, any(by)) || slices.Contains(lost, any(id))
 		}
-		out = kept
+		heads := out
+		out = nil
+		for i, head := range heads {
+			batch := []Delivery{head}
+			rest := []claim{claims[i]}
+			if c.Batch > 1 {
+				rows, err := tx.QueryContext(ctx, `SELECT id, event_id, payload, attempts, created, next_try, claimed_by
+					FROM notify_outbox WHERE target_id = ? AND event_id > ? ORDER BY event_id LIMIT ?`, head.Target.ID, head.EventID, c.Batch-1)
+				if err != nil {
+					return err
+				}
+				for rows.Next() {
+					dl := Delivery{Target: head.Target, Secret: head.Secret}
+					var payload, by string
+					var nextTry int64
+					if err := rows.Scan(&dl.ID, &dl.EventID, &payload, &dl.Attempts, &dl.Created, &nextTry, &by); err != nil {
+						rows.Close()
+						return err
+					}
+					if !dueRow(dl.ID, nextTry, by) {
+						break // the batch keeps the event order: nothing past a gap
+					}
+					dl.Payload = []byte(payload)
+					batch = append(batch, dl)
+					rest = append(rest, claim{dl.ID, nextTry, by})
+				}
+				rows.Close()
+				if err := rows.Err(); err != nil {
+					return err
+				}
+			}
+			for j, cl := range rest {
+				res, err := tx.ExecContext(ctx, `UPDATE notify_outbox SET next_try = ?, claimed_by = ? WHERE id = ? AND next_try = ? AND claimed_by = ?`,
+					c.At+c.Lease, me, cl.id, cl.nextTry, cl.by)
+				if err != nil {
+					return err
+				}
+				if k, _ := res.RowsAffected(); k != 1 {
+					batch = batch[:j] // taken meanwhile: the batch ends before it
+					break
+				}
+			}
+			out = append(out, batch...)
+		}
 		return nil
 	})
 	return out, err
+}
+
+// Outcome is what came of one target's claimed batch, recorded at once by
+// RecordOutcome.
+type Outcome struct {
+	Done []int64 // delivered (or dropped): removed from the outbox
+	// Failed, when not 0, is the first that failed: its attempt is
+	// counted and it waits until NextTry.
+	Failed  int64
+	NextTry int64
+	Reason  string
+	// Rest were not tried (after a failure, or the claim near its end, or
+	// the notifier stopping): due again at once, in their order, for
+	// whoever claims the target next.
+	Rest []int64
+}
+
+// RecordOutcome records a batch's outcome in one transaction.
+func (d *DB) RecordOutcome(ctx context.Context, o Outcome) error {
+	return d.Tx(ctx, func(tx *sql.Tx) error {
+		for ids := o.Done; len(ids) > 0; {
+			n := min(len(ids), 500)
+			if _, err := tx.ExecContext(ctx, `DELETE FROM notify_outbox WHERE id IN `+inList(n), int64s(ids[:n])...); err != nil {
+				return err
+			}
+			ids = ids[n:]
+		}
+		if o.Failed != 0 {
+			if _, err := tx.ExecContext(ctx, `UPDATE notify_outbox SET attempts = attempts + 1, next_try = ?, last_error = ?, claimed_by = '' WHERE id = ?`,
+				o.NextTry, o.Reason, o.Failed); err != nil {
+				return err
+			}
+		}
+		for ids := o.Rest; len(ids) > 0; {
+			n := min(len(ids), 500)
+			// Only this process's claims: one that ran out and was taken
+			// by another notifier is that one's.
+			if _, err := tx.ExecContext(ctx, `UPDATE notify_outbox SET next_try = ?, claimed_by = '' WHERE claimed_by = ? AND id IN `+inList(n),
+				append([]any{now(), d.leaseID()}, int64s(ids[:n])...)...); err != nil {
+				return err
+			}
+			ids = ids[n:]
+		}
+		return nil
+	})
+}
+
+func int64s(ids []int64) []any {
+	out := make([]any, len(ids))
+	for i, id := range ids {
+		out[i] = id
+	}
+	return out
 }
 
 // goneClaimers are the notifiers holding claims not yet ended whose
@@ -482,19 +578,12 @@ func goneClaimers(ctx context.Context, tx *sql.Tx, at int64, me string) ([]any, 
 
 // Delivered removes a delivery that reached its target.
 func (d *DB) Delivered(ctx context.Context, id int64) error {
-	return d.Tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM notify_outbox WHERE id = ?`, id)
-		return err
-	})
+	return d.RecordOutcome(ctx, Outcome{Done: []int64{id}})
 }
 
 // DeliveryFailed records a failed attempt and when to try again.
 func (d *DB) DeliveryFailed(ctx context.Context, id, nextTry int64, reason string) error {
-	return d.Tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE notify_outbox SET attempts = attempts + 1, next_try = ?, last_error = ?, claimed_by = '' WHERE id = ?`,
-			nextTry, reason, id)
-		return err
-	})
+	return d.RecordOutcome(ctx, Outcome{Failed: id, NextTry: nextTry, Reason: reason})
 }
 
 // OutboxWaiting counts the deliveries not made yet and the oldest one's

@@ -132,3 +132,93 @@ func TestLostClaimTakenAgain(t *testing.T) {
 		t.Fatalf("claimed again %+v, want the lost claim alone", ds)
 	}
 }
+
+// TestBatchOfAGoneNotifierTakenAgain: a claim takes a target's next
+// deliveries in event order with its first; a batch claimed by a notifier
+// that was killed mid-batch is taken again whole, at once, in order; and a
+// batch ends before a delivery that is not due (another live notifier's),
+// never skipping it.
+func TestBatchOfAGoneNotifierTakenAgain(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	uid, err := db.AddUser(ctx, "alice", "h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.AddNotifyTarget(ctx, NotifyTarget{UserID: uid, Kind: NotifyWebhook, Address: "https://h.example.org/all", Events: []string{"all"}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		addTestEvent(t, db, uid, fmt.Sprint("c", i))
+	}
+	if _, err := db.FanOut(ctx, 100); err != nil {
+		t.Fatal(err)
+	}
+	events := func(ds []Delivery) []int64 {
+		var out []int64
+		for _, d := range ds {
+			out = append(out, d.EventID)
+		}
+		return out
+	}
+	ds, err := db.ClaimDeliveries(ctx, Claim{At: now(), Lease: 90, Limit: 10, Batch: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(events(ds)); got != "[1 2 3 4]" {
+		t.Fatalf("a claim of 4 took events %s, want [1 2 3 4]", got)
+	}
+	// Its notifier is killed mid-batch: a process of this host that ended.
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	here := thisProcess()
+	if _, err := db.sql.ExecContext(ctx, `INSERT INTO process_leases(id, host, pid, started, expires) VALUES (?, ?, ?, ?, unixepoch() + ?)`,
+		"localdead", here.host, gone.Process.Pid, 1, map[bool]int{true: 0, false: 60}[here.host == ""]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.sql.ExecContext(ctx, `UPDATE notify_outbox SET claimed_by = 'localdead' WHERE claimed_by != ''`); err != nil {
+		t.Fatal(err)
+	}
+	// Event 6 is another live notifier's (a claim that cannot be: the
+	// batch must stop before it anyway).
+	if _, err := db.sql.ExecContext(ctx, `INSERT INTO process_leases(id, host, pid, started, expires) VALUES ('otherlive', 'another-host', 1, 1, unixepoch() + 60)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.sql.ExecContext(ctx, `UPDATE notify_outbox SET claimed_by = 'otherlive', next_try = ? WHERE event_id = 6`, now()+90); err != nil {
+		t.Fatal(err)
+	}
+	ds, err = db.ClaimDeliveries(ctx, Claim{At: now(), Lease: 90, Limit: 10, Batch: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(events(ds)); got != "[1 2 3 4 5]" {
+		t.Fatalf("the next claim took events %s, want the gone notifier's batch and the one after it: [1 2 3 4 5]", got)
+	}
+	// Sent up to 2, failed at 3: 4 and 5 go back, due at once, unclaimed.
+	if err := db.RecordOutcome(ctx, Outcome{Done: []int64{ds[0].ID, ds[1].ID}, Failed: ds[2].ID, NextTry: now() + 3600, Reason: "503",
+		Rest: []int64{ds[3].ID, ds[4].ID}}); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.sql.QueryContext(ctx, `SELECT event_id, attempts, claimed_by, next_try <= ? FROM notify_outbox ORDER BY event_id`, now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for rows.Next() {
+		var ev, attempts int64
+		var by string
+		var due bool
+		rows.Scan(&ev, &attempts, &by, &due)
+		got = append(got, fmt.Sprintf("%d:%d:%s:%v", ev, attempts, by, due))
+	}
+	rows.Close()
+	if s := fmt.Sprint(got); s != "[3:1::false 4:0::true 5:0::true 6:0:otherlive:false]" {
+		t.Fatalf("outbox after the outcome %s, want [3:1::false 4:0::true 5:0::true 6:0:otherlive:false]", s)
+	}
+	// 3 waits for its retry: nothing of the target is due before it.
+	if ds, err := db.ClaimDeliveries(ctx, Claim{At: now(), Lease: 90, Limit: 10, Batch: 16}); err != nil || len(ds) != 0 {
+		t.Fatalf("a claim took %v (%v) while the target's first waits for its retry, want nothing", events(ds), err)
+	}
+}

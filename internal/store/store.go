@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -27,7 +28,13 @@ type DB struct {
 	stmts   sync.Map // query text -> *sql.Stmt, see prepared
 	lease   processLease
 	leaseMu sync.Mutex
+	commits atomic.Int64 // write transactions committed, see Commits
 }
+
+// Commits counts the transactions this handle committed (Tx and Batch):
+// what a piece of work costs in write transactions, for tests and
+// measurements.
+func (d *DB) Commits() int64 { return d.commits.Load() }
 
 // schemaV1 is the schema of the release before schema versions: the
 // baseline migration. Never edit it; append a migration instead.
@@ -184,6 +191,7 @@ func (d *DB) Tx(ctx context.Context, fn func(*sql.Tx) error) error {
 		}
 		return fmt.Errorf("state database commit: %w", err)
 	}
+	d.commits.Add(1)
 	return nil
 }
 
@@ -271,5 +279,6 @@ func (d *DB) Batch(ctx context.Context, fn func(ctx context.Context) error) erro
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("state database commit: %w", err)
 	}
+	d.commits.Add(1)
 	return nil
 }
