@@ -177,14 +177,25 @@ static double gauss(void)
 	return sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
+/* closeChecked closes f, false when any write to it failed. fclose alone
+ * is not enough: a write stdio made earlier that failed (a disk full for a
+ * moment) dropped its buffer, and once there is room again the later ones
+ * and fclose succeed, leaving a file with lines missing. */
+static int closeChecked(FILE *f)
+{
+	int bad = fflush(f) != 0 || ferror(f);
+	return fclose(f) == 0 && !bad;
+}
+
 static void write3(const char *path, const double *v, long n)
 {
 	FILE *out = fopen(path, "w");
 	if (!out)
 		die(1, "cannot write %s", path);
 	for (long i = 0; i < n; i++)
-		fprintf(out, "%.6f %.6f %.6f\n", v[3 * i], v[3 * i + 1], v[3 * i + 2]);
-	if (fclose(out) != 0)
+		if (fprintf(out, "%.6f %.6f %.6f\n", v[3 * i], v[3 * i + 1], v[3 * i + 2]) < 0)
+			die(1, "cannot write %s", path);
+	if (!closeChecked(out))
 		die(1, "cannot write %s", path);
 }
 
@@ -229,7 +240,7 @@ int main(void)
 		if (s % 10 == 0 || s == c.steps)
 			fprintf(prog, "step %ld kinetic_energy %.6f\n", s, ekin);
 	}
-	if (fclose(prog) != 0)
+	if (!closeChecked(prog))
 		die(1, "cannot write %s", "progress.log");
 	write3("output.coor", x, n);
 	write3("output.vel", v, n);

@@ -302,12 +302,12 @@ func (e *Engine) createBatch(ctx context.Context, paramsJSON string, jobs []step
 // the rest are created again together, and split in halves while they
 // fail, so one bad step costs O(log n) runs. A job that fails alone fails
 // its chain. It returns an error only when the state database failed, a
-// disk failed or ctx ended.
+// disk failed, a database said to try again (retryLater) or ctx ended.
 func (e *Engine) settleFailed(ctx context.Context, params boinc.WorkParams, jobs []stepJob, err error) error {
 	if err == nil || ctx.Err() != nil {
 		return ctx.Err()
 	}
-	if isDiskError(err) {
+	if isDiskError(err) || retryLater(err) {
 		return err // the pass fails and is tried again; no chain is at fault
 	}
 	if len(jobs) == 1 {

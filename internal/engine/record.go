@@ -186,7 +186,7 @@ func (e *Engine) startStep(ctx context.Context, c store.Chain, s store.Step) err
 		return e.db.FailChain(ctx, c.ID, s.Step, fmt.Sprintf("bad stored parameters: %v", err))
 	}
 	if err := e.createSteps(ctx, params, []stepJob{{chain: c, step: s}}); err != nil {
-		if isDiskError(err) {
+		if isDiskError(err) || retryLater(err) {
 			return err // BOINC calls the hook again
 		}
 		if done, serr := e.alreadyCreated(ctx, s.WU, err); done || serr != nil {

@@ -620,7 +620,7 @@ func (e *Engine) createSteps(ctx context.Context, params boinc.WorkParams, steps
 	known := map[string]stagedInput{}
 	catchup, err := e.catchup(ctx, steps)
 	if err != nil {
-		return err
+		return inState(err)
 	}
 	for i, s := range steps {
 		var files []string
@@ -680,7 +680,9 @@ func (e *Engine) createSteps(ctx context.Context, params boinc.WorkParams, steps
 		wus[i] = s.step.WU
 	}
 	if err := e.db.SetStepState(ctx, wus, "queued"); err != nil {
-		return err
+		// The work units exist: the next pass finds them so
+		// (queueExisting, alreadyCreated) and records them queued.
+		return inState(err)
 	}
-	return e.cancelStranded(ctx, wus)
+	return inState(e.cancelStranded(ctx, wus))
 }
