@@ -286,7 +286,7 @@ func cmdWaitStatus(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	deadline := time.Now().Add(limit)
 	var last string
-	for time.Now().Before(deadline) {
+	for look := 0; time.Now().Before(deadline); look++ {
 		cmd := exec.Command(filepath.Join(binDir, "rboinc-retrieve"), "-group", args[0], "-status")
 		cmd.Env = envOf(ts)
 		out, _ := cmd.CombinedOutput()
@@ -298,7 +298,7 @@ func cmdWaitStatus(ts *testscript.TestScript, neg bool, args []string) {
 				return
 			}
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(statusPause(look))
 	}
 	log, _ := os.ReadFile(filepath.Join(ts.Getenv("WORK"), "server.log"))
 	ts.Fatalf("chain %s/%s not %s after %v; last status:\n%s\nserver log:\n%s", args[0], args[1], args[2], limit, last, log)

@@ -294,7 +294,7 @@ func normalize(l string) string {
 func waitSettled(ts *testscript.TestScript, group string, n int, limit time.Duration) {
 	deadline := time.Now().Add(limit)
 	var last string
-	for time.Now().Before(deadline) {
+	for look := 0; time.Now().Before(deadline); look++ {
 		cmd := exec.Command(filepath.Join(binDir, "rboinc-retrieve"), "-group", group, "-status")
 		cmd.Env = envOf(ts)
 		out, _ := cmd.CombinedOutput()
@@ -313,7 +313,7 @@ func waitSettled(ts *testscript.TestScript, group string, n int, limit time.Dura
 		if lines == n && settled == n {
 			return
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(statusPause(look))
 	}
 	ts.Fatalf("group %s not settled with %d chains after %v; last status:\n%s", group, n, limit, last)
 }

@@ -55,6 +55,25 @@ func boincCounts(tb testing.TB, e *engine.Engine) (total, ready int) {
 	return total, ready
 }
 
+// boincWUCounter is boincCounts' total on one connection to BOINC's
+// database, for the loops that ask every few milliseconds while a
+// submission runs: opening the database for each look was most of such a
+// loop's processor time. The returned function closes it.
+func boincWUCounter(tb testing.TB, e *engine.Engine) (count func() int, closeDB func()) {
+	tb.Helper()
+	db, err := e.OpenBoincDB(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return func() int {
+		var n int
+		if err := db.QueryRow(`SELECT count(*) FROM workunit`).Scan(&n); err != nil {
+			tb.Errorf("counting BOINC's work units: %v", err)
+		}
+		return n
+	}, func() { db.Close() }
+}
+
 func newAssimilator(t testing.TB, e *engine.Engine) *engine.Assimilator {
 	t.Helper()
 	bdb, err := e.OpenBoincDB(context.Background())

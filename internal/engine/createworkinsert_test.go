@@ -44,14 +44,16 @@ func TestCreateWorkCancelledSubmission(t *testing.T) {
 			req := b.request([]string{"assigned", "chunks"}[round], 1500, 2)
 			o.NumSteps = req.Options.NumSteps
 			req.Options = o
-			before, _ := boincCounts(t, e)
+			count, closeDB := boincWUCounter(t, e)
+			before := count()
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			go func() {
 				_, err := e.Submit(ctx, u, req)
 				done <- err
 			}()
-			// Stop it once BOINC has a first work unit of it.
+			// Stop it once BOINC has a first work unit of it (then only
+			// wait for it to end: there is nothing more to look at).
 			var err error
 		wait:
 			for {
@@ -59,12 +61,13 @@ func TestCreateWorkCancelledSubmission(t *testing.T) {
 				case err = <-done:
 					break wait
 				case <-time.After(5 * time.Millisecond):
-					if total, _ := boincCounts(t, e); total > before {
+					if ctx.Err() == nil && count() > before {
 						cancel()
 					}
 				}
 			}
 			cancel()
+			closeDB()
 			steps := checkWUsHaveSteps(t, e)
 			t.Logf("%+v: submission: %v; steps by state %v", o, err, steps)
 		}

@@ -177,12 +177,14 @@ func submissionKill9(t *testing.T, e *engine.Engine, u store.User, rounds, perRe
 		wait := time.Duration(rand.IntN(window)) * time.Millisecond
 		if atFirstWU && round%2 == 0 {
 			// Every other round: as soon as BOINC has a first work unit of it.
-			had, _ := boincCounts(t, e)
+			count, closeDB := boincWUCounter(t, e)
+			had := count()
 			for end := time.Now().Add(wait); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
-				if n, _ := boincCounts(t, e); n > had {
+				if count() > had {
 					break
 				}
 			}
+			closeDB()
 		} else {
 			time.Sleep(wait)
 		}

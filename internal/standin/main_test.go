@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rboinc/rboinc/internal/boinc"
@@ -95,6 +96,9 @@ type testProject struct {
 	t   *testing.T
 	dir string
 	p   *boinc.Project
+
+	mu     sync.Mutex
+	opened *boincdb.DB // see db
 }
 
 // newProject makes a stand-in project with app rbtest (a no-op run script)
@@ -166,13 +170,23 @@ func (tp *testProject) createWork(cwd, stdin string, args ...string) (stdout, st
 	return o.String(), e.String(), code
 }
 
+// db is the project's database, opened on first use and kept until the
+// test ends: the waits that count rows every 20 ms opened it (its schema
+// checked, its tables created if missing) for each look, and kept every
+// handle open until the test ended.
 func (tp *testProject) db() *boincdb.DB {
 	tp.t.Helper()
+	tp.mu.Lock()
+	defer tp.mu.Unlock()
+	if tp.opened != nil {
+		return tp.opened
+	}
 	db, err := openDB(tp.dir)
 	if err != nil {
 		tp.t.Fatal(err)
 	}
 	tp.t.Cleanup(func() { db.Close() })
+	tp.opened = db
 	return db
 }
 

@@ -249,8 +249,13 @@ func Idle(projectDir string) (bool, error) {
 		return false, err
 	}
 	defer db.Close()
+	return idleIn(db, projectDir)
+}
+
+// idleIn is Idle on a database already open.
+func idleIn(db *boincdb.DB, projectDir string) (bool, error) {
 	var n int
-	err = db.QueryRow(`SELECT
+	err := db.QueryRow(`SELECT
 		(SELECT count(*) FROM workunit WHERE transition_time <= ? OR assimilate_state = ? OR file_delete_state = ?) +
 		(SELECT count(*) FROM result WHERE server_state IN (?, ?) OR file_delete_state = ?)`,
 		time.Now().Unix(), assimReady, boincdb.FileDeleteReady, serverUnsent, serverInProgress, boincdb.FileDeleteReady).Scan(&n)

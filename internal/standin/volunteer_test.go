@@ -56,7 +56,7 @@ func (tp *testProject) waitFor(what string, cond func() bool) {
 func (tp *testProject) waitIdle() {
 	tp.t.Helper()
 	tp.waitFor("the project to be idle", func() bool {
-		idle, err := Idle(tp.dir)
+		idle, err := idleIn(tp.db(), tp.dir)
 		if err != nil {
 			tp.t.Fatal(err)
 		}
