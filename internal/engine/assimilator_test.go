@@ -286,10 +286,12 @@ func TestNativeAssimilatorLeavesBrokenWorkUnits(t *testing.T) {
 		if _, ready := boincCounts(t, e); ready != 2 {
 			t.Errorf("%d work units left ready, want 2", ready)
 		}
-		// The outputs that were there were not kept for the work unit left
-		// for a retry: the retry takes them.
-		if left, _ := filepath.Glob(filepath.Join(e.Root, "results", "*", resp.Chains[0].FirstWU+"_*")); len(left) != 0 {
-			t.Errorf("results of a work unit left for a retry: %v", left)
+		// Nothing is recorded for the work unit left for a retry: the retry
+		// takes its outputs. (The files its takes made may stay meanwhile:
+		// another host's record may have made them its results; the orphan
+		// sweeper removes those no step ever records.)
+		if r, err := e.Results(ctx, u, "g", resp.Chains[0].Name); err != nil || len(r.Files) != 0 {
+			t.Errorf("results of a work unit left for a retry: %v, %v", r.Files, err)
 		}
 		// Logged once; the next pass does not retry before its time.
 		log.Reset()
@@ -304,6 +306,18 @@ func TestNativeAssimilatorLeavesBrokenWorkUnits(t *testing.T) {
 		}
 		if n, err := newAssimilator(t, e).Pass(ctx); err != nil || n != 2 {
 			t.Errorf("after repair: %d, %v", n, err)
+		}
+		r, err := e.Results(ctx, u, "g", resp.Chains[0].Name)
+		if err != nil || len(r.Files) != 3 {
+			t.Fatalf("results after repair: %v, %v", r.Files, err)
+		}
+		for _, f := range r.Files {
+			rf, _, err := e.OpenResult(ctx, u, "g", f.Name)
+			if err != nil {
+				t.Errorf("after repair: %v", err)
+				continue
+			}
+			rf.Close()
 		}
 	})
 }
@@ -561,4 +575,47 @@ func TestNativeAssimilatorKeepsNoTakenOpen(t *testing.T) {
 			t.Errorf("descriptor %s of %s left open", fd.Name(), p)
 		}
 	}
+}
+
+// Two hosts' assimilators on one batch, the other way round: host B's pass
+// takes the batch's outputs ahead (its takes make the files), host A's
+// records the steps meanwhile (its takes replace B's files with the same
+// outputs) and marks them, then B's pass fails before its records (the
+// long soak: B's transaction could not take the state database's write
+// lock, "Lock wait timeout exceeded" or "invalid connection" with MariaDB
+// killed; here B's context ends). B must not remove the files its takes
+// made: they are A's recorded results now, and BOINC deletes the outputs
+// A marked. In the soak, 518 work units' results were recorded but
+// unreadable so.
+func TestNativeAssimilatorFailedPassKeepsOtherHostsResults(t *testing.T) {
+	forEngines(t, func(t *testing.T, e *engine.Engine, u store.User) {
+		ctx, stop := context.WithCancel(context.Background())
+		defer stop()
+		submitChains(t, e, u, "g", 4, 2)
+		boincDone(t, e, nil)
+		_, err := newAssimilator(t, e).PassAround(ctx, func() {
+			if n, err := newAssimilator(t, e).Pass(context.Background()); err != nil || n != 4 {
+				t.Fatalf("the other host's pass: %d, %v", n, err)
+			}
+			stop() // B's pass fails before its records
+		})
+		if err == nil {
+			t.Fatal("the pass whose context ended did not fail")
+		}
+		r, err := e.Results(context.Background(), u, "g", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Files) != 4*3 {
+			t.Fatalf("%d results listed, want %d", len(r.Files), 4*3)
+		}
+		for _, f := range r.Files {
+			rf, _, err := e.OpenResult(context.Background(), u, "g", f.Name)
+			if err != nil {
+				t.Errorf("a recorded result is lost: %v", err)
+				continue
+			}
+			rf.Close()
+		}
+	})
 }
