@@ -619,3 +619,51 @@ func TestNativeAssimilatorFailedPassKeepsOtherHostsResults(t *testing.T) {
 		}
 	})
 }
+
+// A step recorded whose results files went before its work unit was
+// marked (in the long soak, another host's failed pass removed them
+// between this pass's takes and its commit; the sync after the commit
+// failed, and the next pass found the steps done and marked them, and
+// BOINC deleted the outputs): the next pass takes them again from BOINC's
+// upload hierarchy, with the content recorded, before it marks the work
+// units.
+func TestNativeAssimilatorRestoresRecordedResultsGone(t *testing.T) {
+	forEngines(t, func(t *testing.T, e *engine.Engine, u store.User) {
+		ctx := context.Background()
+		submitChains(t, e, u, "g", 4, 2)
+		boincDone(t, e, nil)
+		if n, err := newAssimilator(t, e).Pass(ctx); err != nil || n != 4 {
+			t.Fatalf("pass: %d, %v", n, err)
+		}
+		taken, _ := filepath.Glob(filepath.Join(e.Root, "results", "*", "*"))
+		if len(taken) != 4*3 {
+			t.Fatalf("%d results taken, want %d", len(taken), 4*3)
+		}
+		for _, p := range taken[:5] {
+			os.Remove(p)
+		}
+		// Not marked: the pass failed after its records.
+		a := newAssimilator(t, e)
+		if _, err := a.BDB.ExecContext(ctx, `UPDATE workunit SET assimilate_state = 1 WHERE name LIKE '%-0-2-%'`); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := a.Pass(ctx); err != nil || n != 4 {
+			t.Fatalf("pass again: %d, %v", n, err)
+		}
+		r, err := e.Results(ctx, u, "g", "")
+		if err != nil || len(r.Files) != 4*3 {
+			t.Fatalf("%d results listed (%v), want %d", len(r.Files), err, 4*3)
+		}
+		for _, f := range r.Files {
+			rf, _, err := e.OpenResult(ctx, u, "g", f.Name)
+			if err != nil {
+				t.Errorf("a recorded result is lost: %v", err)
+				continue
+			}
+			rf.Close()
+		}
+		if total, _ := boincCounts(t, e); total != 8 {
+			t.Errorf("BOINC has %d work units, want 8 (no step made twice)", total)
+		}
+	})
+}

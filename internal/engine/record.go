@@ -63,6 +63,11 @@ func (e *Engine) recordStep(ctx context.Context, it *advance.Item, taken *advanc
 		return e.stepFailed(ctx, c, s, call)
 	}
 	if s.State == "done" || s.State == "failed" {
+		if s.State == "done" && c.State != "purged" {
+			if err := e.restoreResults(ctx, c, s.Step, call, taken); err != nil {
+				return err
+			}
+		}
 		return e.resumeNext(ctx, c, s.Step)
 	}
 	lay, err := e.layouts.parse(c.Layout)
