@@ -305,10 +305,12 @@ func TestNativeAssimilatorLeavesBrokenWorkUnits(t *testing.T) {
 		if _, ready := boincCounts(t, e); ready != 2 {
 			t.Errorf("%d work units left ready, want 2", ready)
 		}
-		// The outputs that were there were not kept for the work unit left
-		// for a retry: the retry takes them.
-		if left, _ := filepath.Glob(filepath.Join(e.Root, "results", "*", resp.Chains[0].FirstWU+"_*")); len(left) != 0 {
-			t.Errorf("results of a work unit left for a retry: %v", left)
+		// Nothing is recorded for the work unit left for a retry: the retry
+		// takes its outputs. (The files its takes made may stay meanwhile:
+		// another host's record may have made them its results; the orphan
+		// sweeper removes those no step ever records.)
+		if r, err := e.Results(ctx, u, "g", resp.Chains[0].Name); err != nil || len(r.Files) != 0 {
+			t.Errorf("results of a work unit left for a retry: %v, %v", r.Files, err)
 		}
 		// Logged once; the next pass does not retry before its time.
 		log.Reset()
@@ -323,6 +325,18 @@ func TestNativeAssimilatorLeavesBrokenWorkUnits(t *testing.T) {
 		}
 		if n, err := newAssimilator(t, e).Pass(ctx); err != nil || n != 2 {
 			t.Errorf("after repair: %d, %v", n, err)
+		}
+		r, err := e.Results(ctx, u, "g", resp.Chains[0].Name)
+		if err != nil || len(r.Files) != 3 {
+			t.Fatalf("results after repair: %v, %v", r.Files, err)
+		}
+		for _, f := range r.Files {
+			rf, _, err := e.OpenResult(ctx, u, "g", f.Name)
+			if err != nil {
+				t.Errorf("after repair: %v", err)
+				continue
+			}
+			rf.Close()
 		}
 	})
 }
@@ -580,4 +594,95 @@ func TestNativeAssimilatorKeepsNoTakenOpen(t *testing.T) {
 			t.Errorf("descriptor %s of %s left open", fd.Name(), p)
 		}
 	}
+}
+
+// Two hosts' assimilators on one batch, the other way round: host B's pass
+// takes the batch's outputs ahead (its takes make the files), host A's
+// records the steps meanwhile (its takes replace B's files with the same
+// outputs) and marks them, then B's pass fails before its records (the
+// long soak: B's transaction could not take the state database's write
+// lock, "Lock wait timeout exceeded" or "invalid connection" with MariaDB
+// killed; here B's context ends). B must not remove the files its takes
+// made: they are A's recorded results now, and BOINC deletes the outputs
+// A marked. In the soak, 518 work units' results were recorded but
+// unreadable so.
+func TestNativeAssimilatorFailedPassKeepsOtherHostsResults(t *testing.T) {
+	forEngines(t, func(t *testing.T, e *engine.Engine, u store.User) {
+		ctx, stop := context.WithCancel(context.Background())
+		defer stop()
+		submitChains(t, e, u, "g", 4, 2)
+		boincDone(t, e, nil)
+		_, err := newAssimilator(t, e).PassAround(ctx, func() {
+			if n, err := newAssimilator(t, e).Pass(context.Background()); err != nil || n != 4 {
+				t.Fatalf("the other host's pass: %d, %v", n, err)
+			}
+			stop() // B's pass fails before its records
+		})
+		if err == nil {
+			t.Fatal("the pass whose context ended did not fail")
+		}
+		r, err := e.Results(context.Background(), u, "g", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Files) != 4*3 {
+			t.Fatalf("%d results listed, want %d", len(r.Files), 4*3)
+		}
+		for _, f := range r.Files {
+			rf, _, err := e.OpenResult(context.Background(), u, "g", f.Name)
+			if err != nil {
+				t.Errorf("a recorded result is lost: %v", err)
+				continue
+			}
+			rf.Close()
+		}
+	})
+}
+
+// A step recorded whose results files went before its work unit was
+// marked (in the long soak, another host's failed pass removed them
+// between this pass's takes and its commit; the sync after the commit
+// failed, and the next pass found the steps done and marked them, and
+// BOINC deleted the outputs): the next pass takes them again from BOINC's
+// upload hierarchy, with the content recorded, before it marks the work
+// units.
+func TestNativeAssimilatorRestoresRecordedResultsGone(t *testing.T) {
+	forEngines(t, func(t *testing.T, e *engine.Engine, u store.User) {
+		ctx := context.Background()
+		submitChains(t, e, u, "g", 4, 2)
+		boincDone(t, e, nil)
+		if n, err := newAssimilator(t, e).Pass(ctx); err != nil || n != 4 {
+			t.Fatalf("pass: %d, %v", n, err)
+		}
+		taken, _ := filepath.Glob(filepath.Join(e.Root, "results", "*", "*"))
+		if len(taken) != 4*3 {
+			t.Fatalf("%d results taken, want %d", len(taken), 4*3)
+		}
+		for _, p := range taken[:5] {
+			os.Remove(p)
+		}
+		// Not marked: the pass failed after its records.
+		a := newAssimilator(t, e)
+		if _, err := a.BDB.ExecContext(ctx, `UPDATE workunit SET assimilate_state = 1 WHERE name LIKE '%-0-2-%'`); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := a.Pass(ctx); err != nil || n != 4 {
+			t.Fatalf("pass again: %d, %v", n, err)
+		}
+		r, err := e.Results(ctx, u, "g", "")
+		if err != nil || len(r.Files) != 4*3 {
+			t.Fatalf("%d results listed (%v), want %d", len(r.Files), err, 4*3)
+		}
+		for _, f := range r.Files {
+			rf, _, err := e.OpenResult(ctx, u, "g", f.Name)
+			if err != nil {
+				t.Errorf("a recorded result is lost: %v", err)
+				continue
+			}
+			rf.Close()
+		}
+		if total, _ := boincCounts(t, e); total != 8 {
+			t.Errorf("BOINC has %d work units, want 8 (no step made twice)", total)
+		}
+	})
 }

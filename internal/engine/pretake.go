@@ -22,9 +22,14 @@ import (
 const pretakeWorkers = 2
 
 // pretakes are the outputs of a batch of work units, taken ahead of their
-// records (see Assimilator.pretake). A take that no record used and that
-// made its file is undone by finish: what is not recorded is taken again
-// by the next pass.
+// records (see Assimilator.pretake). A take that no record used is not
+// undone: with two hosts' assimilators on one results area (one state in
+// MariaDB), the file a take made may be another assimilator's recorded
+// result by now (its take of the same output replaced the file with the
+// same content, and its record committed, outside this pass's knowing),
+// and no removal by name can tell. What no record uses is taken again by
+// the next pass, or removed by the orphan sweeper once no waiting step
+// nor result refers to it (removeOrphanResults).
 type pretakes struct {
 	byWU     map[int64]*wuOutputs
 	wg       sync.WaitGroup
@@ -55,13 +60,12 @@ type wuOutputs struct {
 }
 
 type pretaken struct {
-	dst     string
-	sum     string
-	size    int64
-	err     error
-	created bool     // dst was not there before the take
-	used    bool     // a record refers to it
-	f       *os.File // dst, open, until handed to the record (hand) or closed by finish
+	dst  string
+	sum  string
+	size int64
+	err  error
+	used bool     // a record refers to it
+	f    *os.File // dst, open, until handed to the record (hand) or closed by finish
 }
 
 // pretake starts taking the outputs of the work units of wus that the
@@ -151,9 +155,9 @@ func (j pretakeJob) run(ctx context.Context, e *Engine, p *pretakes) {
 		src := e.Proj.UploadPath(o.Name)
 		t := &pretaken{dst: filepath.Join(j.dir, naming.ResultFile(j.w.Name, po.Index))}
 		if p.held.Add(1) <= heldPerBatch {
-			t.sum, t.size, t.created, t.f, t.err = pool.TakeOutputHeld(src, t.dst)
+			t.sum, t.size, _, t.f, t.err = pool.TakeOutputHeld(src, t.dst)
 		} else {
-			t.sum, t.size, t.created, t.err = pool.TakeOutputStarted(src, t.dst)
+			t.sum, t.size, _, t.err = pool.TakeOutputStarted(src, t.dst)
 		}
 		if errors.Is(t.err, fs.ErrNotExist) {
 			if _, err := os.Lstat(src); err == nil {
@@ -239,9 +243,10 @@ func (wo *wuOutputs) missing(src string) (missing, known bool) {
 	return false, false
 }
 
-// finish waits for the workers and removes the files made by takes that no
-// record used (a work unit deferred, a batch stopped by an error); again,
-// or on nil, it does nothing.
+// finish waits for the workers and closes the descriptors no record was
+// handed; again, or on nil, it does nothing. It removes no file, not even
+// one its own take made that no record used (a work unit deferred, a batch
+// stopped by an error): see pretakes.
 func (p *pretakes) finish() {
 	if p == nil || p.finished {
 		return
@@ -253,9 +258,6 @@ func (p *pretakes) finish() {
 			if t.f != nil {
 				t.f.Close()
 				t.f = nil
-			}
-			if t.created && !t.used {
-				os.Remove(t.dst)
 			}
 		}
 	}

@@ -63,8 +63,10 @@ func (e *Engine) recordStep(ctx context.Context, it *advance.Item, taken *advanc
 		return e.stepFailed(ctx, c, s, call)
 	}
 	if s.State == "done" || s.State == "failed" {
-		if s.State == "done" && c.State != "purged" && it.Pretaken != nil {
-			e.keepRecordedTakes(c, call, it.Pretaken)
+		if s.State == "done" && c.State != "purged" {
+			if err := e.restoreResults(ctx, c, s.Step, call, taken); err != nil {
+				return err
+			}
 		}
 		return e.resumeNext(ctx, c, s.Step)
 	}
@@ -197,21 +199,4 @@ func (e *Engine) startStep(ctx context.Context, c store.Chain, s store.Step) err
 	}
 	e.Log.Info("next step created", "wu", s.WU)
 	return nil
-}
-
-// keepRecordedTakes marks this work unit's outputs taken ahead as used when
-// its step was recorded done by another assimilator (another host's, with
-// the state in MariaDB) after the take: the file at each take's place is
-// then that record's result (the other take replaced or found it there,
-// the same output under the same name), and the take's undoing would
-// remove a recorded result before it is retrieved.
-func (e *Engine) keepRecordedTakes(c store.Chain, call boinc.HookCall, pre advance.Pretaken) {
-	dir := e.resultsDir(c.User, c.Group)
-	for _, path := range call.Files {
-		o, err := naming.ParseOutput(filepath.Base(path))
-		if err != nil {
-			continue
-		}
-		pre.Took(path, filepath.Join(dir, naming.ResultFile(call.WUName, o.Index)))
-	}
 }
