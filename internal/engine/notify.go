@@ -185,10 +185,11 @@ func (s *sender) pass(ctx context.Context) (busy bool, err error) {
 }
 
 // deliverBatch sends one target's claimed deliveries one after another in
-// event order until one fails, the claim nears its end (claimEnd) or ctx
-// ends, and records the outcome of all in one transaction: those sent are
-// done, the first that failed waits for its retry, the rest are due again
-// at once, in their order, for the next claim.
+// event order until one fails, the claim nears its end (claimEnd), ctx
+// ends or the next is no longer this notifier's (its target removed),
+// and records the outcome of all in one transaction: those sent are done,
+// the first that failed waits for its retry, the rest are due again at
+// once, in their order, for the next claim.
 func (e *Engine) deliverBatch(ctx context.Context, batch []store.Delivery, claimEnd time.Time) {
 	// A call in flight finishes (within notifyTimeout) when the notifier
 	// is stopped: cut short, the receiver may have the event already and
@@ -203,6 +204,18 @@ func (e *Engine) deliverBatch(ctx context.Context, batch []store.Delivery, claim
 			break
 		}
 		log := e.Log.With("user_id", d.Target.UserID, "target", d.Target.Address, "event", d.EventID, "attempt", d.Attempts+1)
+		if i > 0 {
+			// The target may have been removed meanwhile (its address is
+			// no longer the user's to be sent to), or the claim taken by
+			// another notifier: no further call then.
+			if ok, err := e.db.StillClaimed(bg, d.ID); err != nil || !ok {
+				if err != nil {
+					log.Warn("cannot tell whether a batch's next notification is still this notifier's; handing the rest back", "err", err)
+				}
+				o.Rest = deliveryIDs(batch[i:])
+				break
+			}
+		}
 		cctx, cancel := context.WithDeadline(bg, claimEnd.Add(-2*notifyTimeout))
 		err := e.deliver(cctx, d, log)
 		cancel()

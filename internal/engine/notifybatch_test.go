@@ -72,7 +72,7 @@ func (c *callLog) got() []int64 {
 
 // batchFixture is an engine with one webhook target for all events of
 // alice, n events waiting for it (their ids returned in order).
-func batchFixture(t *testing.T, c *callLog, n int) (*fixture, []int64) {
+func batchFixture(t *testing.T, c http.Handler, n int) (*fixture, []int64) {
 	t.Helper()
 	f := newFixture(t)
 	allowLoopback(f.e)

@@ -576,6 +576,16 @@ func goneClaimers(ctx context.Context, tx *sql.Tx, at int64, me string) ([]any, 
 	return gone, nil
 }
 
+// StillClaimed tells whether delivery id is still in the outbox under this
+// process's claim: a batch makes no further call once its target was
+// removed (its deliveries deleted with it) or its claim was taken by
+// another notifier. A read, not a write transaction.
+func (d *DB) StillClaimed(ctx context.Context, id int64) (bool, error) {
+	var n int
+	err := d.sql.QueryRowContext(ctx, `SELECT count(*) FROM notify_outbox WHERE id = ? AND claimed_by = ?`, id, d.leaseID()).Scan(&n)
+	return n > 0, err
+}
+
 // Delivered removes a delivery that reached its target.
 func (d *DB) Delivered(ctx context.Context, id int64) error {
 	return d.RecordOutcome(ctx, Outcome{Done: []int64{id}})

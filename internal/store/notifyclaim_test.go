@@ -222,3 +222,42 @@ func TestBatchOfAGoneNotifierTakenAgain(t *testing.T) {
 		t.Fatalf("a claim took %v (%v) while the target's first waits for its retry, want nothing", events(ds), err)
 	}
 }
+
+// TestStillClaimed: a claimed delivery is this process's until another
+// notifier takes it or its target is removed (which deletes it); a batch
+// makes no further call then.
+func TestStillClaimed(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t)
+	uid, err := db.AddUser(ctx, "alice", "h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.AddNotifyTarget(ctx, NotifyTarget{UserID: uid, Kind: NotifyWebhook, Address: "https://h.example.org/x", Events: []string{"all"}}); err != nil {
+		t.Fatal(err)
+	}
+	addTestEvent(t, db, uid, "c1")
+	if _, err := db.FanOut(ctx, 100); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := db.ClaimDeliveries(ctx, Claim{At: now(), Lease: 90, Limit: 1})
+	if err != nil || len(ds) != 1 {
+		t.Fatalf("claimed %d: %v", len(ds), err)
+	}
+	id := ds[0].ID
+	still := func(want bool, when string) {
+		t.Helper()
+		if ok, err := db.StillClaimed(ctx, id); err != nil || ok != want {
+			t.Fatalf("%s: StillClaimed %v, %v; want %v", when, ok, err, want)
+		}
+	}
+	still(true, "just claimed")
+	db.sql.ExecContext(ctx, `UPDATE notify_outbox SET claimed_by = 'another' WHERE id = ?`, id)
+	still(false, "taken by another notifier")
+	db.sql.ExecContext(ctx, `UPDATE notify_outbox SET claimed_by = ? WHERE id = ?`, db.leaseID(), id)
+	still(true, "this process's again")
+	if ok, err := db.RemoveNotifyTargets(ctx, uid, NotifyWebhook, "https://h.example.org/x"); err != nil || !ok {
+		t.Fatalf("removing the target: %v, %v", ok, err)
+	}
+	still(false, "its target removed")
+}
