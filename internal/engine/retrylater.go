@@ -4,7 +4,7 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/go-sql-driver/mysql"
+	"github.com/rboinc/rboinc/internal/sqldb"
 	"github.com/rboinc/rboinc/internal/store"
 )
 
@@ -52,8 +52,7 @@ func retryLater(err error) bool {
 	if errors.As(err, &se) || store.Unreachable(err) {
 		return true
 	}
-	var me *mysql.MySQLError
-	if errors.As(err, &me) && (me.Number == 1205 || me.Number == 1213) {
+	if sqldb.IsTransient(err) {
 		return true
 	}
 	msg := err.Error()

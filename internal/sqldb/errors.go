@@ -24,3 +24,11 @@ func IsTooLong(err error) bool {
 	var me *mysql.MySQLError
 	return errors.As(err, &me) && me.Number == 1406
 }
+
+// IsTransient reports whether err is MariaDB's "try again": a lock wait
+// timeout (1205) or a deadlock (1213), which end the statement (or the
+// transaction), not the data's trouble.
+func IsTransient(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && (me.Number == 1205 || me.Number == 1213)
+}
