@@ -23,19 +23,20 @@ type leftovers struct {
 
 // stateTables are rboinc's state tables (internal/store).
 var stateTables = []string{"users", "chains", "chain_inputs", "steps", "step_inputs", "results", "pool", "uploads", "step_attempts", "events", "schema_history",
-	"notify_targets", "notify_outbox", "notify_cursor", "batches", "batch_jobs", "latency", "pool_owners", "notify_emails", "notify_email_codes", "long_polls", "counters"}
+	"notify_targets", "notify_outbox", "notify_cursor", "batches", "batch_jobs", "latency", "pool_owners", "notify_emails", "notify_email_codes", "long_polls", "counters", "retired_batches"}
 
 // retained are the tables whose rows outlive a purge by design, and
 // why (docs/admin.md, docs/operations.md).
 var retained = map[string]string{
-	"users":          "accounts",
-	"chains":         "purged chains, state purged (their tags keep work-unit names unique; rboinc_chains{state=\"purged\"})",
-	"notify_targets": "the users' webhooks",
-	"schema_history": "migrations",
-	"counters":       "the metrics' counters",
-	"latency":        "the metrics' latency histograms",
-	"events":         "the events feed, kept event_retention days (default 7)",
-	"notify_cursor":  "the notifier's position",
+	"users":           "accounts",
+	"chains":          "purged chains, state purged (their tags keep work-unit names unique; rboinc_chains{state=\"purged\"})",
+	"notify_targets":  "the users' webhooks",
+	"schema_history":  "migrations",
+	"counters":        "the metrics' counters",
+	"latency":         "the metrics' latency histograms",
+	"events":          "the events feed, kept event_retention days (default 7)",
+	"notify_cursor":   "the notifier's position",
+	"retired_batches": "the names of retired batches, kept 30 days: a retirement sent again is answered as done",
 }
 
 // notRboinc tells the files under the root that are no leftovers: logs,

@@ -318,6 +318,15 @@ func (e *Engine) AbortJobs(ctx context.Context, u store.User, ref wire.JobsRef) 
 // refers to any more leave the pool with the next collection.
 func (e *Engine) RetireBatch(ctx context.Context, u store.User, ref wire.BatchRef) (wire.CountResponse, error) {
 	b, err := e.userBatch(ctx, u, ref.Name)
+	if err != nil && KindOf(err) == KindNotFound {
+		// Retired already: the answer to an earlier retirement was lost
+		// (HTCondor's gridmanager sends it again), or its lease ended.
+		if gone, rerr := e.db.BatchRetired(ctx, u.ID, ref.Name); rerr != nil {
+			return wire.CountResponse{}, rerr
+		} else if gone {
+			return wire.CountResponse{Message: fmt.Sprintf("batch %s was retired already", ref.Name)}, nil
+		}
+	}
 	if err != nil {
 		return wire.CountResponse{}, err
 	}
@@ -329,7 +338,7 @@ func (e *Engine) retire(ctx context.Context, u store.User, b store.Batch) (wire.
 	if err != nil && KindOf(err) != KindNotFound {
 		return r, err
 	}
-	if err := e.db.DropBatch(ctx, b.ID); err != nil {
+	if err := e.db.DropBatch(ctx, b); err != nil {
 		return r, err
 	}
 	return wire.CountResponse{Count: r.Count, Message: fmt.Sprintf("retired batch %s: %s", b.Name, r.Message)}, nil

@@ -107,6 +107,47 @@ func TestBatchAPI(t *testing.T) {
 	}
 }
 
+// TestRetireAgain: a retirement sent again (its answer lost: the server or
+// the GAHP killed mid-request, and HTCondor's gridmanager retries) is
+// answered as done, as is one of a batch whose lease ended; a batch never
+// made is still not found, nor is another user's retired one; a batch made
+// again under a retired name is retired again.
+func TestRetireAgain(t *testing.T) {
+	t.Parallel()
+	v := newEnv(t)
+	v.batch("alice", "b", 0)
+	for i := range 2 {
+		a := v.post("alice", "/rboinc_cgi/api/v1/batches/retire", wire.BatchRef{Name: "b"})
+		if !a.ok() {
+			t.Fatalf("retirement %d: %v", i+1, a)
+		}
+		if i == 1 && !strings.Contains(a.body, "retired already") {
+			t.Errorf("the second retirement: %v", a)
+		}
+	}
+	for _, c := range []struct{ user, name string }{{"alice", "never"}, {"bob", "b"}} {
+		if a := v.post(c.user, "/rboinc_cgi/api/v1/batches/retire", wire.BatchRef{Name: c.name}); a.status != 404 {
+			t.Errorf("%s retiring %s: %v", c.user, c.name, a)
+		}
+	}
+	// The name made again is a live batch: queried, then retired for real.
+	v.batch("alice", "b", 0)
+	if r, a := v.query("alice", "b"); !a.ok() || len(r.Batches) != 1 || len(r.Batches[0].Jobs) != 2 {
+		t.Fatalf("the batch made again: %v", a)
+	}
+	if a := v.post("alice", "/rboinc_cgi/api/v1/batches/retire", wire.BatchRef{Name: "b"}); !a.ok() || strings.Contains(a.body, "retired already") || !strings.Contains(a.body, `"count":2`) {
+		t.Errorf("retiring the batch made again: %v", a)
+	}
+	// A lease's end retires too.
+	v.batch("alice", "leased", 1)
+	if n, err := v.e.ExpireLeases(context.Background()); err != nil || n != 1 {
+		t.Fatalf("expired %d batches: %v", n, err)
+	}
+	if a := v.post("alice", "/rboinc_cgi/api/v1/batches/retire", wire.BatchRef{Name: "leased"}); !a.ok() {
+		t.Errorf("retiring a batch whose lease ended: %v", a)
+	}
+}
+
 // TestBatchIsolation: another user's batches and jobs are answered as
 // ones that do not exist, and nothing of them changes.
 func TestBatchIsolation(t *testing.T) {

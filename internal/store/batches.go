@@ -59,20 +59,44 @@ func (d *DB) CreateBatch(ctx context.Context, b Batch, jobs []BatchJob) (int64, 
 		} else if err != nil {
 			return err
 		}
-		return nil
+		return forgetRetired(ctx, tx, b)
 	})
 	return id, err
 }
 
-// DropBatch forgets a batch's records (not its chains).
-func (d *DB) DropBatch(ctx context.Context, id int64) error {
+// RetiredBatchDays is how long a retired batch's name is remembered: a
+// retirement sent again (its answer lost, the server or the GAHP killed
+// mid-request) is answered as done, not as a batch that never was.
+const RetiredBatchDays = 30
+
+// DropBatch forgets a batch's records (not its chains), remembering its
+// name as retired for RetiredBatchDays.
+func (d *DB) DropBatch(ctx context.Context, b Batch) error {
+	t := now()
 	return d.Tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM batch_jobs WHERE batch_id = ?`, id); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM batch_jobs WHERE batch_id = ?`, b.ID); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `DELETE FROM batches WHERE id = ?`, id)
+		if _, err := tx.ExecContext(ctx, `DELETE FROM batches WHERE id = ?`, b.ID); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM retired_batches WHERE user_id = ? AND name = ?`, b.UserID, b.Name); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO retired_batches(user_id, name, retired) VALUES (?,?,?)`, b.UserID, b.Name, t); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM retired_batches WHERE retired < ?`, t-RetiredBatchDays*86400)
 		return err
 	})
+}
+
+// BatchRetired tells whether the user retired a batch of this name within
+// RetiredBatchDays (and made none of that name since).
+func (d *DB) BatchRetired(ctx context.Context, userID int64, name string) (bool, error) {
+	var n int
+	err := d.sql.QueryRowContext(ctx, `SELECT count(*) FROM retired_batches WHERE user_id = ? AND name = ?`, userID, name).Scan(&n)
+	return n > 0, err
 }
 
 // DropUnusedBatch forgets the batch of a failed submission, unless its
@@ -130,9 +154,16 @@ func (d *DB) KeepBatch(ctx context.Context, b Batch, jobs []BatchJob) (bool, err
 			return err
 		}
 		kept = true
-		return nil
+		return forgetRetired(ctx, tx, b)
 	})
 	return kept && err == nil, err
+}
+
+// forgetRetired forgets that a batch of b's name was retired: the name is
+// a live batch's again.
+func forgetRetired(ctx context.Context, tx *sql.Tx, b Batch) error {
+	_, err := tx.ExecContext(ctx, `DELETE FROM retired_batches WHERE user_id = ? AND name = ?`, b.UserID, b.Name)
+	return err
 }
 
 const batchCols = `id, user_id, name, grp, queue, created, lease`

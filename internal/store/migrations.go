@@ -83,6 +83,16 @@ CREATE UNIQUE INDEX IF NOT EXISTS users_boinc ON users(boinc_user_id) WHERE boin
 	// killed mid-call are taken again at once (on its host) or when its
 	// lease runs out (another host), not after the whole claim (notify.go).
 	{version: 17, name: "claimer of each notification in flight", sql: `ALTER TABLE notify_outbox ADD COLUMN claimed_by TEXT NOT NULL DEFAULT '';`},
+	// The names of the batches retired in the last RetiredBatchDays: a
+	// retirement sent again after its answer was lost (HTCondor's GAHP
+	// retries) is answered as done (batches.go).
+	{version: 18, name: "names of retired batches", sql: `CREATE TABLE IF NOT EXISTS retired_batches (
+	user_id INTEGER NOT NULL,
+	name    TEXT NOT NULL,
+	retired INTEGER NOT NULL,
+	PRIMARY KEY (user_id, name)
+);
+CREATE INDEX IF NOT EXISTS retired_batches_time ON retired_batches(retired);`},
 }
 
 const schemaV16 = `ALTER TABLE steps ADD COLUMN owner TEXT NOT NULL DEFAULT '';
