@@ -135,7 +135,8 @@ func (s *sim) compute(ctx context.Context, p *boinc.Project, t task) {
 	log.Info("WU started", "app", t.app)
 	slot := filepath.Join(p.Dir, "slots", t.name)
 	start := time.Now()
-	exitStatus, failure, downloading, done, noRoom := s.run(ctx, p, t, slot)
+	var docOut string // the client's report of its uploads: result.xml_doc_out
+	exitStatus, failure, downloading, done, noRoom := s.run(ctx, p, t, slot, &docOut)
 	if !done {
 		os.RemoveAll(slot)
 		return // stopped: the next Run sends the result again
@@ -166,6 +167,7 @@ func (s *sim) compute(ctx context.Context, p *boinc.Project, t task) {
 	if failure != "" {
 		outcome = outcomeClientError
 		deleteOutputs(p, t.resDoc) // what was already "uploaded" goes, as for any error result
+		docOut = ""
 	}
 	// A real client keeps a finished task and reports it again until the
 	// scheduler takes it: a database away for a while (MariaDB restarting)
@@ -190,8 +192,8 @@ func (s *sim) compute(ctx context.Context, p *boinc.Project, t task) {
 				clientState = clientComputeError
 			}
 			if _, err := tx.ExecContext(ctx, `UPDATE result SET server_state = ?, outcome = ?, client_state = ?, exit_status = ?,
-			elapsed_time = ?, cpu_time = ?, received_time = ?, stderr_out = ? WHERE id = ?`,
-				serverOver, outcome, clientState, exitStatus, elapsed, elapsed, time.Now().Unix(), stderrOut, t.resultID); err != nil {
+			elapsed_time = ?, cpu_time = ?, received_time = ?, stderr_out = ?, xml_doc_out = ? WHERE id = ?`,
+				serverOver, outcome, clientState, exitStatus, elapsed, elapsed, time.Now().Unix(), stderrOut, docOut, t.resultID); err != nil {
 				return err
 			}
 			return s.transition(ctx, tx, p, t.wuID)
@@ -222,7 +224,7 @@ func (s *sim) compute(ctx context.Context, p *boinc.Project, t task) {
 // empty on success; downloading says the inputs could not be downloaded
 // (failure is then the client's message); done is false when the run was
 // interrupted by ctx.
-func (s *sim) run(ctx context.Context, p *boinc.Project, t task, slot string) (exitStatus int, failure string, downloading, done, noRoom bool) {
+func (s *sim) run(ctx context.Context, p *boinc.Project, t task, slot string, docOut *string) (exitStatus int, failure string, downloading, done, noRoom bool) {
 	if err := os.RemoveAll(slot); err != nil {
 		return 0, fmt.Sprintf("cannot clear slot: %v", err), false, true, false
 	}
@@ -244,9 +246,11 @@ func (s *sim) run(ctx context.Context, p *boinc.Project, t task, slot string) (e
 	if err != nil {
 		return status, err.Error(), false, true, false
 	}
-	if err := uploadOutputs(p, t.resDoc, slot); err != nil {
+	doc, err := uploadOutputs(p, t.resDoc, slot)
+	if err != nil {
 		return 0, err.Error(), false, true, errors.Is(err, syscall.ENOSPC)
 	}
+	*docOut = doc
 	return 0, "", false, true, false
 }
 
@@ -325,15 +329,19 @@ func (s *sim) runApp(ctx context.Context, p *boinc.Project, app string, argv []s
 }
 
 // uploadOutputs moves each output from the slot into the upload hierarchy,
-// with the checks the client and upload handler make.
-func uploadOutputs(p *boinc.Project, resDoc, slot string) error {
+// with the checks the client and upload handler make, and returns what the
+// client reports of them (result.xml_doc_out): a <file_info> per output
+// uploaded, in the result's order, with its size and MD5 as a real client
+// sends them.
+func uploadOutputs(p *boinc.Project, resDoc, slot string) (string, error) {
 	outs, err := parseResultDoc(resDoc)
 	if err != nil {
-		return err
+		return "", err
 	}
+	var doc strings.Builder
 	for _, o := range outs {
 		if badPhysicalName(o.name) || badPhysicalName(o.openName) {
-			return fmt.Errorf("bad output file name %q or open name %q", o.name, o.openName)
+			return "", fmt.Errorf("bad output file name %q or open name %q", o.name, o.openName)
 		}
 		src := filepath.Join(slot, o.openName)
 		fi, err := os.Stat(src)
@@ -341,20 +349,26 @@ func uploadOutputs(p *boinc.Project, resDoc, slot string) error {
 			if o.optional {
 				continue
 			}
-			return fmt.Errorf("output file %s (%s) absent", o.openName, o.name)
+			return "", fmt.Errorf("output file %s (%s) absent", o.openName, o.name)
 		}
 		if o.maxNBytes > 0 && float64(fi.Size()) > o.maxNBytes {
-			return fmt.Errorf("output file %s is %d bytes, over its max_nbytes %.0f", o.openName, fi.Size(), o.maxNBytes)
+			return "", fmt.Errorf("output file %s is %d bytes, over its max_nbytes %.0f", o.openName, fi.Size(), o.maxNBytes)
 		}
 		dst := boinc.HierPath(p.UploadDir, o.name, p.Fanout)
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return fmt.Errorf("upload of %s failed: %w", o.name, err)
+			return "", fmt.Errorf("upload of %s failed: %w", o.name, err)
 		}
 		if err := moveFile(src, dst); err != nil {
-			return fmt.Errorf("upload of %s failed: %w", o.name, err)
+			return "", fmt.Errorf("upload of %s failed: %w", o.name, err)
 		}
+		sum, n, err := md5sum.File(dst)
+		if err != nil {
+			return "", fmt.Errorf("upload of %s failed: %w", o.name, err)
+		}
+		fmt.Fprintf(&doc, "<file_info>\n    <name>%s</name>\n    <nbytes>%f</nbytes>\n    <max_nbytes>%f</max_nbytes>\n    <md5_cksum>%s</md5_cksum>\n    <upload_url>%s</upload_url>\n</file_info>\n",
+			xmlEscape(o.name), float64(n), o.maxNBytes, sum, xmlEscape(o.uploadURL))
 	}
-	return nil
+	return doc.String(), nil
 }
 
 // deleteOutputs removes a result's outputs from the upload hierarchy.

@@ -56,6 +56,7 @@ type outFile struct {
 	openName  string
 	maxNBytes float64 // 0: no limit
 	optional  bool
+	uploadURL string // the file_info's <url>
 }
 
 // parseResultDoc reads the outputs of result.xml_doc_in. Like BOINC's
@@ -82,6 +83,7 @@ func parseResultDoc(doc string) ([]outFile, error) {
 					o.maxNBytes = v
 				}
 				o.optional = o.optional || fi.has("optional")
+				o.uploadURL = fi.value("url")
 			}
 			outs = append(outs, o)
 		}

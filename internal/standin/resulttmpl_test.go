@@ -15,7 +15,7 @@ func TestProcessResultTemplate(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", doc, want)
 	}
 	outs, err := parseResultDoc(doc)
-	if err != nil || len(outs) != 1 || outs[0] != (outFile{name: "wu_0_r5_0", openName: "out.coor", maxNBytes: 5e6}) {
+	if err != nil || len(outs) != 1 || outs[0] != (outFile{name: "wu_0_r5_0", openName: "out.coor", maxNBytes: 5e6, uploadURL: "http://up"}) {
 		t.Errorf("outputs %+v %v", outs, err)
 	}
 	// The wrapper is cut off; two outputs in file_ref order.

@@ -2,10 +2,12 @@ package standin
 
 import (
 	"context"
+	"crypto/md5"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -157,6 +159,16 @@ func TestVolunteerEndToEnd(t *testing.T) {
 	tp.db().QueryRow(`SELECT stderr_out FROM result WHERE name = ?`, wu+"_0").Scan(&stderrOut)
 	if stderrOut != "args:--steps 10\n" {
 		t.Errorf("app's stderr %q", stderrOut)
+	}
+	// The client's report of its uploads, as a real one writes it: each
+	// output's physical name, size, MD5 and upload URL, in the result's order.
+	var docOut string
+	tp.db().QueryRow(`SELECT xml_doc_out FROM result WHERE name = ?`, wu+"_0").Scan(&docOut)
+	reOut := regexp.MustCompile(`(?s)^<file_info>\n    <name>` + regexp.QuoteMeta(filepath.Base(m[2])) + `</name>\n    <nbytes>12\.000000</nbytes>\n    <max_nbytes>[0-9]+\.000000</max_nbytes>\n` +
+		`    <md5_cksum>` + fmt.Sprintf("%x", md5.Sum([]byte("COORDINATES\n"))) + `</md5_cksum>\n    <upload_url>http[^<]*file_upload_handler</upload_url>\n</file_info>\n` +
+		`<file_info>\n    <name>` + regexp.QuoteMeta(filepath.Base(m[3])) + `</name>\n    <nbytes>9\.000000</nbytes>\n.*</file_info>\n$`)
+	if !reOut.MatchString(docOut) {
+		t.Errorf("result.xml_doc_out:\n%s", docOut)
 	}
 	if entries, _ := os.ReadDir(tp.path("slots")); len(entries) != 0 {
 		t.Errorf("slots left: %v", entries)
