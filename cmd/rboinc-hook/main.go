@@ -33,22 +33,6 @@ import (
 
 func main() { os.Exit(run(os.Args[1:])) }
 
-// usage is --help. rboinc-server install-docs has the manual page.
-const usage = `Usage:
-  rboinc-hook [--root DIR] WU_ID PATH...
-  rboinc-hook [--root DIR] --error MASK WU_NAME WU_ID BATCH
-  rboinc-hook --version
-
-The assimilator hook BOINC's script_assimilator runs once per finished work
-unit: it hands the outputs to rboinc-server through the server root's spool.
-Without --root (or RBOINC_ROOT) the server root is the one whose bin/ holds
-the program.
-
-Exit codes: 0 done (also a work unit that is not rboinc's, or a call it
-cannot read), 1 BOINC must keep the outputs and call again later (disk or
-database failure, a --root that is not a server root), 2 no server root.
-`
-
 // logError writes one line in the format of rboinc-server's logs
 // (log/slog's text handler) to stderr, which BOINC keeps in the
 // assimilator's log.
@@ -68,7 +52,7 @@ func run(args []string) int {
 			fmt.Println(buildinfo.Version("rboinc-hook"))
 			return 0
 		case "--help", "-help", "-h":
-			fmt.Print(usage)
+			fmt.Print(hookargs.Usage)
 			return 0
 		}
 	}

@@ -47,6 +47,11 @@ func main() {
 		os.Exit(standin.CancelJobsMain(os.Args[3:], os.Stdout, os.Stderr))
 	}
 	if len(os.Args) > 1 && os.Args[1] == "process" {
+		// BOINC never calls the hook with one of these alone.
+		if len(os.Args) == 3 && (os.Args[2] == "--help" || os.Args[2] == "-help" || os.Args[2] == "-h") {
+			fmt.Print(hookargs.Usage)
+			os.Exit(0)
+		}
 		os.Exit(runHook(os.Args[2:], log))
 	}
 	if os.Getenv("GATEWAY_INTERFACE") != "" {
