@@ -19,16 +19,21 @@ func newApp() *cli.App {
 		Usage: "download the results of rboinc chains, or report, stop or purge them",
 		UsageText: prog + " -group GROUP [-name NAME] [-into DIR | -intotree DIR] [-keep]\n" +
 			prog + " -status [-group GROUP [-name NAME]] [-json]\n" +
-			prog + " -gridstatus [-json]\n" +
-			prog + " -stop|-purge -group GROUP [-name NAME] [-yes]\n" +
+			prog + " -gridstatus [-group GROUP] [-json]\n" +
+			prog + " -stop [-cancel]|-abort|-purge -group GROUP [-name NAME] [-yes]\n" +
+			prog + " -resume -group GROUP [-name NAME] [-<parameter> FILE]... [-yes]\n" +
+			prog + " -extend K -group GROUP [-name NAME] [-yes]\n" +
+			prog + " -priority P -group GROUP [-name NAME]\n" +
+			prog + " -follow GROUP [-follow GROUP]... [-into DIR | -intotree DIR]\n" +
+			prog + " -watch [-group GROUP] [-json]\n" +
 			prog + " -notify-secret | -notify-secret-rotate [-yes]\n" +
-			prog + " -confirm-email ADDRESS [-code CODE]\n" +
-			prog + " -resume -group GROUP [-name NAME] [-<parameter> FILE]... [-yes]",
+			prog + " -confirm-email ADDRESS [-code CODE]",
 		Description: "Options take one or two dashes. Exit codes: 0 ok, 1 failure, 2 usage error\n" +
-			"(also -stop or -purge without a terminal and without -yes), 3 server\n" +
-			"unreachable, 4 refused by the server, 5 authentication failed, 6 another\n" +
-			"rboinc-retrieve is running in the directory, 7 some files failed to\n" +
-			"download (the others were kept and acknowledged).",
+			"(also -stop, -abort, -resume, -extend, -purge or -notify-secret-rotate\n" +
+			"without a terminal and without -yes), 3 server unreachable, 4 refused by\n" +
+			"the server, 5 authentication failed, 6 another rboinc-retrieve is running\n" +
+			"in the directory, 7 some files failed to download (the others were kept\n" +
+			"and acknowledged).",
 		Flags: append(clitool.ServerFlags(),
 			&cli.StringFlag{Name: "group", Category: catAction, Usage: "`GROUP` of chains (mandatory, except for -status)"},
 			&cli.StringFlag{Name: "name", Category: catAction, Usage: "only the chain `NAME` of the group"},
