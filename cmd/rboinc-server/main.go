@@ -102,6 +102,10 @@ func app(log *slog.Logger) *cli.App {
 					&cli.StringFlag{Name: "create", Usage: "how work units enter BOINC: create_work (the project's bin/create_work; the default) or native (rboinc inserts them into BOINC's database itself)"}},
 					boincDBInput.flags()...), stateDBInput.flags()...),
 				Action: func(c *cli.Context) error {
+					// A bad value is a usage error (exit 2), as for every flag.
+					if err := setup.CheckChoices(c.String("assimilator"), c.String("create")); err != nil {
+						return usagef("%v", err)
+					}
 					if c.String("state-db") == "-" && c.String("boinc-db") == "-" {
 						return usagef("--state-db - and --boinc-db - both read standard input: give one of them in a file (--state-db-file, --boinc-db-file)")
 					}

@@ -51,6 +51,20 @@ type Report struct {
 	Notes   []string
 }
 
+// CheckChoices refuses an unknown --assimilator or --create of init (empty:
+// keep what the root has).
+func CheckChoices(assimilator, create string) error {
+	switch assimilator {
+	case "", AssimHook, AssimNative:
+	default:
+		return fmt.Errorf("--assimilator %q: use %s (BOINC's script_assimilator and rboinc's hook) or %s (rboinc's own assimilator daemon)", assimilator, AssimHook, AssimNative)
+	}
+	if err := engine.CheckCreate(create); err != nil {
+		return fmt.Errorf("--create: %w", err)
+	}
+	return nil
+}
+
 // Init creates or completes a server root. It is idempotent.
 func Init(ctx context.Context, o Options) (Report, error) {
 	root, err := filepath.Abs(o.Root)
@@ -62,6 +76,10 @@ func Init(ctx context.Context, o Options) (Report, error) {
 	}
 	if err := engine.CheckStateDB(o.StateDB); err != nil {
 		return Report{}, fmt.Errorf("--state-db: %w", err)
+	}
+	// A mistyped choice is refused before anything is written.
+	if err := CheckChoices(o.Assimilator, o.Create); err != nil {
+		return Report{}, err
 	}
 	// The root holds secrets (the state database, rboinc.json's
 	// passwords): other users of the host have no business in it.
@@ -114,17 +132,10 @@ func Init(ctx context.Context, o Options) (Report, error) {
 	}
 	cfg.BoincProject = proj
 	rep.Project, rep.Simulated = proj, cfg.Simulated
-	switch o.Assimilator {
-	case "":
-	case AssimHook, AssimNative:
+	if o.Assimilator != "" {
 		cfg.Assimilator = o.Assimilator
-	default:
-		return rep, fmt.Errorf("--assimilator %q: use %s (BOINC's script_assimilator and rboinc's hook) or %s (rboinc's own assimilator daemon)", o.Assimilator, AssimHook, AssimNative)
 	}
 	if o.Create != "" {
-		if err := engine.CheckCreate(o.Create); err != nil {
-			return rep, fmt.Errorf("--create: %w", err)
-		}
 		cfg.Create = o.Create
 	}
 	if cfg.Assimilator == AssimNative && strings.ContainsAny(root, " \t\"") {
