@@ -21,6 +21,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/rboinc/rboinc/internal/atomicfile"
+	"github.com/rboinc/rboinc/internal/boinc"
 	"github.com/rboinc/rboinc/internal/daemon"
 	"github.com/rboinc/rboinc/internal/engine"
 	"github.com/rboinc/rboinc/internal/hookargs"
@@ -234,8 +235,13 @@ func app(log *slog.Logger) *cli.App {
 			{
 				Name:  "volunteer",
 				Usage: "run only the embedded BOINC stand-in's volunteer loop (when the API is served as CGI)",
-				Flags: []cli.Flag{rootFlag, &cli.IntFlag{Name: "parallel", Value: 4, Usage: "work units computed at once"}},
+				Flags: []cli.Flag{rootFlag, &cli.IntFlag{Name: "parallel", Usage: "work units computed at once (default: the project's config.xml rboinc_standin_slots, else 4)"}},
 				Action: func(c *cli.Context) error {
+					// Unset (0), the volunteer takes config.xml's slots, as
+					// serve's does; a fixed default here would override them.
+					if n := c.Int("parallel"); c.IsSet("parallel") && (n < 1 || n > boinc.MaxStandinSlots) {
+						return usagef("--parallel %d: give 1 to %d work units at once", n, boinc.MaxStandinSlots)
+					}
 					cfg, err := engine.LoadConfig(absRoot(c.String("root")))
 					if err != nil {
 						return err

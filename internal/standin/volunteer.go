@@ -112,6 +112,7 @@ func (v *Volunteer) Run(ctx context.Context) error {
 		serverUnsent, serverInProgress); err != nil {
 		return fmt.Errorf("stand-in volunteer: resetting interrupted results: %w", err)
 	}
+	s.log.Info("volunteer host running", "slots", s.parallel)
 	s.runDaemons(ctx)
 	s.loop(ctx)
 	s.wg.Wait()
