@@ -20,7 +20,7 @@ func lateCommand() *cli.Command {
 			&cli.DurationFlag{Name: "after", Usage: "how long BOINC must have held a step (default: rboinc.json's late_after, else 48h)"}},
 		Action: func(c *cli.Context) error {
 			if c.IsSet("after") && c.Duration("after") <= 0 {
-				return fmt.Errorf("--after must be a positive duration such as 2h or 90m, not %s", c.Duration("after"))
+				return usagef("--after must be a positive duration such as 2h or 90m, not %s", c.Duration("after"))
 			}
 			e, err := engine.Open(c.Context, c.String("root"), newLogger())
 			if err != nil {
