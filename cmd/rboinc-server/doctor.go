@@ -99,7 +99,7 @@ func doctorCommand() *cli.Command {
 				fmt.Fprintf(w, "%-7s %s\n", x.Severity.String()+":", x.Msg)
 			}
 			if n := len(fs.Problems()); n > 0 {
-				return cli.Exit(fmt.Sprintf("rboinc-server doctor: %s to fix", words.Count(n, "problem", "problems")), 1)
+				return cli.Exit(fmt.Sprintf("doctor: %s to fix", words.Count(n, "problem", "problems")), 1)
 			}
 			fmt.Fprintln(w, "no problems found")
 			return nil
