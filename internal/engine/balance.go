@@ -108,7 +108,9 @@ func (e *Engine) maybeDuplicateLate(ctx context.Context) {
 		return
 	}
 	if n, err := e.DuplicateLate(ctx); err != nil {
-		e.Log.Warn("late steps", "err", err)
+		if ctx.Err() == nil { // a shutdown's cut is no failure
+			e.Log.Warn("late steps", "err", err)
+		}
 	} else if n > 0 {
 		e.Log.Info("late steps given one more replica", "count", n)
 	}

@@ -404,7 +404,7 @@ func (e *Engine) ExpireLeasesSoon(ctx context.Context) {
 	if now-last < int64(time.Second) || !e.lastLease.CompareAndSwap(last, now) {
 		return
 	}
-	if _, err := e.ExpireLeases(ctx); err != nil {
+	if _, err := e.ExpireLeases(ctx); err != nil && ctx.Err() == nil {
 		e.Log.Warn("expiring batch leases", "err", err)
 	}
 }

@@ -160,7 +160,11 @@ func (e *Engine) RunCreator(ctx context.Context, poll time.Duration, stop func()
 		if time.Since(lastRevive) >= reviveEvery {
 			lastRevive = time.Now()
 			if n, err := e.db.ReviveCreating(ctx, time.Now().Add(-unfinishedAge)); err != nil {
-				e.Log.Error("looking for steps left half-created", "err", err)
+				// Cut short by a shutdown (a serve that could not listen
+				// stops at once) is no error to report.
+				if ctx.Err() == nil {
+					e.Log.Error("looking for steps left half-created", "err", err)
+				}
 			} else if n > 0 {
 				e.Log.Warn("steps left half-created by a submission whose process is gone; creating them now", "steps", n)
 				lastDB = time.Time{}
