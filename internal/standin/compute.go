@@ -354,6 +354,12 @@ func uploadOutputs(p *boinc.Project, resDoc, slot string) (string, error) {
 		if o.maxNBytes > 0 && float64(fi.Size()) > o.maxNBytes {
 			return "", fmt.Errorf("output file %s is %d bytes, over its max_nbytes %.0f", o.openName, fi.Size(), o.maxNBytes)
 		}
+		// The client checks the size first, then compresses (app_finished).
+		if o.gzip {
+			if err := gzipInPlace(src); err != nil {
+				return "", err
+			}
+		}
 		dst := boinc.HierPath(p.UploadDir, o.name, p.Fanout)
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return "", fmt.Errorf("upload of %s failed: %w", o.name, err)

@@ -57,6 +57,7 @@ type outFile struct {
 	maxNBytes float64 // 0: no limit
 	optional  bool
 	uploadURL string // the file_info's <url>
+	gzip      bool   // the file_info's <gzip_when_done/>: the client compresses it before upload
 }
 
 // parseResultDoc reads the outputs of result.xml_doc_in. Like BOINC's
@@ -84,6 +85,7 @@ func parseResultDoc(doc string) ([]outFile, error) {
 				}
 				o.optional = o.optional || fi.has("optional")
 				o.uploadURL = fi.value("url")
+				o.gzip = fi.has("gzip_when_done")
 			}
 			outs = append(outs, o)
 		}
