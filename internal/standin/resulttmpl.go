@@ -63,6 +63,9 @@ type outFile struct {
 // parseResultDoc reads the outputs of result.xml_doc_in. Like BOINC's
 // get_output_file_infos it wants <file_name> and <open_name> in every
 // <file_ref> of <result>; the outputs found are returned with that error.
+// An output is optional only by an <optional/> in its <file_ref>: the
+// client reads it there alone (FILE_REF::parse), and fails a result whose
+// output is absent though its <file_info> says <optional/>.
 func parseResultDoc(doc string) ([]outFile, error) {
 	root := parseTree(doc)
 	infos := map[string]*xnode{}
@@ -83,7 +86,6 @@ func parseResultDoc(doc string) ([]outFile, error) {
 				if v, ok := cStrtod(fi.value("max_nbytes")); ok {
 					o.maxNBytes = v
 				}
-				o.optional = o.optional || fi.has("optional")
 				o.uploadURL = fi.value("url")
 				o.gzip = fi.has("gzip_when_done")
 			}
