@@ -125,6 +125,11 @@ const (
 	clientFilesUploaded    = 5
 )
 
+// maxStderr is how much of an app's stderr a result reports: its last 63
+// KB, as BOINC's client reads it (read_stderr_file), within the 65,535 bytes
+// of result.stderr_out (a BLOB).
+const maxStderr = 63 << 10
+
 // reportRetry is the first wait before a result that could not be recorded
 // is reported again (doubling up to 30 s).
 var reportRetry = time.Second
@@ -155,7 +160,7 @@ func (s *sim) compute(ctx context.Context, p *boinc.Project, t task) {
 		return
 	}
 	elapsed := time.Since(start).Seconds()
-	stderrOut := tailFile(filepath.Join(slot, "stderr.txt"), 64<<10)
+	stderrOut := tailFile(filepath.Join(slot, "stderr.txt"), maxStderr)
 	if downloading {
 		// As a real client reports a task whose input it could not get:
 		// never started, its stderr_out the client's message alone.
