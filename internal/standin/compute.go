@@ -185,7 +185,7 @@ func (s *sim) compute(ctx context.Context, p *boinc.Project, t task) {
 	record := func() error {
 		return inTx(ctx, s.db, func(tx *sql.Tx) error {
 			var state int
-			if err := tx.QueryRowContext(ctx, `SELECT assimilate_state FROM workunit WHERE id = ?`, t.wuID).Scan(&state); err != nil {
+			if err := tx.QueryRowContext(ctx, `SELECT assimilate_state FROM workunit WHERE id = ?`+s.lockRow(), t.wuID).Scan(&state); err != nil {
 				return err
 			}
 			decidedBefore = state != assimInit

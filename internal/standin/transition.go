@@ -12,6 +12,7 @@ import (
 
 	"github.com/rboinc/rboinc/internal/boinc"
 	"github.com/rboinc/rboinc/internal/boincdb"
+	"github.com/rboinc/rboinc/internal/sqldb"
 )
 
 // transitionDue is the transitioner's pass: every work unit whose
@@ -71,7 +72,7 @@ func (s *sim) transition(ctx context.Context, tx *sql.Tx, p *boinc.Project, wuID
 	err := tx.QueryRowContext(ctx, `SELECT id, appid, name, result_template_file, priority, batch, min_quorum,
 		target_nresults, max_error_results, max_total_results, max_success_results, error_mask, assimilate_state,
 		file_delete_state, transitioner_flags
-		FROM workunit WHERE id = ?`, wuID).Scan(&w.id, &w.appID, &w.name, &w.rtFile, &w.priority, &w.batch, &w.minQuorum,
+		FROM workunit WHERE id = ?`+s.lockRow(), wuID).Scan(&w.id, &w.appID, &w.name, &w.rtFile, &w.priority, &w.batch, &w.minQuorum,
 		&w.target, &w.maxErr, &w.maxTotal, &w.maxSuccess, &w.errorMask, &w.assimState, &w.fileDeleteState, &w.flags)
 	if err != nil {
 		return fmt.Errorf("reading work unit %d: %w", wuID, err)
@@ -240,4 +241,17 @@ func validateAll(ctx context.Context, tx *sql.Tx, wuID int64) error {
 	_, err := tx.ExecContext(ctx, `UPDATE result SET validate_state = ? WHERE workunitid = ? AND server_state = ? AND outcome = ? AND validate_state = ?`,
 		boincdb.ValidateValid, wuID, serverOver, outcomeSuccess, boincdb.ValidateInit)
 	return err
+}
+
+// lockRow ends a read of the work unit's row that must lock it: two results
+// of a quorum reported at once, or the transitioner beside a report, each
+// deciding the work unit from a snapshot without the other's result, left
+// it undecided for ever on MariaDB (SQLite has one writer at a time). The
+// row locked first, the rest of the transaction reads what the other
+// committed.
+func (s *sim) lockRow() string {
+	if s.db.Engine == sqldb.SQLite {
+		return ""
+	}
+	return " FOR UPDATE"
 }
