@@ -32,5 +32,12 @@ func (e *Engine) Queue(name string) (wire.Queue, error) {
 		out.Outputs = append(out.Outputs, wo)
 	}
 	out.Tries = &wire.Tries{MaxErrorResults: e.Cfg.MaxErrorResults, MaxTotalResults: e.Cfg.MaxTotalResults, MaxStepAttempts: e.maxAttempts(store.Chain{})}
+	// The queue's template wins over the server's values in create_work.
+	if n, ok := q.WorkunitInt("max_error_results"); ok {
+		out.Tries.MaxErrorResults = n
+	}
+	if n, ok := q.WorkunitInt("max_total_results"); ok {
+		out.Tries.MaxTotalResults = n
+	}
 	return out, nil
 }

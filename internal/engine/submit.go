@@ -582,9 +582,10 @@ func (e *Engine) writeTemplates(q *templates.Queue, o wire.Options, dropCmd bool
 			drop = append(drop, tag)
 		}
 	}
-	// The original hard-coded max_error_results and max_total_results on
-	// the command line; let the command line win there too.
-	drop = append(drop, "max_error_results", "max_total_results")
+	// max_error_results and max_total_results stay: the server's values go
+	// on the command line for every work unit (as the original's), and a
+	// queue's own in its template win there, as BOINC's create_work lets
+	// template values win.
 	wu, err := e.writeImmutable(q.WUTemplate(drop...), "_in")
 	if err != nil {
 		return "", "", err

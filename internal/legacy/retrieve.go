@@ -149,6 +149,7 @@ func readTemplate(path string) (any, error) {
 	if err != nil || len(data) > templates.MaxTemplateSize {
 		return nil, fmt.Errorf("Error reading template %s: too large or unreadable", filepath.Base(path))
 	}
+	data = unwrapTemplate(data)
 	v, err := xmlIn(append(append([]byte("<rboinc_template>"), data...), "</rboinc_template>"...), "file_ref")
 	if err != nil {
 		return nil, fmt.Errorf("template %s: %v", filepath.Base(path), err)

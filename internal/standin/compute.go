@@ -125,6 +125,11 @@ const (
 	clientFilesUploaded    = 5
 )
 
+// maxStderr is how much of an app's stderr a result reports: its last 63
+// KB, as BOINC's client reads it (read_stderr_file), within the 65,535 bytes
+// of result.stderr_out (a BLOB).
+const maxStderr = 63 << 10
+
 // reportRetry is the first wait before a result that could not be recorded
 // is reported again (doubling up to 30 s).
 var reportRetry = time.Second
@@ -155,7 +160,7 @@ func (s *sim) compute(ctx context.Context, p *boinc.Project, t task) {
 		return
 	}
 	elapsed := time.Since(start).Seconds()
-	stderrOut := tailFile(filepath.Join(slot, "stderr.txt"), 64<<10)
+	stderrOut := tailFile(filepath.Join(slot, "stderr.txt"), maxStderr)
 	if downloading {
 		// As a real client reports a task whose input it could not get:
 		// never started, its stderr_out the client's message alone.
@@ -180,7 +185,7 @@ func (s *sim) compute(ctx context.Context, p *boinc.Project, t task) {
 	record := func() error {
 		return inTx(ctx, s.db, func(tx *sql.Tx) error {
 			var state int
-			if err := tx.QueryRowContext(ctx, `SELECT assimilate_state FROM workunit WHERE id = ?`, t.wuID).Scan(&state); err != nil {
+			if err := tx.QueryRowContext(ctx, `SELECT assimilate_state FROM workunit WHERE id = ?`+s.lockRow(), t.wuID).Scan(&state); err != nil {
 				return err
 			}
 			decidedBefore = state != assimInit
@@ -353,6 +358,12 @@ func uploadOutputs(p *boinc.Project, resDoc, slot string) (string, error) {
 		}
 		if o.maxNBytes > 0 && float64(fi.Size()) > o.maxNBytes {
 			return "", fmt.Errorf("output file %s is %d bytes, over its max_nbytes %.0f", o.openName, fi.Size(), o.maxNBytes)
+		}
+		// The client checks the size first, then compresses (app_finished).
+		if o.gzip {
+			if err := gzipInPlace(src); err != nil {
+				return "", err
+			}
 		}
 		dst := boinc.HierPath(p.UploadDir, o.name, p.Fanout)
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {

@@ -57,11 +57,15 @@ type outFile struct {
 	maxNBytes float64 // 0: no limit
 	optional  bool
 	uploadURL string // the file_info's <url>
+	gzip      bool   // the file_info's <gzip_when_done/>: the client compresses it before upload
 }
 
 // parseResultDoc reads the outputs of result.xml_doc_in. Like BOINC's
 // get_output_file_infos it wants <file_name> and <open_name> in every
 // <file_ref> of <result>; the outputs found are returned with that error.
+// An output is optional only by an <optional/> in its <file_ref>: the
+// client reads it there alone (FILE_REF::parse), and fails a result whose
+// output is absent though its <file_info> says <optional/>.
 func parseResultDoc(doc string) ([]outFile, error) {
 	root := parseTree(doc)
 	infos := map[string]*xnode{}
@@ -82,8 +86,8 @@ func parseResultDoc(doc string) ([]outFile, error) {
 				if v, ok := cStrtod(fi.value("max_nbytes")); ok {
 					o.maxNBytes = v
 				}
-				o.optional = o.optional || fi.has("optional")
 				o.uploadURL = fi.value("url")
+				o.gzip = fi.has("gzip_when_done")
 			}
 			outs = append(outs, o)
 		}

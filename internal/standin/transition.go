@@ -12,6 +12,7 @@ import (
 
 	"github.com/rboinc/rboinc/internal/boinc"
 	"github.com/rboinc/rboinc/internal/boincdb"
+	"github.com/rboinc/rboinc/internal/sqldb"
 )
 
 // transitionDue is the transitioner's pass: every work unit whose
@@ -71,7 +72,7 @@ func (s *sim) transition(ctx context.Context, tx *sql.Tx, p *boinc.Project, wuID
 	err := tx.QueryRowContext(ctx, `SELECT id, appid, name, result_template_file, priority, batch, min_quorum,
 		target_nresults, max_error_results, max_total_results, max_success_results, error_mask, assimilate_state,
 		file_delete_state, transitioner_flags
-		FROM workunit WHERE id = ?`, wuID).Scan(&w.id, &w.appID, &w.name, &w.rtFile, &w.priority, &w.batch, &w.minQuorum,
+		FROM workunit WHERE id = ?`+s.lockRow(), wuID).Scan(&w.id, &w.appID, &w.name, &w.rtFile, &w.priority, &w.batch, &w.minQuorum,
 		&w.target, &w.maxErr, &w.maxTotal, &w.maxSuccess, &w.errorMask, &w.assimState, &w.fileDeleteState, &w.flags)
 	if err != nil {
 		return fmt.Errorf("reading work unit %d: %w", wuID, err)
@@ -151,7 +152,7 @@ func (s *sim) transition(ctx context.Context, tx *sql.Tx, p *boinc.Project, wuID
 		return err
 	}
 	if canonical != 0 {
-		if _, err := tx.ExecContext(ctx, `UPDATE result SET validate_state = ? WHERE id = ?`, boincdb.ValidateValid, canonical); err != nil {
+		if err := validateAll(ctx, tx, wuID); err != nil {
 			return err
 		}
 	}
@@ -172,6 +173,13 @@ func (s *sim) transition(ctx context.Context, tx *sql.Tx, p *boinc.Project, wuID
 // and none of its results is out any more, its files and its results'
 // files are the file deleter's (file_delete_state ready).
 func (s *sim) transitionDecided(ctx context.Context, tx *sql.Tx, w *wuState, outstanding int) error {
+	if w.errorMask == 0 {
+		// A result back after the decision is checked against the
+		// canonical one; the stand-in's results always agree.
+		if err := validateAll(ctx, tx, w.id); err != nil {
+			return err
+		}
+	}
 	if w.assimState == assimDone && outstanding == 0 && w.fileDeleteState == boincdb.FileDeleteInit {
 		if _, err := tx.ExecContext(ctx, `UPDATE result SET file_delete_state = ? WHERE workunitid = ? AND file_delete_state = ?`,
 			boincdb.FileDeleteReady, w.id, boincdb.FileDeleteInit); err != nil {
@@ -223,4 +231,27 @@ func (s *sim) createResults(ctx context.Context, tx *sql.Tx, p *boinc.Project, w
 func newResult(w *wuState, name, doc string) *boincdb.Result {
 	return &boincdb.Result{CreateTime: time.Now().Unix(), WorkunitID: w.id, ServerState: serverUnsent, Name: name,
 		XMLDocIn: doc, Batch: w.batch, AppID: w.appID, Priority: w.priority, Random: rand.Int64N(1 << 31), SizeClass: -1}
+}
+
+// validateAll is the validator's verdict on a work unit with a canonical
+// result: every successful result of it is valid (BOINC's validator marks
+// each result of the quorum it compared, and each later one it compares
+// with the canonical; the stand-in's results always agree).
+func validateAll(ctx context.Context, tx *sql.Tx, wuID int64) error {
+	_, err := tx.ExecContext(ctx, `UPDATE result SET validate_state = ? WHERE workunitid = ? AND server_state = ? AND outcome = ? AND validate_state = ?`,
+		boincdb.ValidateValid, wuID, serverOver, outcomeSuccess, boincdb.ValidateInit)
+	return err
+}
+
+// lockRow ends a read of the work unit's row that must lock it: two results
+// of a quorum reported at once, or the transitioner beside a report, each
+// deciding the work unit from a snapshot without the other's result, left
+// it undecided for ever on MariaDB (SQLite has one writer at a time). The
+// row locked first, the rest of the transaction reads what the other
+// committed.
+func (s *sim) lockRow() string {
+	if s.db.Engine == sqldb.SQLite {
+		return ""
+	}
+	return " FOR UPDATE"
 }

@@ -198,3 +198,16 @@ func TestCommandLine(t *testing.T) {
 		t.Errorf("dropping the command line left it:\n%s", got)
 	}
 }
+
+func TestWorkunitInt(t *testing.T) {
+	q := parseTestdata(t, "uc2")
+	if n, ok := q.WorkunitInt("delay_bound"); !ok || n != 3600 {
+		t.Errorf("delay_bound: %d %v", n, ok)
+	}
+	if n, ok := q.WorkunitInt("max_error_results"); ok {
+		t.Errorf("uc2 has no max_error_results, got %d", n)
+	}
+	if n, ok := q.WorkunitInt("rsc_fpops_est"); ok {
+		t.Errorf("1e10 is no integer, got %d", n)
+	}
+}
