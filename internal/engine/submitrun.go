@@ -206,9 +206,15 @@ func (e *Engine) undoSubmission(ctx context.Context, created []store.Chain, inse
 		if err != nil {
 			e.Log.Error("cancelling the work units of a failed create_work run; its chains are kept, failed", "chains", len(created), "err", err)
 			reason := fmt.Sprintf("creating the first work unit failed (%v), and BOINC's database could not be asked which work units were made: %v", ferr, err)
-			for _, c := range created {
+			for i, c := range created {
 				if err := e.db.FailChain(ctx, c.ID, 0, reason); err != nil {
-					e.Log.Error("marking chains failed after a failed create_work", "err", err)
+					// The state database is away too: the chains not marked
+					// stay running, their first steps creating under this
+					// live process, which nobody else would create (a
+					// resubmission is answered with them). The creator
+					// takes them over once the databases are back.
+					e.Log.Error("marking chains failed after a failed create_work; their first steps go to the creator", "chains", len(created)-i, "err", err)
+					e.db.HandToCreator(wus[i:])
 					break
 				}
 			}

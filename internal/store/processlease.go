@@ -52,6 +52,15 @@ func (d *DB) abandon(wus []string, chains []int64) {
 	d.lease.abandonedChains = append(d.lease.abandonedChains, chains...)
 }
 
+// HandToCreator hands the steps of work units wus that this process
+// recorded as creating to the creator (pending, no owner) at its lease's
+// next renewal, and at each one after until the state database takes the
+// change: for a submission that could neither finish its steps nor undo
+// them (both databases away), whose steps nobody would create while this
+// process lives. The creator records the work units BOINC has and makes
+// the others.
+func (d *DB) HandToCreator(wus []string) { d.abandon(wus, nil) }
+
 // releaseAbandoned hands the steps set aside by abandon to the creator
 // (pending, no owner); those that moved on meanwhile are left alone.
 func (d *DB) releaseAbandoned(ctx context.Context) error {

@@ -170,7 +170,8 @@ func sortedStrings(a, b string) []string {
 
 // TestAbandonedStepsReleased: a submission whose process lives on but could
 // not record its steps queued (the database away: here a cancelled
-// context), nor remove its chains after a failed create_work, hands them
+// context), nor remove its chains after a failed create_work, nor mark
+// them failed when BOINC could not say which work units it made, hands them
 // to the creator at its lease's next renewal; it would hold them for good
 // otherwise.
 func TestAbandonedStepsReleased(t *testing.T) {
@@ -184,7 +185,8 @@ func TestAbandonedStepsReleased(t *testing.T) {
 	}
 	cs, err := db.CreateChains(ctx, User{ID: uid, Name: "alice"}, []NewChain{
 		{Chain: Chain{Group: "g", Name: "queued", Queue: "q", App: "a", NSteps: 1, Params: "{}", Layout: "{}"}},
-		{Chain: Chain{Group: "g", Name: "deleted", Queue: "q", App: "a", NSteps: 1, Params: "{}", Layout: "{}"}}})
+		{Chain: Chain{Group: "g", Name: "deleted", Queue: "q", App: "a", NSteps: 1, Params: "{}", Layout: "{}"}},
+		{Chain: Chain{Group: "g", Name: "handed", Queue: "q", App: "a", NSteps: 1, Params: "{}", Layout: "{}"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,6 +198,9 @@ func TestAbandonedStepsReleased(t *testing.T) {
 	if err := db.DeleteChains(gone, []int64{cs[1].ID}); err == nil {
 		t.Fatal("DeleteChains with a cancelled context succeeded")
 	}
+	// A submission that could neither cancel its work units nor mark its
+	// chains failed (both databases away) hands them over.
+	db.HandToCreator([]string{cs[2].WU(0)})
 	deadline := time.Now().Add(5 * time.Second)
 	for _, c := range cs {
 		for {
