@@ -234,7 +234,7 @@ func (s *soak) killMariaDB(ctx context.Context) error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	time.Sleep(s.jitter(1500 * time.Millisecond))
-	db, err := mariadbtest.Start(context.WithoutCancel(ctx), s.dbDir)
+	db, err := mariadbtest.Start(context.WithoutCancel(ctx), s.dbDir, mariadbtest.BufferPool(s.o.dbPool))
 	if err != nil {
 		return fmt.Errorf("restarting MariaDB: %w", err)
 	}

@@ -52,6 +52,7 @@ type options struct {
 	resume      bool   // go on with the run in work (resume.go)
 	noJournal   bool
 	killAfter   time.Duration // kill the whole run after this (to test -resume)
+	dbPool      string        // MariaDB's buffer pool, "" for mariadbtest's
 	killDuring  string        // ... in the middle of a fault of this kind
 	args        []string      // the command line, as journaled
 }
@@ -76,6 +77,9 @@ func main() {
 			os.Exit(1)
 		}
 		o.resume, o.killAfter, o.killDuring = true, now.killAfter, now.killDuring
+		if now.dbPool != "" {
+			o.dbPool = now.dbPool
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -39,7 +39,7 @@ func (s *soak) startMariaDB(ctx context.Context) error {
 	if err := os.WriteFile(filepath.Join(s.o.work, "mariadb.dir"), []byte(dir+"\n"), 0o644); err != nil {
 		return err
 	}
-	if s.db, err = mariadbtest.Start(ctx, dir); err != nil {
+	if s.db, err = mariadbtest.Start(ctx, dir, mariadbtest.BufferPool(s.o.dbPool)); err != nil {
 		return fmt.Errorf("starting MariaDB: %w", err)
 	}
 	state, err := s.db.NewDatabase(ctx, "rboinc_state")
@@ -71,7 +71,7 @@ func (s *soak) restartMariaDB(ctx context.Context, link, data string) error {
 	}
 	os.WriteFile(filepath.Join(s.o.work, "mariadb.dir"), []byte(link+"\n"), 0o644)
 	var err error
-	if s.db, err = mariadbtest.Start(ctx, link); err != nil {
+	if s.db, err = mariadbtest.Start(ctx, link, mariadbtest.BufferPool(s.o.dbPool)); err != nil {
 		return fmt.Errorf("starting MariaDB again: %w", err)
 	}
 	return nil

@@ -29,6 +29,7 @@ func parseOptions(args []string) (options, error) {
 	fs.DurationVar(&o.sample, "sample", time.Minute, "memory and descriptor sampling interval")
 	fs.DurationVar(&o.retrieveGap, "retrieve-every", 30*time.Second, "a retriever's pause between two runs")
 	fs.StringVar(&o.assimilator, "assimilator", "native", "how finished work units reach rboinc: native (rboinc's assimilator daemon) or hook (BOINC's script_assimilator, played by the stand-in, running rboinc-hook per work unit); the assimilator fault kills the one in use")
+	fs.StringVar(&o.dbPool, "db-pool", "2G", "with -mariadb: MariaDB's buffer pool (--innodb-buffer-pool-size), of this life of the driver: a long run's databases grow to gigabytes, read from disk at every query with the test servers' 64M (-short: 64M)")
 	fs.BoolVar(&o.mariadb, "mariadb", false, "rboinc's state and BOINC's database on a private MariaDB the driver starts (and kills)")
 	fs.StringVar(&o.faults, "faults", "all", "fault kinds, comma-separated: "+strings.Join(allFaults, ",")+" (or all)")
 	fs.Int64Var(&o.seed, "seed", 0, "random seed (0: from the clock)")
@@ -84,6 +85,7 @@ func parseOptions(args []string) (options, error) {
 		def("slots", func() { o.slots = 0 })
 		def("step-events", func() { o.stepEvents = -1 })
 		def("rootfs", func() { o.rootfs = rootTmpfs })
+		def("db-pool", func() { o.dbPool = "" })
 	}
 	switch o.rootfs {
 	case rootImage, rootTmpfs, rootDir:

@@ -422,3 +422,25 @@ func TestStartLeavesOthersTemporaryFiles(t *testing.T) {
 		t.Errorf("a server's temporary file is gone after another server started (tmpdir %s): %v", tmpdir, err)
 	}
 }
+
+// TestBufferPool: BufferPool's size reaches the server, and the default
+// stays tuning's.
+func TestBufferPool(t *testing.T) {
+	requireInstalled(t)
+	dir := t.TempDir()
+	s, err := Start(t.Context(), dir, BufferPool("96M"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Stop() })
+	dsn, err := s.NewDatabase(t.Context(), "pool")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := queryString(t, open(t, dsn), "SELECT @@innodb_buffer_pool_size"), "100663296"; got != want {
+		t.Errorf("buffer pool with BufferPool(96M): %s bytes, want %s", got, want)
+	}
+	if got, want := queryString(t, open(t, NewDB(t)), "SELECT @@innodb_buffer_pool_size"), "67108864"; got != want {
+		t.Errorf("buffer pool by default: %s bytes, want %s", got, want)
+	}
+}

@@ -60,6 +60,18 @@ type Server struct {
 	stopped bool
 	stopErr error
 	users   map[string]string // database name → the user NewDatabase made for it
+
+	bufferPool string // --innodb-buffer-pool-size, if not tuning's
+}
+
+// Option changes how Start runs the server.
+type Option func(*Server)
+
+// BufferPool sets InnoDB's buffer pool (mariadbd's
+// --innodb-buffer-pool-size: bytes, or with a K, M or G suffix), for a
+// server holding more than a test's few megabytes. "" keeps the default.
+func BufferPool(size string) Option {
+	return func(s *Server) { s.bufferPool = size }
 }
 
 // Start makes a data directory in dir/data with mariadb-install-db (unless
@@ -73,7 +85,11 @@ type Server struct {
 // running in dir is an error. ctx bounds the install and the wait, not the
 // server's life: that lasts until [Server.Stop], or until the test binary
 // exits (on Linux the server is killed with its parent).
-func Start(ctx context.Context, dir string) (*Server, error) {
+//
+// A database much larger than the server's 64 MiB buffer pool is read
+// from disk at almost every query: [BufferPool] sizes it as a project
+// would.
+func Start(ctx context.Context, dir string, opts ...Option) (*Server, error) {
 	mariadbd := findBinary("mariadbd", "mysqld")
 	installDB := findBinary("mariadb-install-db", "mysql_install_db")
 	if mariadbd == "" || installDB == "" {
@@ -91,6 +107,9 @@ func Start(ctx context.Context, dir string) (*Server, error) {
 		Dir:    dir,
 		Socket: filepath.Join(dir, "mysqld.sock"),
 		users:  make(map[string]string),
+	}
+	for _, o := range opts {
+		o(s)
 	}
 	if len(s.Socket) > maxSocketPath {
 		return nil, fmt.Errorf("socket path %s is longer than %d bytes: use a shorter directory", s.Socket, maxSocketPath)
@@ -294,6 +313,9 @@ func (s *Server) launch(ctx context.Context, mariadbd, datadir string) error {
 		"--log-error="+logPath,
 	)
 	args = append(args, tuning()...)
+	if s.bufferPool != "" {
+		args = append(args, "--innodb-buffer-pool-size="+s.bufferPool) // the last of an option wins
+	}
 	cmd := exec.Command(mariadbd, args...)
 	cmd.Dir = s.Dir
 	cmd.Stdout, cmd.Stderr = logFile, logFile // before --log-error takes over
