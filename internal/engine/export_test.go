@@ -109,3 +109,17 @@ func SetNotifyTiming(t interface{ Cleanup(func()) }, lease int64, timeout time.D
 
 // NotifyBatch is how many deliveries of one target a claim takes.
 const NotifyBatch = notifyBatch
+
+// SetUndoFaults makes the undo of a failed submission find BOINC's
+// database (cancelling its work units) and the state's (marking its chains
+// failed) away, each with its error if not nil, until restore.
+func SetUndoFaults(cancelErr, failErr error) (restore func()) {
+	oldCancel, oldFail := cancelWUsOf, failChainOf
+	if cancelErr != nil {
+		cancelWUsOf = func(*Engine, context.Context, []string) (int, error) { return 0, cancelErr }
+	}
+	if failErr != nil {
+		failChainOf = func(*store.DB, context.Context, int64, int, string) error { return failErr }
+	}
+	return func() { cancelWUsOf, failChainOf = oldCancel, oldFail }
+}

@@ -190,6 +190,14 @@ func (e *Engine) queueWhenCreated(ctx context.Context, wus []string, finished <-
 	return marked
 }
 
+// undoSubmission's calls to BOINC's database and to the state's:
+// variables, so that a test can make them fail as databases killed at that
+// moment would.
+var (
+	cancelWUsOf = (*Engine).cancelWUs
+	failChainOf = (*store.DB).FailChain
+)
+
 // undoSubmission removes the chains of a submission whose work units could
 // not all be made (ferr says why). A creator that inserts as it reads may
 // have made some: they are cancelled in BOINC first, as its cancel_jobs
@@ -202,12 +210,12 @@ func (e *Engine) undoSubmission(ctx context.Context, created []store.Chain, inse
 		for i, c := range created {
 			wus[i] = c.WU(0)
 		}
-		n, err := e.cancelWUs(ctx, wus)
+		n, err := cancelWUsOf(e, ctx, wus)
 		if err != nil {
 			e.Log.Error("cancelling the work units of a failed create_work run; its chains are kept, failed", "chains", len(created), "err", err)
 			reason := fmt.Sprintf("creating the first work unit failed (%v), and BOINC's database could not be asked which work units were made: %v", ferr, err)
 			for i, c := range created {
-				if err := e.db.FailChain(ctx, c.ID, 0, reason); err != nil {
+				if err := failChainOf(e.db, ctx, c.ID, 0, reason); err != nil {
 					// The state database is away too: the chains not marked
 					// stay running, their first steps creating under this
 					// live process, which nobody else would create (a
