@@ -17,7 +17,7 @@ var ErrCommitUnknown = errors.New("the state database went away during the commi
 
 // Unreachable tells whether err says the state database (MariaDB) cannot
 // be reached at the moment: refused or broken connections, a server
-// shutting down or restarting. A request that failed so may be sent again
+// shutting down or restarting, or out of connections. A request that failed so may be sent again
 // as it is (every request is safe to repeat; a submission sent again is
 // answered with the chains it made): the server answers it 503 with
 // Retry-After, which clients retry, instead of an internal error.
@@ -37,7 +37,11 @@ func Unreachable(err error) bool {
 		switch me.Number {
 		case 1053, // server shutdown in progress
 			1927,                   // connection was killed
-			2002, 2003, 2006, 2013: // cannot connect, server gone away, lost connection
+			2002, 2003, 2006, 2013, // cannot connect, server gone away, lost connection
+			// Too many connections: the server's (max_connections, 151
+			// by default, shared with BOINC's daemons and scheduler), or
+			// the account's: each ends as connections close.
+			1040, 1203, 1226:
 			return true
 		}
 	}

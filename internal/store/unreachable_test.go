@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/rboinc/rboinc/internal/mariadbtest"
 )
 
 func TestUnreachable(t *testing.T) {
@@ -22,6 +24,8 @@ func TestUnreachable(t *testing.T) {
 		{fmt.Errorf("x: %w", driver.ErrBadConn), true},
 		{mysql.ErrInvalidConn, true},
 		{&mysql.MySQLError{Number: 1053, Message: "Server shutdown in progress"}, true},
+		{&mysql.MySQLError{Number: 1040, Message: "Too many connections"}, true},
+		{&mysql.MySQLError{Number: 1226, Message: "User 'u' has exceeded the 'max_user_connections' resource"}, true},
 		{&mysql.MySQLError{Number: 1062, Message: "Duplicate entry"}, false},
 		{ErrNotFound, false},
 		{errors.New("disk full"), false},
@@ -61,5 +65,54 @@ func TestCommitOnBrokenConnectionIsUnknown(t *testing.T) {
 	})
 	if !errors.Is(err, ErrCommitUnknown) || !Unreachable(err) {
 		t.Fatalf("a commit on a killed connection: %v, want ErrCommitUnknown (and unreachable)", err)
+	}
+}
+
+// A MariaDB out of connections (its max_connections are shared with
+// BOINC's daemons and scheduler) answers a new one with an error that
+// ends as others close: unreachable for now (503, retried), not an
+// internal error. The number is the one a real server sends.
+func TestTooManyConnectionsIsUnreachable(t *testing.T) {
+	if !onMariaDB() {
+		t.Skip("MariaDB's refusal (" + TestStateDBEnv + "=mariadb)")
+	}
+	ctx := context.Background()
+	srv, err := mariadbtest.Start(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Stop() })
+	dsn, err := srv.NewDatabase(ctx, "conns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := sql.Open("mysql", "root@unix("+srv.Socket+")/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	if _, err := root.ExecContext(ctx, "SET GLOBAL max_connections = 3"); err != nil {
+		t.Fatal(err)
+	}
+	user, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer user.Close()
+	var refused error
+	for i := 0; i < 10 && refused == nil; i++ {
+		c, err := user.Conn(ctx) // held until user.Close
+		if err != nil {
+			refused = err
+			break
+		}
+		defer c.Close()
+	}
+	var me *mysql.MySQLError
+	if !errors.As(refused, &me) || me.Number != 1040 {
+		t.Fatalf("connections beyond max_connections: %v, want MariaDB's error 1040", refused)
+	}
+	if !Unreachable(refused) {
+		t.Errorf("Unreachable(%v) = false, want true", refused)
 	}
 }
