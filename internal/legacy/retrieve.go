@@ -345,7 +345,9 @@ func (h *Handler) stop(r *http.Request, u store.User, group, name string) (hash,
 	running, stopped := 0, 0
 	for _, c := range st.Chains {
 		switch c.State {
-		case wire.StateRunning:
+		// A queued chain runs too: its next step waits for the creator
+		// (the engine's Stop stops it).
+		case wire.StateRunning, wire.StateQueued:
 			running++
 		case wire.StateStopped:
 			stopped++
