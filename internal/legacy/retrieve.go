@@ -131,6 +131,9 @@ func (h *Handler) template(queue string) (hash, error) {
 		if err != nil {
 			return nil, actionErr(action, "%v", err)
 		}
+		if key == "WuTemplate" {
+			padFileRefs(v)
+		}
 		ans[key] = v
 	}
 	return ans, nil
