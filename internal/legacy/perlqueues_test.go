@@ -148,3 +148,46 @@ func TestTemplateAnswerLists(t *testing.T) {
 		}
 	}
 }
+
+// TestRetrieveGroupOfTwoQueues: a group with chains of two queues whose
+// outputs at the same index have different aliases (metabeta's _0 is a
+// .log.gz, the one queue's a .state). The answer has a single alias table,
+// so one retrieval takes the files of one table and the next the others:
+// every file is saved under its own queue's extension.
+func TestRetrieveGroupOfTwoQueues(t *testing.T) {
+	perlClients(t)
+	w := newWorld(t)
+	write(t, filepath.Join(w.e.Proj.Dir, "templates", "rboinc_one_wu"), oneWU, 0o644)
+	write(t, filepath.Join(w.e.Proj.Dir, "templates", "rboinc_one_result"), oneResult, 0o644)
+	write(t, filepath.Join(w.e.Proj.Dir, "apps", "solo-app_1", "run"), "#!/bin/sh\nexit 0\n", 0o755)
+	in := filepath.Join(t.TempDir(), "s0")
+	write(t, in, "5\n", 0o644)
+	url := strings.TrimSuffix(w.cgiURL("toni", ""), "/")
+	one := firstWU(t, perl(t, "submit", url, "one", "G1", "a1", "1", "state="+in))
+	meta := firstWU(t, w.uploadAndSubmit("toni", "up051158", description(t, "submit-10step.xml", nil), inputs))
+	w.deliver(one, 1)
+	w.advance(meta)
+	into := t.TempDir()
+	// The files are staged in name order: metabeta's N1 first.
+	out := perl(t, "retrieve", url, "G1", "", into)
+	if !strings.Contains(out, "Successfully retrieved 8.\n") {
+		t.Fatalf("first retrieval printed:\n%s", out)
+	}
+	out = perl(t, "retrieve", url, "G1", "", into)
+	if !strings.Contains(out, "Successfully retrieved 1.\n") {
+		t.Fatalf("second retrieval printed:\n%s", out)
+	}
+	for _, f := range []string{one + "_0.state", meta + "_0.log.gz", meta + "_1.coor", meta + "_7.hills"} {
+		if _, err := os.Stat(filepath.Join(into, f)); err != nil {
+			ents, _ := os.ReadDir(into)
+			var names []string
+			for _, e := range ents {
+				names = append(names, e.Name())
+			}
+			t.Fatalf("%s not retrieved; the files: %v", f, names)
+		}
+	}
+	if ans := w.post("toni", ret, "action=retrieve&group=G1&name=&loginname=toni"); !strings.Contains(ans, "No files ready for retrieval") {
+		t.Fatalf("a third retrieval answered:\n%s", ans)
+	}
+}
