@@ -138,6 +138,9 @@ func app(log *slog.Logger) *cli.App {
 					&cli.StringFlag{Name: "tls-key", Usage: "the PEM private key `FILE` of --tls-cert"},
 					&cli.DurationFlag{Name: "status-refresh", Value: webstatus.DefaultRefresh, Usage: "how often the status pages (/rboinc_cgi/status/) reload themselves"}},
 				Action: func(c *cli.Context) error {
+					if err := checkServeFlags(c); err != nil {
+						return err
+					}
 					root := c.String("root")
 					if _, err := setup.InstallExe(absRoot(root), ""); err != nil {
 						return err
