@@ -87,9 +87,12 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 		if errors.Is(err, templates.ErrUnknownQueue) {
 			return resp, errf(KindUnknownQueue, "unknown application queue %q", req.Queue)
 		}
-		return resp, fmt.Errorf("queue %s is misconfigured on the server: %w", req.Queue, err)
+		return resp, queueMisconfigured(req.Queue, err)
 	}
 	params.App = q.Application
+	if err := e.checkQueueApp(ctx, req.Queue, q.Application); err != nil {
+		return resp, err
+	}
 	if err := e.checkPolicy(req.Options, prio); err != nil {
 		return resp, err
 	}

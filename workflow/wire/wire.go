@@ -81,6 +81,12 @@ const (
 	CodeBadNotifyTarget = "bad_notify_target"
 )
 
+// CodeQueueMisconfigured (500): the queue's templates or BOINC application
+// are wrong on the server, which lasts until its administrator fixes them:
+// not worth retrying, unlike a 503. Error names the queue; the server's
+// log has the detail.
+const CodeQueueMisconfigured = "queue_misconfigured"
+
 // Error is the body of every non-2xx answer.
 type Error struct {
 	Error string `json:"error"`
