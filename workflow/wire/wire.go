@@ -553,7 +553,16 @@ type Batch struct {
 	Created int64      `json:"created"`
 	Lease   int64      `json:"lease"`
 	Jobs    []BatchJob `json:"jobs,omitempty"`
+	// State is BatchRetired for a batch retired in the last 30 days (then
+	// Retired is when, in Unix seconds, and it has no jobs: its chains were
+	// purged), empty for a live one.
+	State   string `json:"state,omitempty"`
+	Retired int64  `json:"retired,omitempty"`
 }
+
+// BatchRetired is Batch.State of a retired batch, as BOINC's query of a
+// batch shows one retired (BATCH_STATE_RETIRED) rather than none.
+const BatchRetired = "retired"
 
 // BatchesResponse answers PathBatches and PathBatchQuery (in the order
 // asked); ServerTime is the server's clock when it answered, to pass as
