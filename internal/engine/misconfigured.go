@@ -16,19 +16,20 @@ func queueMisconfigured(name string, detail error) error {
 		Msg: fmt.Sprintf("queue %q is misconfigured on the server: its administrator must fix it (`rboinc-server doctor` names the problem)", name)}
 }
 
-// checkQueueApp refuses a submission to a queue whose BOINC application
-// is not in BOINC's app table (nor, on the stand-in, declared by its
-// program): create_work would fail on it ("app not found") once the chains
-// were recorded. When BOINC's database cannot be read the check is left
-// to create_work.
-func (e *Engine) checkQueueApp(ctx context.Context, queue, app string) error {
+// appMissing words a submission whose work units could not be made
+// (cause) when the queue's BOINC application is not in BOINC's app table
+// (nor, on the stand-in, declared by its program): create_work's "app not
+// found" is the administrator's to fix. nil when the application is there
+// or BOINC's database cannot say; asked only after a failure, so that a
+// submission costs BOINC's database nothing more.
+func (e *Engine) appMissing(ctx context.Context, queue, app string, cause error) error {
 	bdb, err := e.boincDB(ctx)
 	if err != nil {
 		return nil
 	}
 	known, err := wucreate.AppKnown(ctx, bdb, e.Proj.Dir, app, e.Cfg.Simulated)
-	if err == nil && !known {
-		return queueMisconfigured(queue, fmt.Errorf("its BOINC application %s (application= in templates/rboinc_%s_wu) is not in BOINC's app table", app, queue))
+	if err != nil || known {
+		return nil
 	}
-	return nil
+	return queueMisconfigured(queue, fmt.Errorf("its BOINC application %s (application= in templates/rboinc_%s_wu) is not in BOINC's app table: %w", app, queue, cause))
 }

@@ -90,9 +90,6 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 		return resp, queueMisconfigured(req.Queue, err)
 	}
 	params.App = q.Application
-	if err := e.checkQueueApp(ctx, req.Queue, q.Application); err != nil {
-		return resp, err
-	}
 	if err := e.checkPolicy(req.Options, prio); err != nil {
 		return resp, err
 	}
@@ -273,6 +270,9 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 		}
 		if errors.Is(err, store.ErrQuota) {
 			return resp, errf(KindQuota, "%v", err)
+		}
+		if merr := e.appMissing(ctx, req.Queue, q.Application, err); merr != nil {
+			return resp, merr
 		}
 		return resp, otherConsumer(err)
 	}

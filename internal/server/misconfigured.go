@@ -15,9 +15,11 @@ import (
 // detail, which holds the server's paths, in the log under a request id.
 func (s *Server) misconfigured(w http.ResponseWriter, r *http.Request, err error) {
 	id := reqid.New()
-	s.Log.Error("queue misconfigured", "request_id", id, "method", r.Method, "path", r.URL.Path, "err", errors.Unwrap(err))
+	msg, detail := err.Error(), err
+	if ee := (*engine.Error)(nil); errors.As(err, &ee) {
+		msg, detail = ee.Msg, ee.Err
+	}
+	s.Log.Error("queue misconfigured", "request_id", id, "method", r.Method, "path", r.URL.Path, "err", detail)
 	w.Header().Set(reqid.Header, id)
-	var ee *engine.Error
-	errors.As(err, &ee)
-	writeError(w, http.StatusInternalServerError, wire.CodeQueueMisconfigured, ee.Msg+"; the server's log has it under request "+id)
+	writeError(w, http.StatusInternalServerError, wire.CodeQueueMisconfigured, msg+"; the server's log has it under request "+id)
 }
