@@ -201,7 +201,8 @@ func TestLeaseExpiry(t *testing.T) {
 	if err != nil || n != 1 {
 		t.Fatalf("expired %d batches: %v", n, err)
 	}
-	if _, a := v.query("alice", "old"); a.status != 404 {
+	// Retired, as a retirement leaves it: shown so, without jobs.
+	if r, a := v.query("alice", "old"); !a.ok() || len(r.Batches) != 1 || r.Batches[0].State != wire.BatchRetired || r.Batches[0].Retired == 0 || len(r.Batches[0].Jobs) != 0 {
 		t.Errorf("the expired batch: %v", a)
 	}
 	if r, a := v.query("bob", "ahead"); !a.ok() || len(r.Batches[0].Jobs) != 2 {
