@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -131,6 +132,9 @@ func (h *Handler) template(queue string) (hash, error) {
 		if err != nil {
 			return nil, actionErr(action, "%v", err)
 		}
+		if key == "WuTemplate" {
+			padFileRefs(v)
+		}
 		ans[key] = v
 	}
 	return ans, nil
@@ -183,6 +187,14 @@ func (h *Handler) stage(r *http.Request, u store.User, group, name string) (hash
 	var names list
 	aliases := map[int][]string{}
 	for _, rf := range res.Files {
+		if al, seen := aliases[rf.Index]; seen && !slices.Equal(al, rf.Aliases) {
+			// The answer has one alias table for all its files, by output
+			// index: a file of another queue of the group whose output at
+			// this index has other aliases would be saved under the wrong
+			// extension (the original's flaw). It waits for the next
+			// retrieval, staged with its own queue's table.
+			continue
+		}
 		ok, err := h.link(r, u, rf, dir)
 		if err != nil {
 			os.RemoveAll(dir)
@@ -345,7 +357,9 @@ func (h *Handler) stop(r *http.Request, u store.User, group, name string) (hash,
 	running, stopped := 0, 0
 	for _, c := range st.Chains {
 		switch c.State {
-		case wire.StateRunning:
+		// A queued chain runs too: its next step waits for the creator
+		// (the engine's Stop stops it).
+		case wire.StateRunning, wire.StateQueued:
 			running++
 		case wire.StateStopped:
 			stopped++

@@ -152,6 +152,7 @@ func CheckProject(dir string, real bool) ProjectCheck {
 	}
 	for _, q := range qs {
 		f.add(OK, "queue %s (BOINC application %s): templates parse", q.Name, q.Application)
+		origClientNotes(f, q)
 	}
 	return pc
 }
