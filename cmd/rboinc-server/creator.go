@@ -21,6 +21,9 @@ func creatorCommand(log *slog.Logger) *cli.Command {
 		Usage: "create the next steps' work units in batches (run it as a BOINC daemon beside the assimilators)",
 		Flags: daemonFlags(&cli.DurationFlag{Name: "poll", Value: daemon.CreatorPoll, Usage: "how often to look for next steps to create"}),
 		Action: func(c *cli.Context) error {
+			if err := checkPoll(c); err != nil {
+				return err
+			}
 			return runDaemon(c, log, daemon.CreatorStart, func(ctx context.Context, e *engine.Engine) error {
 				if err := e.CheckCreation(ctx); err != nil {
 					return err

@@ -20,6 +20,15 @@ func daemonFlags(own ...cli.Flag) []cli.Flag {
 		&cli.BoolFlag{Name: "one_pass", Usage: "do one pass, then exit"}}, own...)
 }
 
+// checkPoll refuses a --poll of 0 or below: the daemon would look again
+// at once, for ever, a busy loop on the databases.
+func checkPoll(c *cli.Context) error {
+	if d := c.Duration("poll"); d <= 0 {
+		return usagef("--poll %s: give a positive duration, such as 2s", d)
+	}
+	return nil
+}
+
 // runDaemon is the start-up every daemon subcommand shares: the log at
 // its -d level, the server root opened, then daemon.Begin (stop_daemons,
 // the pid and lock files, the signals) before run.

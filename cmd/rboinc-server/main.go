@@ -138,6 +138,9 @@ func app(log *slog.Logger) *cli.App {
 					&cli.StringFlag{Name: "tls-key", Usage: "the PEM private key `FILE` of --tls-cert"},
 					&cli.DurationFlag{Name: "status-refresh", Value: webstatus.DefaultRefresh, Usage: "how often the status pages (/rboinc_cgi/status/) reload themselves"}},
 				Action: func(c *cli.Context) error {
+					if err := checkServeFlags(c); err != nil {
+						return err
+					}
 					root := c.String("root")
 					if _, err := setup.InstallExe(absRoot(root), ""); err != nil {
 						return err
@@ -267,8 +270,11 @@ func app(log *slog.Logger) *cli.App {
 			{
 				Name:  "gc",
 				Usage: "remove pool contents nothing refers to any more, and link missing inputs of waiting work units again",
-				Flags: []cli.Flag{rootFlag, &cli.DurationFlag{Name: "grace", Value: daemon.CollectGrace, Usage: "spare contents asked about within this time"}},
+				Flags: []cli.Flag{rootFlag, &cli.DurationFlag{Name: "grace", Value: daemon.CollectGrace, Usage: "spare contents asked about within this time (0: spare none)"}},
 				Action: func(c *cli.Context) error {
+					if g := c.Duration("grace"); g < 0 {
+						return usagef("--grace %s: give 0 (spare nothing) or a positive duration", g)
+					}
 					e, err := engine.Open(c.Context, c.String("root"), log)
 					if err != nil {
 						return err

@@ -19,6 +19,9 @@ func notifierCommand(log *slog.Logger) *cli.Command {
 		Usage: "send the notifications of chain events (run it as a BOINC daemon)",
 		Flags: daemonFlags(&cli.DurationFlag{Name: "poll", Value: daemon.NotifierPoll, Usage: "how often to look for events to send"}),
 		Action: func(c *cli.Context) error {
+			if err := checkPoll(c); err != nil {
+				return err
+			}
 			return runDaemon(c, log, daemon.NotifierStart, func(ctx context.Context, e *engine.Engine) error {
 				if c.Bool("one_pass") {
 					return daemon.NotifierPass(ctx, e)

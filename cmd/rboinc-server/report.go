@@ -44,9 +44,6 @@ func reportCommand() *cli.Command {
 				if err := cfg.SMTP.Check(); err != nil {
 					return fmt.Errorf("--mail: %w", err)
 				}
-				if !cfg.SMTP.Configured() {
-					return errors.New(`--mail: no SMTP server is set: add "smtp" to rboinc.json`)
-				}
 				if len(c.StringSlice("user")) == 0 && len(c.StringSlice("to")) == 0 {
 					return usagef("--mail: the report of every user needs --to ADDRESS")
 				}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rboinc/rboinc/internal/mail"
 	"github.com/rboinc/rboinc/internal/setup"
 	"github.com/rboinc/rboinc/internal/smtptest"
 	"github.com/rboinc/rboinc/internal/store"
@@ -78,5 +80,21 @@ func TestReportMail(t *testing.T) {
 	}
 	if m := msgs[1]; strings.Join(m.To, ",") != "admin@example.org" || !strings.HasPrefix(m.Subject, "rboinc report for all users, ") {
 		t.Fatalf("the administrator's report: %+v", m)
+	}
+}
+
+// TestReportMailNoServer: --mail on a server without "smtp" in rboinc.json
+// says so in the wording -confirm-email and the notifier use
+// (mail.ErrNoServer), not as a missing "host" of a section that is not
+// there.
+func TestReportMailNoServer(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	if _, err := setup.Init(ctx, setup.Options{Root: root, URLBase: "http://127.0.0.1:1"}); err != nil {
+		t.Fatal(err)
+	}
+	err := app(slog.Default()).RunContext(ctx, []string{"rboinc-server", "report", "--root", root, "--mail", "--to", "admin@example.org"})
+	if !errors.Is(err, mail.ErrNoServer) || err.Error() != "--mail: "+mail.ErrNoServer.Error() {
+		t.Fatalf("report --mail without smtp: %v", err)
 	}
 }

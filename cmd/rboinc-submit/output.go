@@ -8,16 +8,37 @@ import (
 	"slices"
 	"strings"
 
+	"golang.org/x/term"
+
+	"github.com/rboinc/rboinc/internal/clitool"
 	"github.com/rboinc/rboinc/internal/words"
 	"github.com/rboinc/rboinc/workflow/client"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 
+// helpWidth is the width -help_parameters wraps its text to: 79
+// columns, or a narrower terminal's width (a wider one would make lines
+// too long to read).
+func helpWidth(w io.Writer) int {
+	const width, least = 79, 20
+	if f, ok := w.(*os.File); ok && clitool.IsTerminal(f) {
+		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 0 {
+			return max(least, min(width, cols-1))
+		}
+	}
+	return width
+}
+
 // printParameters is -help_parameters: the queue, then its parameters
-// sorted by name, aligned.
+// sorted by name, aligned, each text wrapped (the queue's texts are the
+// administrator's, of any length).
 func printParameters(w io.Writer, q *wire.Queue) {
-	fmt.Fprintf(w, "Application queue %q: %s\n", q.Name, q.Description)
-	fmt.Fprintf(w, "BOINC application: %s\n", q.Application)
+	printParametersWidth(w, q, helpWidth(w))
+}
+
+func printParametersWidth(w io.Writer, q *wire.Queue, width int) {
+	fmt.Fprint(w, words.Indent("", fmt.Sprintf("Application queue %q: %s", q.Name, q.Description), width))
+	fmt.Fprint(w, words.Indent("", "BOINC application: "+q.Application, width))
 	params := slices.Clone(q.Parameters)
 	slices.SortFunc(params, func(a, b wire.Parameter) int { return strings.Compare(a.Name, b.Name) })
 	if len(params) == 0 {
@@ -25,24 +46,34 @@ func printParameters(w io.Writer, q *wire.Queue) {
 		return
 	}
 	fmt.Fprintln(w, "Parameters:")
-	width := 0
+	// The texts start in one column, after the longest name; a name
+	// longer than a third of the width stands on a line of its own
+	// instead, so that it does not push every text to the right.
+	col := 0
 	for _, p := range params {
-		width = max(width, len(p.Name)+len(" FILE")+1)
+		if n := len(p.Name) + len(" FILE") + 1; n <= width/3 {
+			col = max(col, n)
+		}
 	}
 	for _, p := range params {
 		opt := ""
 		if p.Optional {
 			opt = "(optional) "
 		}
-		fmt.Fprintf(w, "  %-*s   %s%s\n", width, "-"+p.Name+" FILE", opt, p.Description)
+		first := fmt.Sprintf("  %-*s   ", col, "-"+p.Name+" FILE")
+		if len(first) > col+5 {
+			fmt.Fprintln(w, strings.TrimRight(first, " "))
+			first = strings.Repeat(" ", col+5)
+		}
+		fmt.Fprint(w, words.Indent(first, opt+p.Description, width))
 	}
-	printTries(w, q.Tries)
+	printTries(w, q.Tries, width)
 }
 
 // printTries says how often a failing step runs before its chain fails:
 // BOINC's own retries of each work unit come first, then rboinc's new work
 // units for the step.
-func printTries(w io.Writer, t *wire.Tries) {
+func printTries(w io.Writer, t *wire.Tries, width int) {
 	if t == nil {
 		return
 	}
@@ -59,14 +90,13 @@ func printTries(w io.Writer, t *wire.Tries) {
 		}
 		boinc += ")"
 	}
-	fmt.Fprintf(w, "Failures: BOINC runs each step's work unit %s, sending it to another\n", boinc)
-	fmt.Fprintf(w, "volunteer after each failed run, before it gives up on it; rboinc then makes the\n")
-	fmt.Fprintf(w, "step again as a new work unit, up to %s per step (-max_attempts\n", words.Count(t.MaxStepAttempts, "work unit", "work units"))
-	fmt.Fprintf(w, "asks for fewer), and then the chain fails.")
+	text := fmt.Sprintf("BOINC runs each step's work unit %s, sending it to another volunteer after each failed run, "+
+		"before it gives up on it; rboinc then makes the step again as a new work unit, up to %s per step "+
+		"(-max_attempts asks for fewer), and then the chain fails.", boinc, words.Count(t.MaxStepAttempts, "work unit", "work units"))
 	if runs > 0 && t.MaxStepAttempts > 0 {
-		fmt.Fprintf(w, " A step whose application always fails runs\n%s in all.", words.Count(runs*t.MaxStepAttempts, "time", "times"))
+		text += fmt.Sprintf(" A step whose application always fails runs %s in all.", words.Count(runs*t.MaxStepAttempts, "time", "times"))
 	}
-	fmt.Fprintln(w)
+	fmt.Fprint(w, words.Indent("", "Failures: "+text, width))
 }
 
 // printReport prints what a submission did, for people or as JSON.

@@ -9,7 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/rboinc/rboinc/workflow/client"
 	"github.com/rboinc/rboinc/workflow/wire"
@@ -140,5 +142,50 @@ func TestRunUsageErrors(t *testing.T) {
 	t.Setenv("RBOINC_RETRIES", "1") // one retry, then the verdict
 	if got := run(context.Background(), []string{"rboinc-submit", "-url", "http://127.0.0.1:1/x", "-authenticator", "t", "-app_name", "md"}); got != client.ExitUnreachable {
 		t.Errorf("unreachable: exit %d", got)
+	}
+}
+
+// TestPrintParametersWraps: every text of -help_parameters is wrapped to
+// the width, whatever the queue's texts and numbers: no line is longer
+// unless it is one word (a path is not cut), the parameters' texts stay in
+// their column, and nothing is lost. The Failures paragraph with the
+// server's limits ran to 130 columns, then broke before "18 times in all".
+func TestPrintParametersWraps(t *testing.T) {
+	long := "Run parameters: lines 'key value' for steps, dt, gamma, temperature, seed; and, to try failures: " +
+		"'fail 1' fails every run, 'failtimes N FILE' fails the first N runs (counted in FILE, e.g. " +
+		"../../a/very/long/relative/path/to/the/flaky.count/that/cannot/be/cut), 'sleep S' waits S seconds"
+	q := &wire.Queue{Name: "md", Description: strings.Repeat("Molecular dynamics of a long description ", 4), Application: "acemd",
+		Parameters: []wire.Parameter{
+			{Name: "conf_file", Description: long, Optional: true},
+			{Name: "pdb_file", Description: "Structure"},
+			{Name: "a_parameter_with_a_very_long_name_indeed_file", Description: "Long name"},
+		},
+		Tries: &wire.Tries{MaxErrorResults: 5, MaxTotalResults: 10, MaxStepAttempts: 3}}
+	for _, width := range []int{20, 40, 79} {
+		var b bytes.Buffer
+		printParametersWidth(&b, q, width)
+		out := b.String()
+		for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+			// A parameter's name is the one thing allowed past the width.
+			if f := strings.Fields(l); utf8.RuneCountInString(l) > width && len(f) > 1 && !(len(f) == 2 && f[1] == "FILE") {
+				t.Errorf("width %d: line of %d columns: %q", width, utf8.RuneCountInString(l), l)
+			}
+		}
+		flat := strings.Join(strings.Fields(out), " ")
+		for _, want := range []string{strings.Join(strings.Fields(long), " "), "Failures: BOINC runs each step's work unit up to 6 times (the server's max_error_results 5, max_total_results 10), sending it",
+			"up to 3 work units per step (-max_attempts asks for fewer), and then the chain fails. A step whose application always fails runs 18 times in all."} {
+			if !strings.Contains(flat, want) {
+				t.Errorf("width %d: %q lost in\n%s", width, want, out)
+			}
+		}
+	}
+	// At 79 columns the descriptions keep their column, the long name
+	// standing on its own line above its text.
+	var b bytes.Buffer
+	printParametersWidth(&b, q, 79)
+	if !strings.Contains(b.String(), "\n  -a_parameter_with_a_very_long_name_indeed_file FILE\n                    Long name\n") ||
+		!strings.Contains(b.String(), "\n  -pdb_file FILE    Structure\n") ||
+		!strings.Contains(b.String(), "\n  -conf_file FILE   (optional) Run parameters: lines 'key value' for steps, dt,\n                    gamma,") {
+		t.Errorf("columns:\n%s", b.String())
 	}
 }

@@ -175,32 +175,47 @@ func (d *DB) Results(ctx context.Context, wuNames []string) (map[string][]Result
 	return out, nil
 }
 
+// Failure is what a work unit's last error result reported.
+type Failure struct {
+	ExitStatus int
+	StderrTail string // the last lines of the application's stderr
+	// Outputs are the outputs the client found absent or too big: the
+	// result failed though the application may have exited with 0.
+	Outputs []OutputFailure
+}
+
 // FailureDetail says what the failing results of a work unit reported:
-// the last error result's exit status and the last lines of its stderr
-// (BOINC's stderr_out). found is false when there is no error result.
-func (d *DB) FailureDetail(ctx context.Context, wu string) (exitStatus int, stderrTail string, found bool, err error) {
-	var out []byte
-	err = d.QueryRowContext(ctx, `SELECT r.exit_status, r.stderr_out FROM result r JOIN workunit w ON w.id = r.workunitid
+// the last error result's exit status, the last lines of its stderr
+// (BOINC's stderr_out) and the outputs its client found wrong. found is
+// false when there is no error result.
+func (d *DB) FailureDetail(ctx context.Context, wu string) (f Failure, found bool, err error) {
+	var out, docIn []byte
+	err = d.QueryRowContext(ctx, `SELECT r.exit_status, r.stderr_out, r.xml_doc_in FROM result r JOIN workunit w ON w.id = r.workunitid
 		WHERE w.name = ? AND r.server_state = ? AND r.outcome IN (?, ?, ?) ORDER BY r.id DESC LIMIT 1`,
-		wu, ServerOver, OutcomeClientError, OutcomeNoReply, OutcomeValidateError).Scan(&exitStatus, &out)
+		wu, ServerOver, OutcomeClientError, OutcomeNoReply, OutcomeValidateError).Scan(&f.ExitStatus, &out, &docIn)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, "", false, nil
+		return f, false, nil
 	}
 	if err != nil {
-		return 0, "", false, err
+		return f, false, err
 	}
-	return exitStatus, lastLines(appStderr(string(out)), 3, 300), true, nil
+	f.StderrTail = lastLines(appStderr(string(out)), 3, 300)
+	f.Outputs = outputFailures(string(out), string(docIn))
+	return f, true, nil
 }
 
 // appStderr is what the application wrote to stderr, from a result's
 // stderr_out: BOINC's client wraps it in <stderr_txt> (inside CDATA, after a
-// <message>), and adds its own "called boinc_finish" line.
+// <message>, or before one that reports failed outputs), and adds its own
+// "called boinc_finish" line.
 func appStderr(s string) string {
 	if i := strings.Index(s, "<stderr_txt>"); i >= 0 {
 		s = s[i+len("<stderr_txt>"):]
 		if j := strings.Index(s, "</stderr_txt>"); j >= 0 {
 			s = s[:j]
 		}
+	} else {
+		s = clientMessages(s)
 	}
 	var keep []string
 	for _, l := range strings.Split(s, "\n") {

@@ -205,6 +205,19 @@ func (e *Engine) QueryBatches(ctx context.Context, u store.User, q wire.BatchQue
 	since := int64(q.MinModTime)
 	for _, name := range q.Names {
 		b, err := e.userBatch(ctx, u, name)
+		if KindOf(err) == KindNotFound {
+			// Retired: BOINC's query shows such a batch, with the jobs
+			// its database still has (none once purged, as rboinc's
+			// retirement purges them), not "no batch named".
+			at, retired, rerr := e.db.BatchRetiredAt(ctx, u.ID, name)
+			if rerr != nil {
+				return r, rerr
+			}
+			if retired {
+				r.Batches = append(r.Batches, wire.Batch{Name: name, State: wire.BatchRetired, Retired: at})
+				continue
+			}
+		}
 		if err != nil {
 			return r, err
 		}

@@ -359,6 +359,11 @@ const (
 	// commit: the change may have been recorded. A request safe to repeat
 	// may be sent again; an -extend must not be, unseen.
 	KindOutcomeUnknown
+	// KindMisconfigured is a queue the administrator set up wrong (its
+	// templates unreadable or invalid, its BOINC application missing):
+	// Msg names the queue for the user, Err holds the detail (paths
+	// included) for the server's log only.
+	KindMisconfigured
 )
 
 // Error is an error the requester can act on.

@@ -327,7 +327,7 @@ func postWebhook(ctx context.Context, client *http.Client, d store.Delivery) err
 
 func (e *Engine) sendEventMail(ctx context.Context, d store.Delivery) error {
 	if !e.Cfg.SMTP.Configured() {
-		return errors.New(`no SMTP server is set ("smtp" in rboinc.json) to send e-mail notifications through`)
+		return mail.ErrNoServer
 	}
 	var p store.NotifyPayload
 	if err := json.Unmarshal(d.Payload, &p); err != nil {

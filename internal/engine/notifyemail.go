@@ -69,7 +69,7 @@ func (e *Engine) ConfirmEmail(ctx context.Context, u store.User, req wire.EmailC
 
 func (e *Engine) mailEmailCode(ctx context.Context, u store.User, addr string, out *wire.EmailConfirmation) error {
 	if !e.Cfg.SMTP.Configured() {
-		return errf(KindBadRequest, `this server sends no e-mail (rboinc.json has no "smtp" server): ask the administrator to register %s for you`, addr)
+		return errf(KindBadRequest, "%w: ask the administrator to register %s for you", mail.ErrNoServer, addr)
 	}
 	code, hash := newEmailCode()
 	err := e.db.NewEmailCode(ctx, u.ID, addr, hash, time.Now().Add(emailCodeTTL).Unix(), emailCodeRate)

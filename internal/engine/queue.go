@@ -2,7 +2,6 @@ package engine
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/rboinc/rboinc/internal/store"
 	"github.com/rboinc/rboinc/internal/templates"
@@ -17,7 +16,7 @@ func (e *Engine) Queue(name string) (wire.Queue, error) {
 		if errors.Is(err, templates.ErrUnknownQueue) {
 			return wire.Queue{}, errf(KindUnknownQueue, "unknown application queue %q", name)
 		}
-		return wire.Queue{}, fmt.Errorf("queue %s is misconfigured on the server: %w", name, err)
+		return wire.Queue{}, queueMisconfigured(name, err)
 	}
 	out := wire.Queue{Name: q.Name, Application: q.Application, Description: q.Description, Parameters: []wire.Parameter{}, Outputs: []wire.Output{}}
 	for _, in := range q.Parameters() {

@@ -50,7 +50,7 @@ func (e *Engine) resumeInputs(ctx context.Context, u store.User, req wire.Resume
 		if errors.Is(err, templates.ErrUnknownQueue) {
 			return nil, errf(KindBadRequest, "queue %s of the chains is no longer on the server: their inputs cannot be replaced", queue)
 		}
-		return nil, fmt.Errorf("queue %s is misconfigured on the server: %w", queue, err)
+		return nil, queueMisconfigured(queue, err)
 	}
 	byName := map[string]templates.Input{}
 	var names []string

@@ -53,13 +53,23 @@ func (e *Engine) failureReason(ctx context.Context, call boinc.HookCall) string 
 	if err != nil {
 		return reason
 	}
-	exit, tail, found, err := bdb.FailureDetail(ctx, call.WUName)
+	f, found, err := bdb.FailureDetail(ctx, call.WUName)
 	if err != nil || !found {
 		return reason
 	}
-	reason += fmt.Sprintf("; its last error result exited with status %d", exit)
-	if tail != "" {
-		reason += ", stderr: " + tail
+	reason += fmt.Sprintf("; its last error result exited with status %d", f.ExitStatus)
+	// An output the client found absent or too big fails a result whose
+	// application exited with 0: the exit status alone told nothing.
+	for i, o := range f.Outputs {
+		if i == 0 {
+			reason += ", but its "
+		} else {
+			reason += " and its "
+		}
+		reason += o.Text()
+	}
+	if f.StderrTail != "" {
+		reason += ", stderr: " + f.StderrTail
 	}
 	return reason
 }

@@ -87,7 +87,7 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 		if errors.Is(err, templates.ErrUnknownQueue) {
 			return resp, errf(KindUnknownQueue, "unknown application queue %q", req.Queue)
 		}
-		return resp, fmt.Errorf("queue %s is misconfigured on the server: %w", req.Queue, err)
+		return resp, queueMisconfigured(req.Queue, err)
 	}
 	params.App = q.Application
 	if err := e.checkPolicy(req.Options, prio); err != nil {
@@ -270,6 +270,9 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 		}
 		if errors.Is(err, store.ErrQuota) {
 			return resp, errf(KindQuota, "%v", err)
+		}
+		if merr := e.appMissing(ctx, req.Queue, q.Application, err); merr != nil {
+			return resp, merr
 		}
 		return resp, otherConsumer(err)
 	}

@@ -120,6 +120,14 @@ func (h *Handler) engineReason(r *http.Request, err error) string {
 	case engine.KindUnavailable:
 		h.Log.Warn("original-protocol request: the state database is out of reach", "path", r.URL.Path, "err", err)
 		return "the server cannot reach its database at the moment (a restart?); nothing is lost: send the request again in a few minutes"
+	case engine.KindMisconfigured:
+		id := reqid.New()
+		msg, detail := err.Error(), err
+		if ee := (*engine.Error)(nil); errors.As(err, &ee) {
+			msg, detail = ee.Msg, ee.Err
+		}
+		h.Log.Error("original-protocol request: queue misconfigured", "request_id", id, "path", r.URL.Path, "err", detail)
+		return msg + "; the server's log has it under request " + id
 	case engine.KindOutcomeUnknown:
 		h.Log.Warn("original-protocol request: the state database went away during the commit", "path", r.URL.Path, "err", err)
 		return "the server lost its database while recording this request: it may have been recorded or not; look at the status before doing it again (a submission or a purge may simply be sent again)"

@@ -124,7 +124,9 @@ func (h *Handler) template(queue string) (hash, error) {
 		return nil, actionErr(action, "Error opening template: No such file or directory")
 	}
 	if err != nil {
-		return nil, actionErr(action, "%v", err)
+		// The parse error names the server's paths: for its log only.
+		h.Log.Error("queue misconfigured", "queue", queue, "err", err)
+		return nil, actionErr(action, "queue %s is misconfigured on the server: its administrator must fix it (`rboinc-server doctor` names the problem)", queue)
 	}
 	ans := hash{}
 	for key, path := range map[string]string{"WuTemplate": q.WUFile, "ResultTemplate": q.ResultFile} {

@@ -38,11 +38,19 @@ type Message struct {
 	HTML    string
 }
 
+// ErrNoServer is what every use of e-mail answers when rboinc.json has no
+// "smtp" section: the administrator's report --mail, the notifier's
+// e-mail deliveries and a scientist's -confirm-email, in one wording.
+var ErrNoServer = errors.New(`this server sends no e-mail: rboinc.json has no "smtp" section`)
+
 // Configured says whether the settings name a server to send through.
 func (s Settings) Configured() bool { return s.Host != "" }
 
 // Check reports the first thing wrong with the settings.
 func (s Settings) Check() error {
+	if s == (Settings{}) {
+		return ErrNoServer
+	}
 	if s.Host == "" {
 		return errors.New(`smtp: no "host" set in rboinc.json's "smtp"`)
 	}

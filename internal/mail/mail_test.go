@@ -66,7 +66,8 @@ func TestSendErrors(t *testing.T) {
 		m    Message
 		want string
 	}{
-		{Settings{}, Message{To: []string{"a@b.c"}}, `no "host"`},
+		{Settings{}, Message{To: []string{"a@b.c"}}, `has no "smtp" section`},
+		{Settings{From: "a@b.c"}, Message{To: []string{"a@b.c"}}, `no "host"`},
 		{Settings{Host: "h"}, Message{To: []string{"a@b.c"}}, `no "from"`},
 		{Settings{Host: "h", From: "a@b.c", TLS: "ssl"}, Message{To: []string{"a@b.c"}}, `"tls" is "ssl"`},
 		{local(srv), Message{}, "at least one recipient"},

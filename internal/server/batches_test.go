@@ -95,8 +95,18 @@ func TestBatchAPI(t *testing.T) {
 	if a := v.post("alice", "/rboinc_cgi/api/v1/batches/retire", wire.BatchRef{Name: "condor#s#langevin#1"}); !a.ok() {
 		t.Errorf("retire: %v", a)
 	}
-	if _, a := v.query("alice", "condor#s#langevin#1"); a.status != 404 || !strings.HasSuffix(a.err.Error, "no batch named condor#s#langevin#1") {
-		t.Errorf("query after retire: %v", a)
+	// Retired, it is still shown (state retired, no jobs), as BOINC's
+	// query shows a retired batch; one never made is not found.
+	if r, a := v.query("alice", "condor#s#langevin#1"); !a.ok() || len(r.Batches) != 1 || r.Batches[0].State != wire.BatchRetired ||
+		r.Batches[0].Retired == 0 || len(r.Batches[0].Jobs) != 0 {
+		t.Errorf("query after retire: %v %+v", a, r)
+	}
+	if _, a := v.query("alice", "condor#s#langevin#2"); a.status != 404 || !strings.HasSuffix(a.err.Error, "no batch named condor#s#langevin#2") {
+		t.Errorf("query of a batch never made: %v", a)
+	}
+	// Another user's query does not see it.
+	if _, a := v.query("bob", "condor#s#langevin#1"); a.status != 404 {
+		t.Errorf("bob's query of alice's retired batch: %v", a)
 	}
 	var n int
 	for _, q := range []string{`SELECT count(*) FROM batches`, `SELECT count(*) FROM batch_jobs`, `SELECT count(*) FROM chains WHERE state != 'purged'`, `SELECT count(*) FROM results`} {

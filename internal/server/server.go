@@ -199,6 +199,8 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		s.stateUnavailable(w, r, err)
 	case engine.KindOutcomeUnknown:
 		s.outcomeUnknown(w, r, err)
+	case engine.KindMisconfigured:
+		s.misconfigured(w, r, err)
 	default:
 		s.internalError(w, r, err)
 	}

@@ -65,6 +65,7 @@ func Doctor(ctx context.Context, root string) Findings {
 		linkCheck(&f, root, p.DownloadDir)
 	}
 	checkAssimilation(ctx, &f, root, cfg, p, pc.Queues)
+	checkQueueApps(ctx, &f, p, cfg.Simulated, pc.Queues)
 	checkCreation(ctx, &f, cfg, p)
 	if cfg.Simulated {
 		checkVolunteer(&f, p.Dir)

@@ -140,8 +140,9 @@ func (s *sim) compute(ctx context.Context, p *boinc.Project, t task) {
 	log.Info("WU started", "app", t.app)
 	slot := filepath.Join(p.Dir, "slots", t.name)
 	start := time.Now()
-	var docOut string // the client's report of its uploads: result.xml_doc_out
-	exitStatus, failure, downloading, done, noRoom := s.run(ctx, p, t, slot, &docOut)
+	var docOut string    // the client's report of its uploads: result.xml_doc_out
+	var clientMsg string // the client's own words after the app's stderr
+	exitStatus, failure, downloading, done, noRoom := s.run(ctx, p, t, slot, &docOut, &clientMsg)
 	if !done {
 		os.RemoveAll(slot)
 		return // stopped: the next Run sends the result again
@@ -160,7 +161,7 @@ func (s *sim) compute(ctx context.Context, p *boinc.Project, t task) {
 		return
 	}
 	elapsed := time.Since(start).Seconds()
-	stderrOut := tailFile(filepath.Join(slot, "stderr.txt"), maxStderr)
+	stderrOut := tailFile(filepath.Join(slot, "stderr.txt"), max(0, maxStderr-int64(len(clientMsg)))) + clientMsg
 	if downloading {
 		// As a real client reports a task whose input it could not get:
 		// never started, its stderr_out the client's message alone.
@@ -228,8 +229,9 @@ func (s *sim) compute(ctx context.Context, p *boinc.Project, t task) {
 // run prepares the slot, runs the app and uploads the outputs. failure is
 // empty on success; downloading says the inputs could not be downloaded
 // (failure is then the client's message); done is false when the run was
-// interrupted by ctx.
-func (s *sim) run(ctx context.Context, p *boinc.Project, t task, slot string, docOut *string) (exitStatus int, failure string, downloading, done, noRoom bool) {
+// interrupted by ctx. clientMsg gets what the client appends to the
+// result's stderr_out for outputs it found absent or too big.
+func (s *sim) run(ctx context.Context, p *boinc.Project, t task, slot string, docOut, clientMsg *string) (exitStatus int, failure string, downloading, done, noRoom bool) {
 	if err := os.RemoveAll(slot); err != nil {
 		return 0, fmt.Sprintf("cannot clear slot: %v", err), false, true, false
 	}
@@ -252,6 +254,10 @@ func (s *sim) run(ctx context.Context, p *boinc.Project, t task, slot string, do
 		return status, err.Error(), false, true, false
 	}
 	doc, err := uploadOutputs(p, t.resDoc, slot)
+	var bad outputsError
+	if errors.As(err, &bad) {
+		*clientMsg = bad.clientMessage()
+	}
 	if err != nil {
 		return 0, err.Error(), false, true, errors.Is(err, syscall.ENOSPC)
 	}
@@ -343,22 +349,33 @@ func uploadOutputs(p *boinc.Project, resDoc, slot string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var doc strings.Builder
+	// The client checks every output before it reports (app_finished),
+	// deleting one that is too big.
+	var bad outputsError
+	var present []outFile
 	for _, o := range outs {
 		if badPhysicalName(o.name) || badPhysicalName(o.openName) {
 			return "", fmt.Errorf("bad output file name %q or open name %q", o.name, o.openName)
 		}
 		src := filepath.Join(slot, o.openName)
 		fi, err := os.Stat(src)
-		if err != nil {
-			if o.optional {
-				continue
-			}
-			return "", fmt.Errorf("output file %s (%s) absent", o.openName, o.name)
+		switch {
+		case err != nil && o.optional:
+		case err != nil:
+			bad = append(bad, outputFailure{name: o.name, openName: o.openName, code: errNotFound})
+		case o.maxNBytes > 0 && float64(fi.Size()) > o.maxNBytes:
+			bad = append(bad, outputFailure{name: o.name, openName: o.openName, code: errFileTooBig, size: fi.Size(), max: o.maxNBytes})
+			os.Remove(src)
+		default:
+			present = append(present, o)
 		}
-		if o.maxNBytes > 0 && float64(fi.Size()) > o.maxNBytes {
-			return "", fmt.Errorf("output file %s is %d bytes, over its max_nbytes %.0f", o.openName, fi.Size(), o.maxNBytes)
-		}
+	}
+	if len(bad) > 0 {
+		return "", bad
+	}
+	var doc strings.Builder
+	for _, o := range present {
+		src := filepath.Join(slot, o.openName)
 		// The client checks the size first, then compresses (app_finished).
 		if o.gzip {
 			if err := gzipInPlace(src); err != nil {

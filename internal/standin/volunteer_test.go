@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -209,12 +210,13 @@ func TestVolunteerErrors(t *testing.T) {
 	t.Parallel()
 	tp := setupCompute(t)
 	tp.write("templates/rbtest_in", strings.Replace(tmplIn3a, "  <command_line>--steps 10</command_line>\n", "", 1), 0o644)
-	tp.write("apps/rbtest/run", "#!/bin/sh\ncase \"$1\" in fail) echo failing >&2; exit 3;; nooutput) exit 0;; esac\n"+appUpper[10:], 0o755)
+	tp.write("apps/rbtest/run", "#!/bin/sh\ncase \"$1\" in fail) echo failing >&2; exit 3;; nooutput) exit 0;; toobig) head -c 100001 /dev/zero > out.coor; cat in.psf > out.log; exit 0;; esac\n"+appUpper[10:], 0o755)
 	tp.stage("a_in1.coor", "coordinates\n")
 	tp.stage("a_in1.psf", "topology\n")
 	tp.stage("b.coor", "b\n")
 	stdin := lines("--wu_name e8 --command_line fail b.coor a_in1.psf",
-		"--wu_name nodelete_out --command_line nooutput a_in1.coor a_in1.psf")
+		"--wu_name nodelete_out --command_line nooutput a_in1.coor a_in1.psf",
+		"--wu_name nodelete_big --command_line toobig a_in1.coor a_in1.psf")
 	if _, errs, code := tp.createWork("", stdin, "--appname", "rbtest", "--stdin", "--batch", "4"); code != 0 {
 		t.Fatal(errs)
 	}
@@ -232,6 +234,28 @@ func TestVolunteerErrors(t *testing.T) {
 	} {
 		if !strings.Contains(log, want) {
 			t.Errorf("hook log %q lacks %q", log, want)
+		}
+	}
+	// Outputs absent or over their max_nbytes after the app exited with 0:
+	// each result a compute error with the app's exit status, the client's
+	// "upload failure" naming each file in its stderr_out, as BOINC's
+	// client reports it (app_finished, report_result_error).
+	xferErr := func(k int, code string) string {
+		return `<file_xfer_error>\n  <file_name>[a-z_]+_[0-9]+_r[0-9]+_` + strconv.Itoa(k) + `</file_name>\n  <error_code>` + regexp.QuoteMeta(code) + `</error_code>\n</file_xfer_error>\n`
+	}
+	for wu, want := range map[string]string{
+		"nodelete_out": xferErr(0, "-161 (not found)") + xferErr(1, "-161 (not found)"),
+		"nodelete_big": xferErr(0, "-131 (file size too big)"),
+	} {
+		var exit, cs int
+		var stderr string
+		if err := tp.db().QueryRow(`SELECT r.exit_status, r.client_state, r.stderr_out FROM result r JOIN workunit w ON w.id = r.workunitid
+			WHERE w.name = ? AND r.outcome = 3 ORDER BY r.id LIMIT 1`, wu).Scan(&exit, &cs, &stderr); err != nil {
+			t.Fatalf("%s: %v", wu, err)
+		}
+		re := regexp.MustCompile(`(?s)(^|\n)<message>\nupload failure: ` + want + `</message>\n$`)
+		if exit != 0 || cs != clientComputeError || !re.MatchString(stderr) {
+			t.Errorf("%s: exit_status %d, client_state %d, stderr_out %q; want 0, %d, ending %s", wu, exit, cs, stderr, clientComputeError, re)
 		}
 	}
 	if n := tp.count(`SELECT count(*) FROM result r JOIN workunit w ON w.id = r.workunitid WHERE w.name = 'e2' AND r.outcome = 3`); n != 3 {

@@ -94,9 +94,21 @@ func (d *DB) DropBatch(ctx context.Context, b Batch) error {
 // BatchRetired tells whether the user retired a batch of this name within
 // RetiredBatchDays (and made none of that name since).
 func (d *DB) BatchRetired(ctx context.Context, userID int64, name string) (bool, error) {
-	var n int
-	err := d.sql.QueryRowContext(ctx, `SELECT count(*) FROM retired_batches WHERE user_id = ? AND name = ?`, userID, name).Scan(&n)
-	return n > 0, err
+	_, ok, err := d.BatchRetiredAt(ctx, userID, name)
+	return ok, err
+}
+
+// BatchRetiredAt is when the user retired a batch of this name (Unix
+// seconds), if within RetiredBatchDays and none of that name was made
+// since.
+func (d *DB) BatchRetiredAt(ctx context.Context, userID int64, name string) (int64, bool, error) {
+	var t int64
+	err := d.sql.QueryRowContext(ctx, `SELECT retired FROM retired_batches WHERE user_id = ? AND name = ? AND retired >= ?`,
+		userID, name, now()-RetiredBatchDays*86400).Scan(&t)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	return t, err == nil, err
 }
 
 // DropUnusedBatch forgets the batch of a failed submission, unless its

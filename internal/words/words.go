@@ -1,5 +1,5 @@
 // Package words words counts and sizes for people: "1 chain", "3 chains",
-// never "1 chain(s)"; "512 B", "3.2 MB".
+// never "1 chain(s)"; "512 B", "3.2 MB"; and wraps their paragraphs.
 package words
 
 import (

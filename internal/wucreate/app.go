@@ -32,3 +32,14 @@ func appExists(projectDir, app string) bool {
 	fi, err := os.Stat(filepath.Join(projectDir, "apps", app, "run"))
 	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
+
+// AppKnown says, without changing anything, whether work units of app can
+// be created: the app is in BOINC's app table or, on the stand-in
+// (standin true), declared by its program.
+func AppKnown(ctx context.Context, db boincdb.Execer, projectDir, app string, standin bool) (bool, error) {
+	_, found, err := boincdb.AppID(ctx, db, app)
+	if err != nil || found {
+		return found, err
+	}
+	return standin && appExists(projectDir, app), nil
+}

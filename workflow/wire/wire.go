@@ -81,6 +81,12 @@ const (
 	CodeBadNotifyTarget = "bad_notify_target"
 )
 
+// CodeQueueMisconfigured (500): the queue's templates or BOINC application
+// are wrong on the server, which lasts until its administrator fixes them:
+// not worth retrying, unlike a 503. Error names the queue; the server's
+// log has the detail.
+const CodeQueueMisconfigured = "queue_misconfigured"
+
 // Error is the body of every non-2xx answer.
 type Error struct {
 	Error string `json:"error"`
@@ -547,7 +553,16 @@ type Batch struct {
 	Created int64      `json:"created"`
 	Lease   int64      `json:"lease"`
 	Jobs    []BatchJob `json:"jobs,omitempty"`
+	// State is BatchRetired for a batch retired in the last 30 days (then
+	// Retired is when, in Unix seconds, and it has no jobs: its chains were
+	// purged), empty for a live one.
+	State   string `json:"state,omitempty"`
+	Retired int64  `json:"retired,omitempty"`
 }
+
+// BatchRetired is Batch.State of a retired batch, as BOINC's query of a
+// batch shows one retired (BATCH_STATE_RETIRED) rather than none.
+const BatchRetired = "retired"
 
 // BatchesResponse answers PathBatches and PathBatchQuery (in the order
 // asked); ServerTime is the server's clock when it answered, to pass as
