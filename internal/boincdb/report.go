@@ -215,6 +215,9 @@ func appStderr(s string) string {
 		if j := strings.Index(s, "</stderr_txt>"); j >= 0 {
 			s = s[:j]
 		}
+		// The client puts a newline either side of what it read.
+		s = strings.TrimPrefix(s, "\n")
+		s = strings.TrimSuffix(s, "\n")
 	} else {
 		s = clientMessages(s)
 	}
