@@ -287,6 +287,10 @@ func TestAppStderr(t *testing.T) {
 	if got := lastLines(appStderr(stored), 3, 300); got != "rbstep: step 2 fails on purpose (fail-at)" {
 		t.Errorf("from a real client's stderr_out: %q", got)
 	}
+	// The client writes each byte over 127 as &#N; (non_ascii_escape).
+	if got := lastLines(appStderr("<![CDATA[\n<stderr_txt>\ncaf&#195;&#169; &#65; &#300; &#\n</stderr_txt>\n]]>\n"), 3, 300); got != "café &#65; &#300; &#" {
+		t.Errorf("escaped non-ASCII: %q", got)
+	}
 	if got := lastLines(appStderr("configured to fail\n"), 3, 300); got != "configured to fail" {
 		t.Errorf("plain stderr: %q", got)
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -214,9 +215,13 @@ func appStderr(s string) string {
 		if j := strings.Index(s, "</stderr_txt>"); j >= 0 {
 			s = s[:j]
 		}
+		// The client puts a newline either side of what it read.
+		s = strings.TrimPrefix(s, "\n")
+		s = strings.TrimSuffix(s, "\n")
 	} else {
 		s = clientMessages(s)
 	}
+	s = unescapeNonASCII(s)
 	var keep []string
 	for _, l := range strings.Split(s, "\n") {
 		if !strings.Contains(l, "called boinc_finish") {
@@ -271,4 +276,32 @@ func (d *DB) Outcome(ctx context.Context, wu string) (o Outcome, found bool, err
 	}
 	o.Stderr = appStderr(string(out))
 	return o, true, nil
+}
+
+// unescapeNonASCII undoes the client's non_ascii_escape, which writes each
+// byte over 127 of the app's stderr as &#N; (an app's UTF-8 message would
+// otherwise reach the scientist as entities).
+func unescapeNonASCII(s string) string {
+	if !strings.Contains(s, "&#") {
+		return s
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "&#")
+		if i < 0 {
+			break
+		}
+		b.WriteString(s[:i])
+		s = s[i:]
+		j := strings.IndexByte(s, ';')
+		if n, err := strconv.Atoi(s[2:max(j, 2)]); j > 2 && j <= 5 && err == nil && n > 127 && n < 256 {
+			b.WriteByte(byte(n))
+			s = s[j+1:]
+			continue
+		}
+		b.WriteString("&#")
+		s = s[2:]
+	}
+	b.WriteString(s)
+	return b.String()
 }

@@ -140,9 +140,9 @@ func (s *sim) compute(ctx context.Context, p *boinc.Project, t task) {
 	log.Info("WU started", "app", t.app)
 	slot := filepath.Join(p.Dir, "slots", t.name)
 	start := time.Now()
-	var docOut string    // the client's report of its uploads: result.xml_doc_out
-	var clientMsg string // the client's own words after the app's stderr
-	exitStatus, failure, downloading, done, noRoom := s.run(ctx, p, t, slot, &docOut, &clientMsg)
+	var docOut string            // the client's report of its uploads: result.xml_doc_out
+	var preMsg, clientMsg string // the client's own words before and after the app's stderr
+	exitStatus, failure, downloading, done, noRoom := s.run(ctx, p, t, slot, &docOut, &preMsg, &clientMsg)
 	if !done {
 		os.RemoveAll(slot)
 		return // stopped: the next Run sends the result again
@@ -161,11 +161,13 @@ func (s *sim) compute(ctx context.Context, p *boinc.Project, t task) {
 		return
 	}
 	elapsed := time.Since(start).Seconds()
-	stderrOut := tailFile(filepath.Join(slot, "stderr.txt"), max(0, maxStderr-int64(len(clientMsg)))) + clientMsg
+	var stderr string
 	if downloading {
 		// As a real client reports a task whose input it could not get:
 		// never started, its stderr_out the client's message alone.
-		elapsed, stderrOut = 0, failure
+		elapsed, stderr = 0, stderrOut("", false, "", failure, maxStderr)
+	} else {
+		stderr = stderrOut(tailFile(filepath.Join(slot, "stderr.txt"), maxStderr), true, preMsg, clientMsg, maxStderr)
 	}
 	os.RemoveAll(slot)
 
@@ -199,7 +201,7 @@ func (s *sim) compute(ctx context.Context, p *boinc.Project, t task) {
 			}
 			if _, err := tx.ExecContext(ctx, `UPDATE result SET server_state = ?, outcome = ?, client_state = ?, exit_status = ?,
 			elapsed_time = ?, cpu_time = ?, received_time = ?, stderr_out = ?, xml_doc_out = ? WHERE id = ?`,
-				serverOver, outcome, clientState, exitStatus, elapsed, elapsed, time.Now().Unix(), stderrOut, docOut, t.resultID); err != nil {
+				serverOver, outcome, clientState, exitStatus, elapsed, elapsed, time.Now().Unix(), stderr, docOut, t.resultID); err != nil {
 				return err
 			}
 			return s.transition(ctx, tx, p, t.wuID)
@@ -220,7 +222,7 @@ func (s *sim) compute(ctx context.Context, p *boinc.Project, t task) {
 		deleteOutputs(p, t.resDoc) // not needed any more, as after validation
 	}
 	if failure != "" {
-		log.Warn("result failed", "exit_status", exitStatus, "reason", failure, "elapsed", elapsed, "stderr", tailString(stderrOut, 2000))
+		log.Warn("result failed", "exit_status", exitStatus, "reason", failure, "elapsed", elapsed, "stderr", tailString(stderr, 2000))
 	} else {
 		log.Info("result succeeded", "elapsed", elapsed)
 	}
@@ -231,7 +233,7 @@ func (s *sim) compute(ctx context.Context, p *boinc.Project, t task) {
 // (failure is then the client's message); done is false when the run was
 // interrupted by ctx. clientMsg gets what the client appends to the
 // result's stderr_out for outputs it found absent or too big.
-func (s *sim) run(ctx context.Context, p *boinc.Project, t task, slot string, docOut, clientMsg *string) (exitStatus int, failure string, downloading, done, noRoom bool) {
+func (s *sim) run(ctx context.Context, p *boinc.Project, t task, slot string, docOut, preMsg, clientMsg *string) (exitStatus int, failure string, downloading, done, noRoom bool) {
 	if err := os.RemoveAll(slot); err != nil {
 		return 0, fmt.Sprintf("cannot clear slot: %v", err), false, true, false
 	}
@@ -251,6 +253,12 @@ func (s *sim) run(ctx context.Context, p *boinc.Project, t task, slot string, do
 		return 0, "", false, false, false
 	}
 	if err != nil {
+		if status > 0 {
+			// The client's words come before the app's stderr here: it
+			// reports the error as the app exits, and reads stderr.txt
+			// after (client/app_control.cpp handle_exited_app).
+			*preMsg = fmt.Sprintf("<message>\nprocess exited with code %d (0x%x, %d)</message>\n", status, status, ^0xff|status)
+		}
 		return status, err.Error(), false, true, false
 	}
 	doc, err := uploadOutputs(p, t.resDoc, slot)

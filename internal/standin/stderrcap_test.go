@@ -6,9 +6,10 @@ import (
 )
 
 // TestVolunteerStderrCap: a chatty app's stderr is reported as its last
-// 63 KB, as BOINC's client reads it (read_stderr_file); 64 KiB was one byte
-// more than result.stderr_out, a BLOB, holds, and MariaDB refused the row, so
-// the result was never recorded and its chain ran for ever.
+// 63 KB at most, as BOINC's client reads it (read_stderr_file), wrapped as
+// it reports it; 64 KiB was one byte more than result.stderr_out, a BLOB,
+// holds, and MariaDB refused the row, so the result was never recorded and
+// its chain ran for ever.
 func TestVolunteerStderrCap(t *testing.T) {
 	t.Parallel()
 	tp := setupCompute(t)
@@ -25,7 +26,7 @@ func TestVolunteerStderrCap(t *testing.T) {
 	if err := tp.db().QueryRow(`SELECT stderr_out FROM result r JOIN workunit w ON w.id = r.workunitid WHERE w.name = 'chatty'`).Scan(&out); err != nil {
 		t.Fatal(err)
 	}
-	if len(out) > 63*1024 || !strings.HasSuffix(out, "\n20000\nargs:\n") {
+	if len(out) > 63*1024 || !strings.HasSuffix(out, "\n20000\nargs:\n\n</stderr_txt>\n]]>\n") {
 		t.Errorf("stderr_out is %d bytes ending %q, want at most the last %d", len(out), out[max(0, len(out)-20):], 63*1024)
 	}
 }

@@ -158,8 +158,10 @@ func TestVolunteerEndToEnd(t *testing.T) {
 	}
 	var stderrOut string
 	tp.db().QueryRow(`SELECT stderr_out FROM result WHERE name = ?`, wu+"_0").Scan(&stderrOut)
-	if stderrOut != "args:--steps 10\n" {
-		t.Errorf("app's stderr %q", stderrOut)
+	// As a real client reports it: its version, the app's stderr in
+	// <stderr_txt> inside CDATA.
+	if want := "\n<core_client_version>7.20.5</core_client_version>\n<![CDATA[\n<stderr_txt>\nargs:--steps 10\n\n</stderr_txt>\n]]>\n"; stderrOut != want {
+		t.Errorf("stderr_out %q, want %q", stderrOut, want)
 	}
 	// The client's report of its uploads, as a real one writes it: each
 	// output's physical name, size, MD5 and upload URL, in the result's order.
@@ -253,7 +255,7 @@ func TestVolunteerErrors(t *testing.T) {
 			WHERE w.name = ? AND r.outcome = 3 ORDER BY r.id LIMIT 1`, wu).Scan(&exit, &cs, &stderr); err != nil {
 			t.Fatalf("%s: %v", wu, err)
 		}
-		re := regexp.MustCompile(`(?s)(^|\n)<message>\nupload failure: ` + want + `</message>\n$`)
+		re := regexp.MustCompile(`(?s)(^|\n)<message>\nupload failure: ` + want + `</message>\n\]\]>\n$`)
 		if exit != 0 || cs != clientComputeError || !re.MatchString(stderr) {
 			t.Errorf("%s: exit_status %d, client_state %d, stderr_out %q; want 0, %d, ending %s", wu, exit, cs, stderr, clientComputeError, re)
 		}
