@@ -19,12 +19,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rboinc/rboinc/internal/boinc"
 	"github.com/rboinc/rboinc/internal/engine"
 	"github.com/rboinc/rboinc/internal/naming"
 	"github.com/rboinc/rboinc/internal/server"
 	"github.com/rboinc/rboinc/internal/setup"
-	"github.com/rboinc/rboinc/internal/spool"
 	"github.com/rboinc/rboinc/internal/store"
 	"github.com/rboinc/rboinc/internal/testbin"
 )
@@ -265,28 +263,7 @@ func description(t *testing.T, file string, set map[string]string) string {
 // advance plays BOINC for one work unit: the 8 outputs of metabeta land
 // in the upload hierarchy and the hook runs. It returns the
 // next step's work-unit name.
-func (w *world) advance(wu string) string {
-	w.t.Helper()
-	var files []string
-	for k := range 8 {
-		p := w.e.Proj.UploadPath(fmt.Sprintf("%s_0_r1804289383_%d", wu, k))
-		write(w.t, p, fmt.Sprintf("output %s index %d\n", wu, k), 0o644)
-		files = append(files, p)
-	}
-	// As production: spooled (the hook's front half), then the creator's pass.
-	if _, err := spool.Accept(w.e.Root, boinc.HookCall{WUName: wu, Files: files}); err != nil {
-		w.t.Fatal(err)
-	}
-	if err := w.e.CreatorPass(w.ctx); err != nil {
-		w.t.Fatal(err)
-	}
-	p, err := naming.ParseWU(wu)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	p.Step++
-	return p.String()
-}
+func (w *world) advance(wu string) string { return w.deliver(wu, 8) }
 
 var submittedRE = regexp.MustCompile(`Submitted (\S+)`)
 

@@ -60,8 +60,10 @@ func perl(t *testing.T, args ...string) string {
 	return string(out)
 }
 
-// deliver plays BOINC for one work unit of a queue with n outputs, as
-// advance does for metabeta's 8.
+// deliver plays BOINC for one work unit of a queue with n outputs: they
+// land in the upload hierarchy, spooled (the hook's front half) as in
+// production, then the creator's pass. It returns the next step's
+// work-unit name.
 func (w *world) deliver(wu string, n int) string {
 	w.t.Helper()
 	var files []string
@@ -84,6 +86,18 @@ func (w *world) deliver(wu string, n int) string {
 	return p.String()
 }
 
+// oneQueue sets up queue "one" (one input, one output chained back into
+// it) and returns toni's CGI address and a first input for it.
+func (w *world) oneQueue() (url, in string) {
+	w.t.Helper()
+	write(w.t, filepath.Join(w.e.Proj.Dir, "templates", "rboinc_one_wu"), oneWU, 0o644)
+	write(w.t, filepath.Join(w.e.Proj.Dir, "templates", "rboinc_one_result"), oneResult, 0o644)
+	write(w.t, filepath.Join(w.e.Proj.Dir, "apps", "solo-app_1", "run"), "#!/bin/sh\nexit 0\n", 0o755)
+	in = filepath.Join(w.t.TempDir(), "s0")
+	write(w.t, in, "5\n", 0o644)
+	return strings.TrimSuffix(w.cgiURL("toni", ""), "/"), in
+}
+
 // TestPerlClientOneInputQueue: a queue with a single input, submitted
 // with a client that reads the template as the original boinc_submit does
 // (the inputs as the array WuTemplate/workunit/file_ref), run two steps and
@@ -92,12 +106,7 @@ func (w *world) deliver(wu string, n int) string {
 func TestPerlClientOneInputQueue(t *testing.T) {
 	perlClients(t)
 	w := newWorld(t)
-	write(t, filepath.Join(w.e.Proj.Dir, "templates", "rboinc_one_wu"), oneWU, 0o644)
-	write(t, filepath.Join(w.e.Proj.Dir, "templates", "rboinc_one_result"), oneResult, 0o644)
-	write(t, filepath.Join(w.e.Proj.Dir, "apps", "solo-app_1", "run"), "#!/bin/sh\nexit 0\n", 0o755)
-	in := filepath.Join(t.TempDir(), "s0")
-	write(t, in, "5\n", 0o644)
-	url := strings.TrimSuffix(w.cgiURL("toni", ""), "/")
+	url, in := w.oneQueue()
 	wu := firstWU(t, perl(t, "submit", url, "one", "G_1", "a1", "2", "state="+in))
 	if !strings.HasPrefix(wu, "a1-TONI_G_1-0-2-RND") {
 		t.Fatalf("submitted %s", wu)
@@ -157,12 +166,7 @@ func TestTemplateAnswerLists(t *testing.T) {
 func TestRetrieveGroupOfTwoQueues(t *testing.T) {
 	perlClients(t)
 	w := newWorld(t)
-	write(t, filepath.Join(w.e.Proj.Dir, "templates", "rboinc_one_wu"), oneWU, 0o644)
-	write(t, filepath.Join(w.e.Proj.Dir, "templates", "rboinc_one_result"), oneResult, 0o644)
-	write(t, filepath.Join(w.e.Proj.Dir, "apps", "solo-app_1", "run"), "#!/bin/sh\nexit 0\n", 0o755)
-	in := filepath.Join(t.TempDir(), "s0")
-	write(t, in, "5\n", 0o644)
-	url := strings.TrimSuffix(w.cgiURL("toni", ""), "/")
+	url, in := w.oneQueue()
 	one := firstWU(t, perl(t, "submit", url, "one", "G1", "a1", "1", "state="+in))
 	meta := firstWU(t, w.uploadAndSubmit("toni", "up051158", description(t, "submit-10step.xml", nil), inputs))
 	w.deliver(one, 1)
