@@ -53,6 +53,7 @@ type options struct {
 	noJournal   bool
 	killAfter   time.Duration // kill the whole run after this (to test -resume)
 	dbPool      string        // MariaDB's buffer pool, "" for mariadbtest's
+	chainsSet   bool          // -chains was given (a resumed run may grow by it)
 	killDuring  string        // ... in the middle of a fault of this kind
 	args        []string      // the command line, as journaled
 }
@@ -71,14 +72,9 @@ func main() {
 			fmt.Fprintln(os.Stderr, "rbsoak: -resume:", err)
 			os.Exit(1)
 		}
-		now := o
-		if o, err = parseOptions(past[0].Args); err != nil {
-			fmt.Fprintln(os.Stderr, "rbsoak: -resume: the journal's options:", err)
-			os.Exit(1)
-		}
-		o.resume, o.killAfter, o.killDuring = true, now.killAfter, now.killDuring
-		if now.dbPool != "" {
-			o.dbPool = now.dbPool
+		if o, err = resumedOptions(past, o); err != nil {
+			fmt.Fprintln(os.Stderr, "rbsoak: -resume:", err)
+			os.Exit(2)
 		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -18,7 +18,7 @@ func parseOptions(args []string) (options, error) {
 	fs.StringVar(&o.bin, "bin", "", "directory holding rboinc-server, rboinc-submit and rboinc-retrieve")
 	fs.StringVar(&o.work, "work", "", "working directory (created)")
 	short := fs.Bool("short", false, "the CI run: 2,100 chains in groups of 150 (six groups in seven of 1 step, the seventh of 2), every fault at least 5 times, in a few minutes")
-	fs.IntVar(&o.chains, "chains", 10000, "chains to submit (all users together)")
+	fs.IntVar(&o.chains, "chains", 10000, "chains to submit (all users together); with -resume, more than the run has: the run grows by the groups that many chains add (never fewer)")
 	fs.IntVar(&o.steps, "steps", 100, "steps of an ordinary chain")
 	fs.IntVar(&o.users, "users", 3, "submitting users")
 	fs.IntVar(&o.batch, "batch", 250, "chains per submission")
@@ -65,6 +65,7 @@ func parseOptions(args []string) (options, error) {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	o.chainsSet = set["chains"]
 	if *short {
 		// Set only what the command line did not.
 		def := func(name string, apply func()) {
@@ -103,6 +104,39 @@ func parseOptions(args []string) (options, error) {
 	o.args = append(append([]string{}, args...), "-bin", o.bin, "-work", o.work, "-seed", fmt.Sprint(o.seed))
 	if o.app != "" {
 		o.args = append(o.args, "-app", o.app)
+	}
+	return o, nil
+}
+
+// resumedOptions are the options of a run resumed from its journal (past):
+// the run's own, from its first record, the chains it grew to since, and
+// of this command line (now) only what is about this life of the driver,
+// and -chains to grow it. Its plan is the same groups, in the same order,
+// each the same chains (plan), so a run grown by -chains keeps every group
+// it has and adds the next ones. It cannot shrink: its groups submitted
+// would be neither planned nor checked.
+func resumedOptions(past []rec, now options) (options, error) {
+	if len(past) == 0 || past[0].T != "options" {
+		return now, errors.New("the journal does not begin with the run's options")
+	}
+	o, err := parseOptions(past[0].Args)
+	if err != nil {
+		return o, fmt.Errorf("the journal's options: %w", err)
+	}
+	for _, r := range past {
+		if r.T == "resume" && r.Chains > o.chains {
+			o.chains = r.Chains
+		}
+	}
+	if now.chainsSet {
+		if now.chains < o.chains {
+			return o, fmt.Errorf("-chains %d: the run has %d chains already, and a run can only grow", now.chains, o.chains)
+		}
+		o.chains = now.chains
+	}
+	o.resume, o.killAfter, o.killDuring = true, now.killAfter, now.killDuring
+	if now.dbPool != "" {
+		o.dbPool = now.dbPool
 	}
 	return o, nil
 }

@@ -310,7 +310,8 @@ func (s *soak) openResumed(ctx context.Context, jpath string) error {
 	if s.j, err = openJournal(jpath, false); err != nil {
 		return err
 	}
-	s.j.addSync(rec{T: "resume"})
+	// Its chains: a run grown by -chains stays grown at the next resume.
+	s.j.addSync(rec{T: "resume", Chains: s.o.chains})
 	site := l.site
 	s.o.rootfs = site.RootFS // what it was (a plain directory when the mount failed)
 	if s.o.rootfs == rootTmpfs {
