@@ -42,7 +42,7 @@ func (f OutputFailure) Text() string {
 	switch f.Code {
 	case ErrFileTooBig:
 		if f.NoLimit {
-			return "output file " + name + " was not empty, but the queue's result template gives it no <max_nbytes> above 0, and BOINC's client then fails every nonempty output: the server's administrator must add one (`rboinc-server doctor` names it)"
+			return "output file " + name + " was nonempty while the queue's result template gives it no <max_nbytes> above 0 (BOINC's client then fails every nonempty output): the server's administrator must add one (`rboinc-server doctor` names it)"
 		}
 		if f.MaxNBytes > 0 {
 			return "output file " + name + " was bigger than its limit (max_nbytes " + strconv.FormatFloat(f.MaxNBytes, 'f', -1, 64) + " bytes)"

@@ -58,7 +58,7 @@ func TestOutputFailures(t *testing.T) {
 	// A file_info without max_nbytes: BOINC's client allowed no bytes.
 	noMax := strings.Replace(docIn, "    <max_nbytes>20000.000000</max_nbytes>\n", "", 1)
 	if got := outputFailures(msg, noMax); len(got) != 2 || !got[0].NoLimit || got[1].NoLimit ||
-		got[0].Text() != "output file run.log was not empty, but the queue's result template gives it no <max_nbytes> above 0, and BOINC's client then fails every nonempty output: the server's administrator must add one (`rboinc-server doctor` names it)" {
+		got[0].Text() != "output file run.log was nonempty while the queue's result template gives it no <max_nbytes> above 0 (BOINC's client then fails every nonempty output): the server's administrator must add one (`rboinc-server doctor` names it)" {
 		t.Errorf("without max_nbytes: %+v", got)
 	}
 	// Without xml_doc_in the physical name stands in.
