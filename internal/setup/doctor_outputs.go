@@ -12,9 +12,9 @@ import (
 // at 0 and fails an output larger than it when the task ends
 // (client/cs_apps.cpp app_finished, ERR_FILE_TOO_BIG), deleting it, so
 // every task that leaves such an output nonempty fails, and every chain of
-// the queue with it; a project that generates upload certificates refuses
-// the template outright (add_signatures: "missing max_nbytes"). The
-// stand-in does as the client does. Submissions are not refused: an output
+// the queue with it; a project that generates upload certificates cannot
+// even make results from a template without one (add_signatures:
+// "missing max_nbytes"). The stand-in does as the client does. Submissions are not refused: an output
 // the application always leaves empty, or an optional one it never
 // writes, works.
 func checkOutputLimits(f *Findings, qs []*templates.Queue) {
