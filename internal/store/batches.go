@@ -74,10 +74,8 @@ const RetiredBatchDays = 30
 func (d *DB) DropBatch(ctx context.Context, b Batch) error {
 	t := now()
 	return d.Tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM retired_jobs WHERE user_id = ? AND name IN (SELECT name FROM batch_jobs WHERE batch_id = ?)`, b.UserID, b.ID); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO retired_jobs(user_id, name, batch, retired) SELECT user_id, name, ?, ? FROM batch_jobs WHERE batch_id = ?`, b.Name, t, b.ID); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO retired_jobs(user_id, name, batch, retired) SELECT user_id, name, ?, ? FROM batch_jobs WHERE batch_id = ?
+			ON CONFLICT(user_id, name) DO UPDATE SET batch = excluded.batch, retired = excluded.retired`, b.Name, t, b.ID); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM retired_jobs WHERE retired < ?`, t-RetiredBatchDays*86400); err != nil {
