@@ -23,7 +23,7 @@ type leftovers struct {
 
 // stateTables are rboinc's state tables (internal/store).
 var stateTables = []string{"users", "chains", "chain_inputs", "steps", "step_inputs", "results", "pool", "uploads", "step_attempts", "events", "schema_history",
-	"notify_targets", "notify_outbox", "notify_cursor", "batches", "batch_jobs", "latency", "pool_owners", "notify_emails", "notify_email_codes", "long_polls", "counters", "retired_batches"}
+	"notify_targets", "notify_outbox", "notify_cursor", "batches", "batch_jobs", "latency", "pool_owners", "notify_emails", "notify_email_codes", "long_polls", "counters", "retired_batches", "retired_jobs"}
 
 // retained are the tables whose rows outlive a purge by design, and
 // why (docs/admin.md, docs/operations.md).
@@ -37,6 +37,7 @@ var retained = map[string]string{
 	"events":          "the events feed, kept event_retention days (default 7)",
 	"notify_cursor":   "the notifier's position",
 	"retired_batches": "the names of retired batches, kept 30 days: a retirement sent again is answered as done",
+	"retired_jobs":    "the job names of retired batches, kept 30 days: an abort of one is answered as done",
 }
 
 // notRboinc tells the files under the root that are no leftovers: logs,

@@ -28,6 +28,9 @@ type OutputFailure struct {
 	// MaxNBytes is the file's <max_nbytes> in the result's xml_doc_in
 	// (from the queue's output template), 0 when not known.
 	MaxNBytes float64
+	// NoLimit: the file's <file_info> in xml_doc_in has no <max_nbytes>
+	// above 0, so BOINC's client took every nonempty output for too big.
+	NoLimit bool
 }
 
 // Text says what went wrong with the output, for the scientist.
@@ -38,6 +41,9 @@ func (f OutputFailure) Text() string {
 	}
 	switch f.Code {
 	case ErrFileTooBig:
+		if f.NoLimit {
+			return "output file " + name + " was nonempty while the queue's result template gives it no <max_nbytes> above 0 (BOINC's client then fails every nonempty output): the server's administrator must add one (`rboinc-server doctor` names it)"
+		}
 		if f.MaxNBytes > 0 {
 			return "output file " + name + " was bigger than its limit (max_nbytes " + strconv.FormatFloat(f.MaxNBytes, 'f', -1, 64) + " bytes)"
 		}
@@ -76,8 +82,12 @@ func outputFailures(stderrOut, xmlDocIn string) []OutputFailure {
 		return out
 	}
 	limit := map[string]float64{}
+	info := map[string]bool{}
 	for _, fi := range doc.FindElements("//file_info") {
 		n, m := fi.SelectElement("name"), fi.SelectElement("max_nbytes")
+		if n != nil {
+			info[strings.TrimSpace(n.Text())] = true
+		}
 		if n != nil && m != nil {
 			if v, err := strconv.ParseFloat(strings.TrimSpace(m.Text()), 64); err == nil {
 				limit[strings.TrimSpace(n.Text())] = v
@@ -93,6 +103,7 @@ func outputFailures(stderrOut, xmlDocIn string) []OutputFailure {
 	}
 	for i := range out {
 		out[i].OpenName, out[i].MaxNBytes = open[out[i].Name], limit[out[i].Name]
+		out[i].NoLimit = info[out[i].Name] && out[i].MaxNBytes <= 0
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package boincdb
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -53,6 +54,12 @@ func TestOutputFailures(t *testing.T) {
 	dl := "<message>\nWU download error: couldn't get input files:\n<file_xfer_error>\n  <file_name>in_1</file_name>\n  <error_code>-224 (permanent HTTP error)</error_code>\n</file_xfer_error>\n</message>\n"
 	if got := outputFailures(dl, docIn); len(got) != 0 {
 		t.Errorf("download error read as %+v", got)
+	}
+	// A file_info without max_nbytes: BOINC's client allowed no bytes.
+	noMax := strings.Replace(docIn, "    <max_nbytes>20000.000000</max_nbytes>\n", "", 1)
+	if got := outputFailures(msg, noMax); len(got) != 2 || !got[0].NoLimit || got[1].NoLimit ||
+		got[0].Text() != "output file run.log was nonempty while the queue's result template gives it no <max_nbytes> above 0 (BOINC's client then fails every nonempty output): the server's administrator must add one (`rboinc-server doctor` names it)" {
+		t.Errorf("without max_nbytes: %+v", got)
 	}
 	// Without xml_doc_in the physical name stands in.
 	if got := outputFailures(msg, ""); len(got) != 2 || got[0].Text() != "output file wu_0_r1_0 was bigger than its limit (max_nbytes)" {

@@ -301,12 +301,26 @@ func (e *Engine) JobOutput(ctx context.Context, u store.User, job string) (wire.
 }
 
 // AbortJobs aborts jobs of the user's batches: their chains stop and their
-// work units are cancelled in BOINC. Every job must be the user's.
+// work units are cancelled in BOINC. Every job must be the user's. A job
+// of a batch the user retired (within store.RetiredBatchDays) is taken
+// with no effect, as BOINC's abort_jobs takes one (retire_batch keeps the
+// work units, until db_purge; cancelling one that ended changes nothing):
+// HTCondor's gridmanager removing a job after the batch's lease ended, or
+// after a retirement whose answer it lost, gets no error.
 func (e *Engine) AbortJobs(ctx context.Context, u store.User, ref wire.JobsRef) (wire.CountResponse, error) {
 	type target struct{ group, chain string }
 	var ts []target
+	retired := 0
 	for _, j := range ref.Jobs {
 		b, chain, err := e.userJob(ctx, u, j)
+		if KindOf(err) == KindNotFound {
+			if _, gone, rerr := e.db.JobRetired(ctx, u.ID, j); rerr != nil {
+				return wire.CountResponse{}, rerr
+			} else if gone {
+				retired++
+				continue
+			}
+		}
 		if err != nil {
 			return wire.CountResponse{}, err
 		}
@@ -323,6 +337,9 @@ func (e *Engine) AbortJobs(ctx context.Context, u store.User, ref wire.JobsRef) 
 		wus = append(wus, w...)
 	}
 	note, failed := e.cancelNote(ctx, wus)
+	if retired > 0 {
+		note += fmt.Sprintf("; %s of retired batches, nothing to abort", words.Count(retired, "job", "jobs"))
+	}
 	return wire.CountResponse{Count: n, Message: fmt.Sprintf("aborted %s%s", words.Count(n, "job", "jobs"), note), Failed: failed}, nil
 }
 
@@ -358,12 +375,24 @@ func (e *Engine) retire(ctx context.Context, u store.User, b store.Batch) (wire.
 }
 
 // SetLease sets a batch's lease: an absolute time in seconds since the
-// epoch (0: none), after which the batch is aborted and retired.
+// epoch (0: none), after which the batch is aborted and retired. A batch
+// the user retired (within store.RetiredBatchDays) takes it with no
+// effect (Count 0), as BOINC's set_expire_time answers success for a
+// retired batch, which its expire_batches can only retire again: a lease
+// renewed by HTCondor's gridmanager after the lease ended, or after a
+// retirement whose answer it lost, is not an error.
 func (e *Engine) SetLease(ctx context.Context, u store.User, ref wire.BatchRef) (wire.CountResponse, error) {
 	if ref.Lease < 0 {
 		return wire.CountResponse{}, errf(KindBadRequest, "a lease is a time in seconds since the epoch, not %d", ref.Lease)
 	}
 	b, err := e.userBatch(ctx, u, ref.Name)
+	if KindOf(err) == KindNotFound {
+		if gone, rerr := e.db.BatchRetired(ctx, u.ID, ref.Name); rerr != nil {
+			return wire.CountResponse{}, rerr
+		} else if gone {
+			return wire.CountResponse{Message: fmt.Sprintf("batch %s was retired: its lease no longer matters", ref.Name)}, nil
+		}
+	}
 	if err != nil {
 		return wire.CountResponse{}, err
 	}

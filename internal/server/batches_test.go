@@ -119,9 +119,10 @@ func TestBatchAPI(t *testing.T) {
 
 // TestRetireAgain: a retirement sent again (its answer lost: the server or
 // the GAHP killed mid-request, and HTCondor's gridmanager retries) is
-// answered as done, as is one of a batch whose lease ended; a batch never
-// made is still not found, nor is another user's retired one; a batch made
-// again under a retired name is retired again.
+// answered as done, as is one of a batch whose lease ended, and a lease
+// set on either or an abort of their jobs is taken with no effect; a
+// batch or job never made is still not found, nor is another user's
+// retired one; a batch made again under a retired name is retired again.
 func TestRetireAgain(t *testing.T) {
 	t.Parallel()
 	v := newEnv(t)
@@ -135,10 +136,37 @@ func TestRetireAgain(t *testing.T) {
 			t.Errorf("the second retirement: %v", a)
 		}
 	}
+	// A lease set on it is taken with no effect, as BOINC's
+	// set_expire_time takes one for a retired batch.
+	if a := v.post("alice", "/rboinc_cgi/api/v1/batches/lease", wire.BatchRef{Name: "b", Lease: 4102444800}); !a.ok() || !strings.Contains(a.body, `"count":0`) || !strings.Contains(a.body, "batch b was retired") {
+		t.Errorf("a lease on the retired batch: %v", a)
+	}
 	for _, c := range []struct{ user, name string }{{"alice", "never"}, {"bob", "b"}} {
 		if a := v.post(c.user, "/rboinc_cgi/api/v1/batches/retire", wire.BatchRef{Name: c.name}); a.status != 404 {
 			t.Errorf("%s retiring %s: %v", c.user, c.name, a)
 		}
+		if a := v.post(c.user, "/rboinc_cgi/api/v1/batches/lease", wire.BatchRef{Name: c.name, Lease: 4102444800}); a.status != 404 || !strings.HasSuffix(a.err.Error, "no batch named "+c.name) {
+			t.Errorf("%s setting the lease of %s: %v", c.user, c.name, a)
+		}
+		if a := v.post(c.user, "/rboinc_cgi/api/v1/batches/abort", wire.JobsRef{Jobs: []string{c.name + "#1.0"}}); a.status != 404 || !strings.HasSuffix(a.err.Error, "no job named "+c.name+"#1.0") {
+			t.Errorf("%s aborting job %s#1.0: %v", c.user, c.name, a)
+		}
+	}
+	// Its jobs are aborted with no effect, as BOINC's abort_jobs takes a
+	// retired batch's jobs; one of them beside a live job of another
+	// batch: that one is aborted.
+	if a := v.post("alice", "/rboinc_cgi/api/v1/batches/abort", wire.JobsRef{Jobs: []string{"b#1.0", "b#1.1"}}); !a.ok() || !strings.Contains(a.body, `"count":0`) || !strings.Contains(a.body, "2 jobs of retired batches, nothing to abort") {
+		t.Errorf("aborting the retired batch's jobs: %v", a)
+	}
+	v.batch("alice", "live", 0)
+	if a := v.post("alice", "/rboinc_cgi/api/v1/batches/abort", wire.JobsRef{Jobs: []string{"live#1.0", "b#1.1"}}); !a.ok() || !strings.Contains(a.body, `"count":1`) || !strings.Contains(a.body, "1 job of retired batches") {
+		t.Errorf("aborting a live job and a retired one: %v", a)
+	}
+	if r, a := v.query("alice", "live"); !a.ok() || len(r.Batches) != 1 || len(r.Batches[0].Jobs) != 2 || r.Batches[0].Jobs[0].State != wire.JobError || r.Batches[0].Jobs[1].State == wire.JobError {
+		t.Errorf("the live batch after aborting one of its jobs: %v %+v", a, r)
+	}
+	if a := v.post("alice", "/rboinc_cgi/api/v1/batches/retire", wire.BatchRef{Name: "live"}); !a.ok() {
+		t.Fatalf("retiring the live batch: %v", a)
 	}
 	// The name made again is a live batch: queried, then retired for real.
 	v.batch("alice", "b", 0)
@@ -155,6 +183,14 @@ func TestRetireAgain(t *testing.T) {
 	}
 	if a := v.post("alice", "/rboinc_cgi/api/v1/batches/retire", wire.BatchRef{Name: "leased"}); !a.ok() {
 		t.Errorf("retiring a batch whose lease ended: %v", a)
+	}
+	// The gridmanager, back after the lease ended, renews it: no error,
+	// and nothing made again.
+	if a := v.post("alice", "/rboinc_cgi/api/v1/batches/lease", wire.BatchRef{Name: "leased", Lease: 4102444800}); !a.ok() || !strings.Contains(a.body, `"count":0`) {
+		t.Errorf("renewing the lease of a batch whose lease ended: %v", a)
+	}
+	if a := v.call("alice", "GET", "/rboinc_cgi/api/v1/batches", nil); !a.ok() || strings.Contains(a.body, `"leased"`) {
+		t.Errorf("the retired batch listed again after a lease: %v", a)
 	}
 }
 

@@ -358,7 +358,9 @@ func uploadOutputs(p *boinc.Project, resDoc, slot string) (string, error) {
 		return "", err
 	}
 	// The client checks every output before it reports (app_finished),
-	// deleting one that is too big.
+	// deleting one that is too big. Its limit is the file_info's
+	// <max_nbytes>, 0 when there is none: a nonempty output without one
+	// fails too ("size > fip->max_nbytes", no exception for 0).
 	var bad outputsError
 	var present []outFile
 	for _, o := range outs {
@@ -371,7 +373,7 @@ func uploadOutputs(p *boinc.Project, resDoc, slot string) (string, error) {
 		case err != nil && o.optional:
 		case err != nil:
 			bad = append(bad, outputFailure{name: o.name, openName: o.openName, code: errNotFound})
-		case o.maxNBytes > 0 && float64(fi.Size()) > o.maxNBytes:
+		case float64(fi.Size()) > o.maxNBytes:
 			bad = append(bad, outputFailure{name: o.name, openName: o.openName, code: errFileTooBig, size: fi.Size(), max: o.maxNBytes})
 			os.Remove(src)
 		default:

@@ -34,9 +34,12 @@ type outputsError []outputFailure
 func (e outputsError) Error() string {
 	var parts []string
 	for _, f := range e {
-		if f.code == errFileTooBig {
+		switch {
+		case f.code == errFileTooBig && f.max <= 0:
+			parts = append(parts, fmt.Sprintf("output file %s (%s) is %d bytes, over its max_nbytes %.0f: its <file_info> has no <max_nbytes> above 0, and BOINC's client then takes every nonempty output for too big", f.openName, f.name, f.size, f.max))
+		case f.code == errFileTooBig:
 			parts = append(parts, fmt.Sprintf("output file %s (%s) is %d bytes, over its max_nbytes %.0f", f.openName, f.name, f.size, f.max))
-		} else {
+		default:
 			parts = append(parts, fmt.Sprintf("output file %s (%s) absent", f.openName, f.name))
 		}
 	}

@@ -54,7 +54,7 @@ func processResultTemplate(tmpl, base, uploadURL string) (string, error) {
 type outFile struct {
 	name      string // physical name <result>_r<R>_<k>
 	openName  string
-	maxNBytes float64 // 0: no limit
+	maxNBytes float64 // <max_nbytes>; 0 when absent or not a number, as BOINC's client reads it (FILE_INFO's default)
 	optional  bool
 	uploadURL string // the file_info's <url>
 	gzip      bool   // the file_info's <gzip_when_done/>: the client compresses it before upload

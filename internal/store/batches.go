@@ -70,10 +70,17 @@ func (d *DB) CreateBatch(ctx context.Context, b Batch, jobs []BatchJob) (int64, 
 const RetiredBatchDays = 30
 
 // DropBatch forgets a batch's records (not its chains), remembering its
-// name as retired for RetiredBatchDays.
+// name and its jobs' names as retired for RetiredBatchDays.
 func (d *DB) DropBatch(ctx context.Context, b Batch) error {
 	t := now()
 	return d.Tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO retired_jobs(user_id, name, batch, retired) SELECT user_id, name, ?, ? FROM batch_jobs WHERE batch_id = ?
+			ON CONFLICT(user_id, name) DO UPDATE SET batch = excluded.batch, retired = excluded.retired`, b.Name, t, b.ID); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM retired_jobs WHERE retired < ?`, t-RetiredBatchDays*86400); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM batch_jobs WHERE batch_id = ?`, b.ID); err != nil {
 			return err
 		}
@@ -109,6 +116,20 @@ func (d *DB) BatchRetiredAt(ctx context.Context, userID int64, name string) (int
 		return 0, false, nil
 	}
 	return t, err == nil, err
+}
+
+// JobRetired tells whether the user's job was in a batch the user retired
+// within RetiredBatchDays, and names that batch. Once a batch of that name
+// is made again, its retired jobs are forgotten with it (forgetRetired).
+func (d *DB) JobRetired(ctx context.Context, userID int64, job string) (string, bool, error) {
+	var batch string
+	err := d.sql.QueryRowContext(ctx, `SELECT j.batch FROM retired_jobs j
+		JOIN retired_batches b ON b.user_id = j.user_id AND b.name = j.batch AND b.retired = j.retired
+		WHERE j.user_id = ? AND j.name = ? AND b.retired >= ?`, userID, job, now()-RetiredBatchDays*86400).Scan(&batch)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	return batch, err == nil, err
 }
 
 // DropUnusedBatch forgets the batch of a failed submission, unless its

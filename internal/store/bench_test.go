@@ -115,3 +115,28 @@ func BenchmarkAck(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDropBatch: the records of a retired batch of 20,000 jobs
+// dropped, its name and job names remembered (the retirement's own work
+// in the state database, without the purge of its chains).
+func BenchmarkDropBatch(b *testing.B) {
+	ctx := context.Background()
+	db, u := benchDB(b)
+	for i := 0; b.Loop(); i++ {
+		b.StopTimer()
+		jobs := make([]BatchJob, 20000)
+		for k := range jobs {
+			jobs[k] = BatchJob{Name: fmt.Sprintf("b%d#%d.0", i, k), Chain: fmt.Sprint("c", k)}
+		}
+		bt := Batch{UserID: u.ID, Name: fmt.Sprint("b", i), Group: fmt.Sprint("g", i), Queue: "q"}
+		id, err := db.CreateBatch(ctx, bt, jobs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		bt.ID = id
+		b.StartTimer()
+		if err := db.DropBatch(ctx, bt); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

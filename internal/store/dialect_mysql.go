@@ -27,7 +27,7 @@ const TablePrefix = "rboinc_"
 // tables are the names the queries use, each the table rboinc_<name> on
 // MariaDB.
 var tables = []string{"users", "chains", "chain_inputs", "steps", "step_inputs", "results", "pool", "uploads", "step_attempts", "events", "schema_history",
-	"notify_targets", "notify_outbox", "notify_cursor", "batches", "batch_jobs", "latency", "pool_owners", "notify_emails", "notify_email_codes", "long_polls", "counters", "process_leases", "retired_batches"}
+	"notify_targets", "notify_outbox", "notify_cursor", "batches", "batch_jobs", "latency", "pool_owners", "notify_emails", "notify_email_codes", "long_polls", "counters", "process_leases", "retired_batches", "retired_jobs"}
 
 // mysqlTable matches a table name where a query names a table (not after
 // a dot: a column qualified by an alias).
@@ -370,6 +370,14 @@ var mysqlSchema = map[int][]string{
 	retired BIGINT NOT NULL,
 	PRIMARY KEY (user_id, name),
 	KEY retired_batches_time (retired)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin`},
+	19: {`CREATE TABLE IF NOT EXISTS rboinc_retired_jobs (
+	user_id BIGINT NOT NULL,
+	name    VARCHAR(512) NOT NULL,
+	batch   VARCHAR(512) NOT NULL,
+	retired BIGINT NOT NULL,
+	PRIMARY KEY (user_id, name),
+	KEY retired_jobs_time (retired)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin`},
 }
 

@@ -93,6 +93,17 @@ CREATE UNIQUE INDEX IF NOT EXISTS users_boinc ON users(boinc_user_id) WHERE boin
 	PRIMARY KEY (user_id, name)
 );
 CREATE INDEX IF NOT EXISTS retired_batches_time ON retired_batches(retired);`},
+	// The job names of those batches, with the retirement they went with:
+	// an abort of such a job (HTCondor's gridmanager after a lease ended)
+	// is answered as done, as BOINC answers it (batches.go).
+	{version: 19, name: "job names of retired batches", sql: `CREATE TABLE IF NOT EXISTS retired_jobs (
+	user_id INTEGER NOT NULL,
+	name    TEXT NOT NULL,     -- the job's name
+	batch   TEXT NOT NULL,     -- its batch's name
+	retired INTEGER NOT NULL,  -- the batch's retirement (retired_batches.retired)
+	PRIMARY KEY (user_id, name)
+);
+CREATE INDEX IF NOT EXISTS retired_jobs_time ON retired_jobs(retired);`},
 }
 
 const schemaV16 = `ALTER TABLE steps ADD COLUMN owner TEXT NOT NULL DEFAULT '';

@@ -61,3 +61,81 @@ func TestRetiredBatchNames(t *testing.T) {
 		t.Fatal("after the retention: want c retired, b forgotten")
 	}
 }
+
+// TestRetiredJobNames: a dropped batch's job names are remembered as
+// retired with their batch, for its user alone, until a batch of that
+// name is made again or RetiredBatchDays pass; a job name taken by a live
+// batch and retired again names its latest batch.
+func TestRetiredJobNames(t *testing.T) {
+	ctx := context.Background()
+	db, u := openBatchDB(t)
+	other, err := db.AddUser(ctx, "dave", "hash-dave")
+	if err != nil {
+		t.Fatal(err)
+	}
+	retired := func(user int64, job string) string {
+		t.Helper()
+		b, ok, err := db.JobRetired(ctx, user, job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok != (b != "") {
+			t.Fatalf("JobRetired(%s) = %q, %v", job, b, ok)
+		}
+		return b
+	}
+	mk := func(name string, jobs ...string) Batch {
+		t.Helper()
+		b := Batch{UserID: u.ID, Name: name, Group: "g_" + name, Queue: "q"}
+		var bj []BatchJob
+		for i, j := range jobs {
+			bj = append(bj, BatchJob{Name: j, Chain: "c" + string(rune('0'+i))})
+		}
+		id, err := db.CreateBatch(ctx, b, bj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.ID = id
+		return b
+	}
+	drop := func(b Batch) {
+		t.Helper()
+		if err := db.DropBatch(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := mk("b", "j1", "j2")
+	if retired(u.ID, "j1") != "" {
+		t.Fatal("a live batch's job counts as retired")
+	}
+	drop(b)
+	if retired(u.ID, "j1") != "b" || retired(u.ID, "j2") != "b" || retired(other, "j1") != "" || retired(u.ID, "j3") != "" {
+		t.Fatal("retired jobs: want j1 and j2 of b, of its user only")
+	}
+	// j2 in another batch, retired: it names that batch; j1 stays b's.
+	drop(mk("c", "j2"))
+	if retired(u.ID, "j2") != "c" || retired(u.ID, "j1") != "b" {
+		t.Fatalf("after c: j1 %q, j2 %q; want b, c", retired(u.ID, "j1"), retired(u.ID, "j2"))
+	}
+	// b made again: its old jobs are no longer retired.
+	b = mk("b", "j9")
+	if retired(u.ID, "j1") != "" {
+		t.Fatal("a job of a batch made again under its name counts as retired")
+	}
+	drop(b)
+	// Old ones go with the next retirement.
+	if _, err := db.sql.ExecContext(ctx, `UPDATE retired_jobs SET retired = retired - ?`, RetiredBatchDays*86400+1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.sql.ExecContext(ctx, `UPDATE retired_batches SET retired = retired - ?`, RetiredBatchDays*86400+1); err != nil {
+		t.Fatal(err)
+	}
+	drop(mk("d", "j4"))
+	var n int
+	if err := db.sql.QueryRowContext(ctx, `SELECT count(*) FROM retired_jobs`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if retired(u.ID, "j9") != "" || retired(u.ID, "j4") != "d" || n != 1 {
+		t.Fatalf("after the retention: %d rows, want only j4 of d", n)
+	}
+}

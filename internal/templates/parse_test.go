@@ -42,7 +42,7 @@ func TestParseSample(t *testing.T) {
 	if !reflect.DeepEqual(q.Inputs, wantIn) {
 		t.Errorf("inputs = %+v", q.Inputs)
 	}
-	wantOut := []Output{{Position: 0, Index: 0, OpenName: "out", Aliases: []string{".coor", ".coor.gz"}, Chain: 0}}
+	wantOut := []Output{{Position: 0, Index: 0, OpenName: "out", Aliases: []string{".coor", ".coor.gz"}, Chain: 0, MaxNBytes: 5e6}}
 	if !reflect.DeepEqual(q.Outputs, wantOut) {
 		t.Errorf("outputs = %+v", q.Outputs)
 	}
@@ -75,18 +75,18 @@ func TestParseMetabeta(t *testing.T) {
 	if !reflect.DeepEqual(q.Inputs, wantIn) {
 		t.Errorf("inputs:\n got %+v\nwant %+v", q.Inputs, wantIn)
 	}
-	out := func(k int, open, aliases string, chain int, opt bool) Output {
-		return Output{Position: k, Index: k, OpenName: open, Aliases: strings.Split(aliases, " "), Chain: chain, Optional: opt}
+	out := func(k int, open, aliases string, chain int, opt bool, max float64) Output {
+		return Output{Position: k, Index: k, OpenName: open, Aliases: strings.Split(aliases, " "), Chain: chain, Optional: opt, MaxNBytes: max}
 	}
 	wantOut := []Output{
-		out(0, "progress.log", ".log.gz .log .log.gz.bad", -1, false),
-		out(1, "output.coor", ".coor", 2, false),
-		out(2, "output.vel", ".vel", 3, false),
-		out(3, "output.idx", ".idx", 4, false),
-		out(4, "output.dcd", ".dcd.gz .dcd .dcd.gz.bad", -1, true),
-		out(5, "COLVAR", ".colvar.gz .colvar", -1, true),
-		out(6, "log.file", ".plumedlog.gz .plumedlog", -1, true),
-		out(7, "HILLS", ".hills", 10, true),
+		out(0, "progress.log", ".log.gz .log .log.gz.bad", -1, false, 100e6),
+		out(1, "output.coor", ".coor", 2, false, 50e6),
+		out(2, "output.vel", ".vel", 3, false, 50e6),
+		out(3, "output.idx", ".idx", 4, false, 50e6),
+		out(4, "output.dcd", ".dcd.gz .dcd .dcd.gz.bad", -1, true, 128e6),
+		out(5, "COLVAR", ".colvar.gz .colvar", -1, true, 10e6),
+		out(6, "log.file", ".plumedlog.gz .plumedlog", -1, true, 10e6),
+		out(7, "HILLS", ".hills", 10, true, 10e6),
 	}
 	if !reflect.DeepEqual(q.Outputs, wantOut) {
 		t.Errorf("outputs:\n got %+v\nwant %+v", q.Outputs, wantOut)

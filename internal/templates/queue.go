@@ -28,6 +28,10 @@ type Output struct {
 	Aliases  []string // aliases split on spaces
 	Chain    int      // input Slot this output feeds in the next step; -1 when no chain attribute
 	Optional bool     // <optional/> in the file_info or in its file_ref
+	// MaxNBytes is the file_info's <max_nbytes> as BOINC's client reads
+	// it: 0 when absent, empty or not a number. The client fails every
+	// output larger than it, so with 0 every nonempty one.
+	MaxNBytes float64
 }
 
 // Queue is a validated template pair. It is shared between callers (see

@@ -64,7 +64,7 @@ func (q *Queue) readResult(d *xmlDoc) error {
 }
 
 func readOutput(d *xmlDoc, i int, fi *etree.Element) (Output, error) {
-	out := Output{Position: i, Chain: -1, Optional: len(children(fi, "optional")) > 0}
+	out := Output{Position: i, Chain: -1, Optional: len(children(fi, "optional")) > 0, MaxNBytes: maxNBytes(fi)}
 	name, err := single(fi, "name")
 	if err == nil && name == nil {
 		err = errors.New("has no <name><OUTFILE_k/></name>")
@@ -190,6 +190,27 @@ func outfileIndex(d *xmlDoc, e *etree.Element) (int, error) {
 		return 0, bad
 	}
 	return strconv.Atoi(m[1])
+}
+
+// maxNBytes reads a file_info's <max_nbytes> as BOINC's client does
+// (FILE_INFO::parse, XML_PARSER::parse_double): each readable one replaces
+// the value, an empty one is 0, one that holds elements or is not a whole
+// number is skipped; without any the client's default, 0, stays.
+func maxNBytes(fi *etree.Element) float64 {
+	v := 0.0
+	for _, m := range children(fi, "max_nbytes") {
+		t, err := leafText(m)
+		switch {
+		case err != nil || strings.ContainsRune(t, '_'):
+		case t == "":
+			v = 0
+		default:
+			if x, err := strconv.ParseFloat(t, 64); err == nil {
+				v = x
+			}
+		}
+	}
+	return v
 }
 
 func outLabel(i, k int) string { return fmt.Sprintf("<file_info> #%d (<OUTFILE_%d/>)", i, k) }
