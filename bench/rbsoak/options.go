@@ -18,7 +18,7 @@ func parseOptions(args []string) (options, error) {
 	fs.StringVar(&o.bin, "bin", "", "directory holding rboinc-server, rboinc-submit and rboinc-retrieve")
 	fs.StringVar(&o.work, "work", "", "working directory (created)")
 	short := fs.Bool("short", false, "the CI run: 2,100 chains in groups of 150 (six groups in seven of 1 step, the seventh of 2), every fault at least 5 times, in a few minutes")
-	fs.IntVar(&o.chains, "chains", 10000, "chains to submit (all users together); with -resume, more than the run has: the run grows by the groups that many chains add (never fewer)")
+	fs.IntVar(&o.chains, "chains", 10000, "chains to submit (all users together); with -resume, another number: the run grows by the groups that many chains add, or drops planned groups it has not submitted (never one it has)")
 	fs.IntVar(&o.steps, "steps", 100, "steps of an ordinary chain")
 	fs.IntVar(&o.users, "users", 3, "submitting users")
 	fs.IntVar(&o.batch, "batch", 250, "chains per submission")
@@ -113,8 +113,9 @@ func parseOptions(args []string) (options, error) {
 // of this command line (now) only what is about this life of the driver,
 // and -chains to grow it. Its plan is the same groups, in the same order,
 // each the same chains (plan), so a run grown by -chains keeps every group
-// it has and adds the next ones. It cannot shrink: its groups submitted
-// would be neither planned nor checked.
+// it has and adds the next ones; a smaller -chains drops groups planned
+// and never submitted, but not one submitted (it would be neither checked
+// nor purged).
 func resumedOptions(past []rec, now options) (options, error) {
 	if len(past) == 0 || past[0].T != "options" {
 		return now, errors.New("the journal does not begin with the run's options")
@@ -124,15 +125,21 @@ func resumedOptions(past []rec, now options) (options, error) {
 		return o, fmt.Errorf("the journal's options: %w", err)
 	}
 	for _, r := range past {
-		if r.T == "resume" && r.Chains > o.chains {
-			o.chains = r.Chains
+		if r.T == "resume" && r.Chains > 0 {
+			o.chains = r.Chains // the last life's
 		}
 	}
 	if now.chainsSet {
-		if now.chains < o.chains {
-			return o, fmt.Errorf("-chains %d: the run has %d chains already, and a run can only grow", now.chains, o.chains)
-		}
 		o.chains = now.chains
+		planned := (o.chains + o.batch - 1) / o.batch // groups b00000 to b(planned-1)
+		for _, r := range past {
+			var b int
+			if (r.T == "submit" || r.T == "submitted") && len(r.Group) == 6 && r.Group[0] == 'b' {
+				if _, err := fmt.Sscanf(r.Group[1:], "%d", &b); err == nil && b >= planned {
+					return o, fmt.Errorf("-chains %d: the run submitted group %s, beyond the %d groups of that many chains", now.chains, r.Group, planned)
+				}
+			}
+		}
 	}
 	o.resume, o.killAfter, o.killDuring = true, now.killAfter, now.killDuring
 	if now.dbPool != "" {

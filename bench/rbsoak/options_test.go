@@ -29,8 +29,8 @@ func TestDBPool(t *testing.T) {
 
 // TestResumedChains: a resumed run takes its options from the journal,
 // grows by a larger -chains and stays grown at the next resume (its resume
-// record), and refuses to shrink; what is of the life alone comes from
-// the command line.
+// record), shrinks only by groups never submitted; what is of the life
+// alone comes from the command line.
 func TestResumedChains(t *testing.T) {
 	first := rec{T: "options", Args: []string{"-bin", "b", "-work", "w", "-chains", "100", "-batch", "25"}}
 	now := func(args ...string) options {
@@ -47,12 +47,16 @@ func TestResumedChains(t *testing.T) {
 	if o, err = resumedOptions([]rec{first}, now("-chains", "150", "-kill-self-after", "1m")); err != nil || o.chains != 150 || o.killAfter == 0 {
 		t.Fatalf("grown: chains %d, kill after %s, %v", o.chains, o.killAfter, err)
 	}
-	grown := []rec{first, {T: "resume", Chains: 150}, {T: "resume", Chains: 100}}
+	grown := []rec{first, {T: "resume"}, {T: "resume", Chains: 150}}
 	if o, err = resumedOptions(grown, now()); err != nil || o.chains != 150 {
 		t.Fatalf("the resume after the growth: chains %d, want 150 (%v)", o.chains, err)
 	}
-	if _, err = resumedOptions(grown, now("-chains", "120")); err == nil || !strings.Contains(err.Error(), "only grow") {
-		t.Fatalf("shrunk from 150 to 120: %v, want a refusal", err)
+	// Shrunk back: only groups never submitted may go.
+	if o, err = resumedOptions(append(grown, rec{T: "submitted", User: "u1", Group: "b00004"}), now("-chains", "125")); err != nil || o.chains != 125 {
+		t.Fatalf("shrunk to 125 with groups 0 to 4 submitted: chains %d, %v", o.chains, err)
+	}
+	if _, err = resumedOptions(append(grown, rec{T: "submit", User: "u1", Group: "b00004"}), now("-chains", "100")); err == nil || !strings.Contains(err.Error(), "b00004") {
+		t.Fatalf("shrunk to 100 with group b00004 submitted: %v, want a refusal naming it", err)
 	}
 	if _, err = resumedOptions([]rec{{T: "site"}}, now()); err == nil {
 		t.Fatal("a journal without its options was taken")
