@@ -18,18 +18,29 @@ type dbPurged struct {
 	files              []string
 }
 
-// dbPurge runs one pass of the stand-in's db_purge (BOINC's, see
-// internal/standin/dbpurge.go) on BOINC's database.
+// purgePass is the work units a pass of db_purge takes (its --max): a
+// pass takes well under its minute, also at a long run's million.
+const purgePass = 20000
+
+// dbPurge runs passes of the stand-in's db_purge (BOINC's, see
+// internal/standin/dbpurge.go) on BOINC's database until one leaves
+// nothing to purge. Each pass is bounded by --max and a minute: one
+// bounded by the minute alone stopped mid-way at a million work units
+// (the one it was purging then archived again by the next pass).
 func (s *soak) dbPurge(total *dbPurged) error {
 	s.dbMu.RLock()
 	defer s.dbMu.RUnlock()
-	ctx, cancel := context.WithTimeout(s.ctx, time.Minute)
-	defer cancel()
-	got, err := standin.PurgeDB(ctx, filepath.Join(s.root, "boinc"), standin.PurgeOptions{})
-	total.workunits += got.Workunits
-	total.results += got.Results
-	total.files = append(total.files, got.Files...)
-	return err
+	for {
+		ctx, cancel := context.WithTimeout(s.ctx, time.Minute)
+		got, err := standin.PurgeDB(ctx, filepath.Join(s.root, "boinc"), standin.PurgeOptions{Max: purgePass})
+		cancel()
+		total.workunits += got.Workunits
+		total.results += got.Results
+		total.files = append(total.files, got.Files...)
+		if err != nil || got.Workunits < purgePass {
+			return err
+		}
+	}
 }
 
 // checkArchives checks db_purge's archives against the run: every work

@@ -41,6 +41,7 @@ import (
 type PurgeOptions struct {
 	MinAge    time.Duration // --min_age_days
 	NoArchive bool          // --no_archive: delete without writing archives
+	Max       int           // --max N: purge at most N work units this pass (0: all)
 }
 
 // Purged is what a pass archived and deleted, and the archive files it
@@ -93,6 +94,9 @@ func PurgeDB(ctx context.Context, projectDir string, o PurgeOptions) (out Purged
 			}
 			out.Workunits++
 			out.Results += nres
+			if o.Max > 0 && out.Workunits >= o.Max {
+				return out, nil
+			}
 		}
 		if len(ids) < purgeBatch {
 			return out, nil

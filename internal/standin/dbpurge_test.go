@@ -113,3 +113,30 @@ func TestPurgeDB(t *testing.T) {
 		t.Errorf("%d files in archives/, want the first pass's 4", len(ents))
 	}
 }
+
+// TestPurgeDBMax: --max N purges at most N work units a pass, whole ones,
+// and the next pass goes on where it stopped: each archived once.
+func TestPurgeDBMax(t *testing.T) {
+	t.Parallel()
+	tp := newProject(t)
+	ctx := context.Background()
+	for _, wu := range []string{"m1", "m2", "m3"} {
+		tp.stage(wu+".coor", wu+"\n")
+		tp.stage(wu+".psf", "topology\n")
+		if _, errs, code := tp.createWork("", "", "--appname", "rbtest", "--wu_name", wu, wu+".coor", wu+".psf"); code != 0 {
+			t.Fatalf("%s: %s", wu, errs)
+		}
+	}
+	if _, err := tp.db().Exec(`UPDATE workunit SET file_delete_state = ?`, boincdb.FileDeleteDone); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []int{2, 1, 0} {
+		got, err := PurgeDB(ctx, tp.dir, PurgeOptions{Max: 2, NoArchive: true})
+		if err != nil || got.Workunits != want {
+			t.Fatalf("pass %d with --max 2: %d work units purged, %v; want %d", i+1, got.Workunits, err, want)
+		}
+	}
+	if n := tp.count(`SELECT count(*) FROM workunit`); n != 0 {
+		t.Fatalf("%d work units left after the passes", n)
+	}
+}
