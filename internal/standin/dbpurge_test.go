@@ -20,13 +20,7 @@ func TestPurgeDB(t *testing.T) {
 	t.Parallel()
 	tp := newProject(t)
 	ctx := context.Background()
-	for _, wu := range []string{"p1", "p2", "p3_nodelete"} {
-		tp.stage(wu+".coor", wu+"\n")
-		tp.stage(wu+".psf", "topology\n")
-		if _, errs, code := tp.createWork("", "", "--appname", "rbtest", "--wu_name", wu, wu+".coor", wu+".psf"); code != 0 {
-			t.Fatalf("%s: %s", wu, errs)
-		}
-	}
+	purgeTestWUs(t, tp, "p1", "p2", "p3_nodelete")
 	s := tp.newSim()
 	if err := s.transitionDue(ctx, tp.p); err != nil {
 		t.Fatal(err)
@@ -115,18 +109,12 @@ func TestPurgeDB(t *testing.T) {
 }
 
 // TestPurgeDBMax: --max N purges at most N work units a pass, whole ones,
-// and the next pass goes on where it stopped: each archived once.
+// and the next pass goes on where it stopped, until none is left.
 func TestPurgeDBMax(t *testing.T) {
 	t.Parallel()
 	tp := newProject(t)
 	ctx := context.Background()
-	for _, wu := range []string{"m1", "m2", "m3"} {
-		tp.stage(wu+".coor", wu+"\n")
-		tp.stage(wu+".psf", "topology\n")
-		if _, errs, code := tp.createWork("", "", "--appname", "rbtest", "--wu_name", wu, wu+".coor", wu+".psf"); code != 0 {
-			t.Fatalf("%s: %s", wu, errs)
-		}
-	}
+	purgeTestWUs(t, tp, "m1", "m2", "m3")
 	if _, err := tp.db().Exec(`UPDATE workunit SET file_delete_state = ?`, boincdb.FileDeleteDone); err != nil {
 		t.Fatal(err)
 	}
@@ -138,5 +126,17 @@ func TestPurgeDBMax(t *testing.T) {
 	}
 	if n := tp.count(`SELECT count(*) FROM workunit`); n != 0 {
 		t.Fatalf("%d work units left after the passes", n)
+	}
+}
+
+// purgeTestWUs makes work units of the given names, two inputs each.
+func purgeTestWUs(t *testing.T, tp *testProject, names ...string) {
+	t.Helper()
+	for _, wu := range names {
+		tp.stage(wu+".coor", wu+"\n")
+		tp.stage(wu+".psf", "topology\n")
+		if _, errs, code := tp.createWork("", "", "--appname", "rbtest", "--wu_name", wu, wu+".coor", wu+".psf"); code != 0 {
+			t.Fatalf("%s: %s", wu, errs)
+		}
 	}
 }
