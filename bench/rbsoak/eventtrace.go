@@ -22,7 +22,7 @@ import (
 func (s *soak) traceMissing(missing []string) {
 	ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
 	defer cancel()
-	st, err := engine.OpenState(ctx, s.root)
+	st, err := engine.OpenCurrentState(ctx, s.root)
 	if err != nil {
 		fmt.Printf("missing events: cannot open the state: %v\n", err)
 		return

@@ -73,7 +73,7 @@ func (s *soak) leftovers() (leftovers, error) {
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, time.Minute)
 	defer cancel()
-	st, err := engine.OpenState(ctx, s.root)
+	st, err := engine.OpenCurrentState(ctx, s.root)
 	if err != nil {
 		return l, err
 	}

@@ -344,6 +344,16 @@ func (s *soak) openResumed(ctx context.Context, jpath string) error {
 		}
 		s.stateURL, s.boincURL, s.boincDBFile = site.StateURL, site.BoincURL, site.BoincDBFile
 	}
+	// The run's binaries are its own (bin/); this driver may be of
+	// another build. Its checks read their state, which must then be of
+	// its schema: it would otherwise misread it, or upgrade it under the
+	// run's server, which refuses a newer schema.
+	st, err := engine.OpenCurrentState(ctx, s.root)
+	if err != nil {
+		return fmt.Errorf("-resume: this rbsoak cannot check the run's state (resume with the run's own %s, or one built with the same schema): %w",
+			filepath.Join(s.o.work, "bin", "rbsoak"), err)
+	}
+	st.Close()
 	if s.hooks, err = startWebhooks(site.HookAddr, s.j); err != nil {
 		// Its port taken meanwhile: the users' webhooks are pointed at
 		// the new one, as an admin would.

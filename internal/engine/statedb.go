@@ -63,6 +63,17 @@ func OpenState(ctx context.Context, root string) (*store.DB, error) {
 	return store.Open(ctx, loc)
 }
 
+// OpenCurrentState opens root's state database only if its schema is
+// this build's (store.OpenCurrent): for programs that read the state of
+// an rboinc built apart from them, whose schema they must not upgrade.
+func OpenCurrentState(ctx context.Context, root string) (*store.DB, error) {
+	loc, err := StateLocation(root)
+	if err != nil {
+		return nil, err
+	}
+	return store.OpenCurrent(ctx, loc)
+}
+
 // SetStateDB makes root's rboinc.json name location as its state database
 // (migrate does, once the state is copied there). The file is replaced
 // atomically, every other setting kept as written, its owner too; it now

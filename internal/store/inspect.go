@@ -53,3 +53,31 @@ func Inspect(ctx context.Context, path string) (SchemaStatus, error) {
 	}
 	return st, nil
 }
+
+// SchemaMismatchError refuses, to OpenCurrent, a database at another
+// schema version than this build's.
+type SchemaMismatchError struct {
+	Location       string
+	Version, Known int
+}
+
+func (e *SchemaMismatchError) Error() string {
+	return fmt.Sprintf("state database %s is at schema version %d, this program's is %d: it opens only a state of its own version, to leave it as the rboinc that uses it made it (run the build of that rboinc)",
+		Describe(e.Location), e.Version, e.Known)
+}
+
+// OpenCurrent opens the state database at location only if its schema is
+// this build's: never upgrading it. A program that reads the state of
+// an rboinc it did not ship with (a check beside a running server of
+// another build) must not upgrade the schema under that server, which
+// would then refuse its own database.
+func OpenCurrent(ctx context.Context, location string) (*DB, error) {
+	st, err := Inspect(ctx, location)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Current() {
+		return nil, &SchemaMismatchError{Location: location, Version: st.Version, Known: st.Known}
+	}
+	return Open(ctx, location)
+}
