@@ -222,6 +222,7 @@ func (s *soak) gahpBatch(ctx context.Context, g *group) bool {
 	}
 	s.checkGAHP(ctx, g)
 	s.j.addSync(rec{T: "gahp", N: gahpNumber(g.name), Kind: "retire"})
+	s.killAt("gahp-retire")
 	// Retire: the batch's chains are purged.
 	retired := false
 	for attempt := 0; attempt < 600 && ctx.Err() == nil && !retired; attempt++ {
