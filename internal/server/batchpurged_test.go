@@ -13,7 +13,7 @@ import (
 // the purge of its chains and the drop of its records) stays the GAHP's:
 // its jobs show as failed, as BOINC's query shows a batch whose work
 // units db_purge removed, until the batch is retired (by its GAHP, or at
-// its lease's end); nor does a collection drop it. Retired, nothing of it
+// its lease's end); a collection does not drop it. Retired, nothing of it
 // is left but its retired names. (The 1,000,000-work-unit soak's driver,
 // resumed after a kill, purged such batches' groups and never retired
 // them: 4 batches and their 48 jobs were left.)
@@ -59,5 +59,19 @@ func TestRetirePurgedBatch(t *testing.T) {
 	// The gridmanager's retirement sent again is answered as done.
 	if a := v.post("alice", "/rboinc_cgi/api/v1/batches/retire", wire.BatchRef{Name: "p"}); !a.ok() || !strings.Contains(a.body, "retired already") {
 		t.Errorf("the retirement sent again: %v", a)
+	}
+	// A purged batch whose lease ends is retired as well.
+	v.batch("alice", "leased", 1)
+	if a := v.post("alice", "/rboinc_cgi/api/v1/purge", wire.ChainRef{Group: "bg_alice"}); !a.ok() {
+		t.Fatalf("purging the leased batch's group: %v", a)
+	}
+	if n, err := v.e.ExpireLeases(ctx); err != nil || n != 1 {
+		t.Fatalf("expired %d batches: %v", n, err)
+	}
+	for _, q := range []string{`SELECT count(*) FROM batches`, `SELECT count(*) FROM batch_jobs`} {
+		var n int
+		if err := v.db.SQL().QueryRow(q).Scan(&n); err != nil || n != 0 {
+			t.Errorf("%s: %d after the purged batch's lease ended, want 0 (%v)", q, n, err)
+		}
 	}
 }
