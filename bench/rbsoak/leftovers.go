@@ -17,8 +17,9 @@ import (
 // leftovers is an inventory of what rboinc keeps: files under the server
 // root and rows of the state's and BOINC's tables.
 type leftovers struct {
-	files map[string]int64 // path under the root → size
-	rows  map[string]int64 // table → rows
+	files   map[string]int64 // path under the root → size
+	rows    map[string]int64 // table → rows
+	batches []string         // the batches on the server (batchNames)
 }
 
 // stateTables are rboinc's state tables (internal/store).
@@ -88,6 +89,9 @@ func (s *soak) leftovers() (leftovers, error) {
 			return l, fmt.Errorf("the state has no table %s (renamed?)", t)
 		}
 		l.rows[t] = n
+	}
+	if l.batches, err = batchNames(ctx, st); err != nil {
+		return l, err
 	}
 	bdb, err := s.openBoinc(ctx)
 	if err != nil {
@@ -223,6 +227,10 @@ func (s *soak) checkLeftovers() {
 		}
 		if why, ok := retained[t]; ok {
 			fmt.Printf("  %s: %+d rows (kept: %s)\n", t, d, why)
+			continue
+		}
+		if t == "batches" && len(now.batches) > 0 {
+			s.problem("table batches holds %d rows more than before the first submission: never retired: %s", d, strings.Join(now.batches[:min(8, len(now.batches))], ", "))
 			continue
 		}
 		s.problem("table %s holds %d rows more than before the first submission", t, d)

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 )
@@ -43,7 +44,7 @@ func parseOptions(args []string) (options, error) {
 	fs.BoolVar(&o.resume, "resume", false, "go on with the run in -work, whose every process was killed (the machine stopped): its options and ledger come from its journal")
 	fs.BoolVar(&o.noJournal, "no-journal", false, "keep no journal (the run cannot be resumed; to measure the journal's cost)")
 	fs.DurationVar(&o.killAfter, "kill-self-after", 0, "D > 0: after D (of this life of the driver), kill -9 every process of the run and the driver itself, as a stop of the machine would (to test -resume)")
-	fs.StringVar(&o.killDuring, "kill-self-during", "", "with -kill-self-after: kill in the middle of the first fault of this kind after D (diskfull, mariadb, server, ...)")
+	fs.StringVar(&o.killDuring, "kill-self-during", "", "with -kill-self-after: kill in the middle of the first fault of this kind after D (diskfull, mariadb, server, ...), or at the first such point of the driver's work (gahp-retire: a GAHP batch's retirement journaled, not yet answered)")
 	fs.SetOutput(io.Discard)
 	err := fs.Parse(args)
 	if errors.Is(err, flag.ErrHelp) {
@@ -60,8 +61,8 @@ func parseOptions(args []string) (options, error) {
 	if o.assimilator != "native" && o.assimilator != "hook" {
 		return o, fmt.Errorf("-assimilator %q: native or hook", o.assimilator)
 	}
-	if o.killDuring != "" && !contains(allFaults, o.killDuring) {
-		return o, fmt.Errorf("-kill-self-during %q: one of %s", o.killDuring, strings.Join(allFaults, ","))
+	if o.killDuring != "" && !contains(allFaults, o.killDuring) && !contains(killPoints, o.killDuring) {
+		return o, fmt.Errorf("-kill-self-during %q: one of %s", o.killDuring, strings.Join(append(slices.Clone(allFaults), killPoints...), ","))
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
