@@ -140,7 +140,13 @@ func (s *soak) killSender(p *proc) {
 	pid := p.pid()
 	sent := time.Now()
 	p.kill9()
-	k := senderKill{kind: p.name, at: time.Now(), sent: sent, sender: !known || (pid != 0 && holder == pid)}
+	s.noteSenderKill(senderKill{kind: p.name, at: time.Now(), sent: sent, sender: !known || (pid != 0 && holder == pid)})
+}
+
+// noteSenderKill books a kill for the webhook check, in memory and in the
+// journal: a resumed run judges the repeats of its earlier lives by the
+// kills their journal kept.
+func (s *soak) noteSenderKill(k senderKill) {
 	s.mu.Lock()
 	s.senderKills = append(s.senderKills, k)
 	s.mu.Unlock()
