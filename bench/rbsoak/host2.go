@@ -155,15 +155,14 @@ func (s *soak) killHost2(ctx context.Context) (bool, error) {
 	} else {
 		ps = []*proc{s.server, s.creator, s.notifier}
 	}
-	// A delivery either host's notifier or server sent may come again:
-	// each kill is a sender's.
+	// A delivery the killed host's notifier or server sent may come
+	// again: one kill of the sender (that host's one holding its notifier
+	// lock), journaled like the others.
+	sent := time.Now()
 	for _, p := range ps {
-		sent := time.Now()
 		p.kill9()
-		s.mu.Lock()
-		s.senderKills = append(s.senderKills, senderKill{kind: "host2", at: time.Now(), sent: sent, sender: true})
-		s.mu.Unlock()
 	}
+	s.noteSenderKill(senderKill{kind: "host2", at: time.Now(), sent: sent, sender: true})
 	// The other host serves alone for a while.
 	select {
 	case <-ctx.Done():

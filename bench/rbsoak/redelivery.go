@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rboinc/rboinc/internal/daemon"
+	"github.com/rboinc/rboinc/internal/engine"
 )
 
 // A webhook is delivered at least once: a process sending notifications
@@ -21,11 +22,16 @@ import (
 // kill may repeat several of each. A call the sender counted as failed (its
 // answer not within the call's timeout, the connection cut) may have
 // reached the receiver too, and is sent again: the notifiers log each such
-// attempt with its event. Only these explain a repeat: a claim that runs
-// out while its call is slow does not (it is renewed while in flight), nor
-// a MariaDB kill (recordOutcome tries again while the database is away,
-// for as long as the claim holds, and MariaDB flushes its log at every
-// commit to the OS, which a kill of mysqld does not lose).
+// attempt with its event. A batch sent whose outcome could not be recorded
+// before its claim ran out (MariaDB away, or its write lock held long) is
+// recorded once the database is back, and its deliveries are sent again
+// only if another notifier took them first, or the notifier stopped
+// before it could record them: the notifier logs those with their events
+// too. Only these explain a repeat: a call slower than its claim cannot be
+// (no call starts later than 3 call timeouts before the claim ends), nor
+// a live notifier judged gone (its lease is renewed whoever holds the
+// write lock), nor a commit lost (MariaDB flushes its log at every commit
+// to the OS, which a kill of mysqld does not lose).
 
 const (
 	// redeliverySlack: a request the killed sender wrote just before it
@@ -103,9 +109,12 @@ func unexplainedRepeats(receipts map[string][]time.Time, kills []senderKill, fai
 // be made again (internal/engine's deliver), with the event as event=ID.
 const failedAttemptMark = "notification not delivered; will try again"
 
-// failedAttempts counts, by event id, the failed attempts the logs in dir
-// (every process's, both hosts') record; a log that cannot be read counts
-// none (its repeats stay unexplained).
+// failedAttempts counts, by event id, the attempts the logs in dir (every
+// process's, both hosts') record as possibly received and made again: the
+// failed attempts (event=ID), and the deliveries sent whose outcome was
+// never recorded or was recorded only after another notifier took them
+// once their claim ran out (events=ID,ID,...). A log that cannot be read
+// counts none (its repeats stay unexplained).
 func failedAttempts(dir string) map[string]int {
 	out := map[string]int{}
 	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
@@ -118,12 +127,25 @@ func failedAttempts(dir string) map[string]int {
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
 			line := sc.Text()
-			if !strings.Contains(line, failedAttemptMark) {
+			if strings.Contains(line, failedAttemptMark) {
+				for _, field := range strings.Fields(line) {
+					if id, ok := strings.CutPrefix(field, "event="); ok {
+						out[id]++
+						break
+					}
+				}
+				continue
+			}
+			if !strings.Contains(line, engine.NotifyTakenMessage) && !strings.Contains(line, engine.NotifyUnrecordedMessage) {
 				continue
 			}
 			for _, field := range strings.Fields(line) {
-				if id, ok := strings.CutPrefix(field, "event="); ok {
-					out[id]++
+				if ids, ok := strings.CutPrefix(field, "events="); ok {
+					for id := range strings.SplitSeq(strings.Trim(ids, `"`), ",") {
+						if id != "" {
+							out[id]++
+						}
+					}
 					break
 				}
 			}
@@ -140,7 +162,13 @@ func (s *soak) killSender(p *proc) {
 	pid := p.pid()
 	sent := time.Now()
 	p.kill9()
-	k := senderKill{kind: p.name, at: time.Now(), sent: sent, sender: !known || (pid != 0 && holder == pid)}
+	s.noteSenderKill(senderKill{kind: p.name, at: time.Now(), sent: sent, sender: !known || (pid != 0 && holder == pid)})
+}
+
+// noteSenderKill books a kill for the webhook check, in memory and in the
+// journal: a resumed run judges the repeats of its earlier lives by the
+// kills their journal kept.
+func (s *soak) noteSenderKill(k senderKill) {
 	s.mu.Lock()
 	s.senderKills = append(s.senderKills, k)
 	s.mu.Unlock()

@@ -2,12 +2,15 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rboinc/rboinc/internal/engine"
 )
 
 var t0 = time.Date(2026, 12, 6, 1, 0, 0, 0, time.UTC)
@@ -111,5 +114,39 @@ func TestRepeatBeforeTheKillWasNoted(t *testing.T) {
 	receipts = map[string][]time.Time{"1470": {at(49.25), at(49.5)}}
 	if _, unexplained := unexplainedRepeats(receipts, kills, nil); len(unexplained) != 1 {
 		t.Errorf("a repeat before the kill was sent: unexplained %q, want it", unexplained)
+	}
+}
+
+// A repeat with no kill of the sender is explained by a delivery the
+// notifier sent and logged as possibly sent again: its outcome never
+// recorded (the database away past the notifier's stop), or recorded
+// only after another notifier took it once its claim ran out; one record
+// a repeat. A delivery taken while its claim held (a defect) explains
+// nothing.
+func TestRepeatAfterAnOutcomeNotRecorded(t *testing.T) {
+	dir := t.TempDir()
+	f, err := os.Create(filepath.Join(dir, "notifier.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(f, nil)) // as the notifier logs
+	log.Error(engine.NotifyUnrecordedMessage, "err", "state database: dial unix /tmp/x/mysqld.sock: connect: no such file or directory", "sent", 2, "events", "1928361,1928362")
+	log.Warn(engine.NotifyTakenMessage, "events", "1072846")
+	log.Error(engine.NotifyUnrecordedMessage, "err", "x", "sent", 0, "events", "")
+	log.Error("notifications sent were taken by another notifier while this one's claim held (they may be sent twice)", "events", "5")
+	f.Close()
+	got := failedAttempts(dir)
+	if fmt.Sprint(got) != "map[1072846:1 1928361:1 1928362:1]" {
+		t.Fatalf("read from the log: %v, want 1072846, 1928361 and 1928362 once each", got)
+	}
+	receipts := map[string][]time.Time{
+		"1928361": {at(20), at(140)},
+		"1072846": {at(20), at(20.5), at(21)},
+		"5":       {at(20), at(21)},
+	}
+	_, unexplained := unexplainedRepeats(receipts, nil, got)
+	sort.Strings(unexplained)
+	if len(unexplained) != 2 || !strings.HasPrefix(unexplained[0], "1072846 ") || !strings.HasPrefix(unexplained[1], "5 ") {
+		t.Errorf("unexplained %q, want 1072846 (one record, two repeats) and 5 (taken while its claim held)", unexplained)
 	}
 }

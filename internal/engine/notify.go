@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -239,7 +240,7 @@ func (e *Engine) deliverBatch(ctx context.Context, batch []store.Delivery, claim
 		o.Rest = deliveryIDs(batch[i+1:])
 		break
 	}
-	e.recordOutcome(bg, o, claimEnd)
+	e.recordOutcome(ctx, o, batch, claimEnd)
 }
 
 func deliveryIDs(ds []store.Delivery) []int64 {
@@ -273,24 +274,72 @@ func (e *Engine) deliver(ctx context.Context, d store.Delivery, log *slog.Logger
 	}
 }
 
+// notifyRecordFor is how long past its claim's end a running notifier
+// keeps trying to record a batch's outcome.
+const notifyRecordFor = 15 * time.Minute
+
 // recordOutcome records a batch's outcome, trying again while the state
-// database is away (a MariaDB restart) for as long as the claim holds:
-// until then no other pass takes the batch, and once it is recorded nobody
-// sends its deliveries again. Given up, the receiver gets those sent a
-// second time after the claim (the event's id tells it so).
-func (e *Engine) recordOutcome(ctx context.Context, o store.Outcome, claimEnd time.Time) {
+// database is away (a MariaDB restart) or its write lock is held long (a
+// purge): once recorded, nobody sends its deliveries again. A running
+// notifier tries on past its claim's end (for notifyRecordFor): whoever
+// would take the batch then waits for the same database, and this process
+// takes none of it again meanwhile (Claim.Flying); a stopping one (ctx
+// ended) gives up when the claim ends. Those sent that another notifier
+// took once the claim ran out, or that were never recorded, may reach the
+// receiver a second time (the event's id tells it so): each is logged
+// with its event, for whoever counts the repeats.
+func (e *Engine) recordOutcome(ctx context.Context, o store.Outcome, batch []store.Delivery, claimEnd time.Time) {
+	bg := context.WithoutCancel(ctx)
 	end := claimEnd.Add(-notifyTimeout / 3)
+	late := false
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
-		err := e.db.RecordOutcome(ctx, o)
+		taken, err := e.db.RecordOutcome(bg, o)
 		if err == nil {
+			switch {
+			case len(taken) == 0:
+			case time.Now().After(claimEnd):
+				e.Log.Warn(NotifyTakenMessage, "events", eventIDs(batch, taken))
+			default:
+				e.Log.Error("notifications sent were taken by another notifier while this one's claim held (they may be sent twice)", "events", eventIDs(batch, taken))
+			}
 			return
 		}
-		if time.Now().Add(wait).After(end) {
-			e.Log.Error("recording the outcome of notifications (those sent may be sent again)", "err", err, "sent", len(o.Done))
+		giveUp := end
+		if ctx.Err() == nil {
+			giveUp = claimEnd.Add(notifyRecordFor)
+		}
+		if time.Now().Add(wait).After(giveUp) {
+			e.Log.Error(NotifyUnrecordedMessage, "err", err, "sent", len(o.Done), "events", eventIDs(batch, o.Done))
 			return
+		}
+		if !late && time.Now().After(end) {
+			late = true
+			e.Log.Warn("the outcome of notifications sent is not recorded yet and their claim ran out: trying on", "err", err, "sent", len(o.Done))
 		}
 		time.Sleep(wait)
 	}
+}
+
+// The messages that name, as events=ID,ID,..., the deliveries a receiver
+// may get again: sent, and taken by another notifier once their claim ran
+// out, or never recorded (rbsoak's webhook check counts them).
+const (
+	NotifyTakenMessage      = "notifications sent were taken by another notifier after their claim ran out, before their outcome was recorded (they may be sent again)"
+	NotifyUnrecordedMessage = "recording the outcome of notifications (those sent may be sent again)"
+)
+
+// eventIDs are the events of the deliveries ids of batch, "1,2,3".
+func eventIDs(batch []store.Delivery, ids []int64) string {
+	var b strings.Builder
+	for _, d := range batch {
+		if slices.Contains(ids, d.ID) {
+			if b.Len() > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.FormatInt(d.EventID, 10))
+		}
+	}
+	return b.String()
 }
 
 // errNoSecret refuses to send a webhook signed with an empty key (which

@@ -25,6 +25,11 @@ type dialect interface {
 	// guarantees of the store, quotas above all, rest on that); release
 	// is called once the transaction has ended.
 	begin(ctx context.Context, db *sql.DB) (tx *sql.Tx, release func(), err error)
+	// ownRow runs fn, a write of one row only its process writes (its
+	// process lease), as soon as that row is free: on MariaDB outside
+	// the write lock, so that a writer holding it long (a purge) cannot
+	// keep every lease from being renewed until they all run out.
+	ownRow(ctx context.Context, d *DB, fn func(execer) error) error
 	// migrate brings the schema to the last version of list.
 	migrate(ctx context.Context, d *DB, list []migration) (MigrationReport, error)
 	// version reads the schema version (0: empty database).
@@ -103,6 +108,11 @@ func (s sqliteDialect) begin(ctx context.Context, db *sql.DB) (*sql.Tx, func(), 
 		return nil, nil, err
 	}
 	return tx, release, nil
+}
+
+// ownRow: SQLite has one writer of the file, the row's too.
+func (sqliteDialect) ownRow(ctx context.Context, d *DB, fn func(execer) error) error {
+	return d.Tx(ctx, func(tx *sql.Tx) error { return fn(tx) })
 }
 
 func (sqliteDialect) migrate(ctx context.Context, d *DB, list []migration) (MigrationReport, error) {

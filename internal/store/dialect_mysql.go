@@ -454,6 +454,13 @@ func (mysqlDialect) begin(ctx context.Context, db *sql.DB) (*sql.Tx, func(), err
 	return tx, func() {}, nil
 }
 
+// ownRow: one statement committed by itself, under InnoDB's lock of the
+// row alone: it waits for no writer but one writing that row, and holds
+// no other lock that a writer could wait for.
+func (mysqlDialect) ownRow(ctx context.Context, d *DB, fn func(execer) error) error {
+	return fn(d.sql)
+}
+
 func (mysqlDialect) version(ctx context.Context, q rowQuerier) (int, error) {
 	var v int
 	err := q.QueryRowContext(ctx, mysqlVersion).Scan(&v)

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/rboinc/rboinc/internal/notifytarget"
@@ -324,9 +325,11 @@ type Claim struct {
 	PerUser int
 	Busy    map[int64]int
 	// Flying, when not nil, are the deliveries this process has in
-	// flight: its other claims are taken again (a claim committed whose
-	// answer was lost, the database killed meanwhile, which this process
-	// never sent and nobody else would take while it lives).
+	// flight: never taken again by it, even once their claim ran out (a
+	// sender trying on to record their outcome while the database is
+	// away), and its other claims are taken again (a claim committed
+	// whose answer was lost, the database killed meanwhile, which this
+	// process never sent and nobody else would take while it lives).
 	Flying map[int64]bool
 }
 
@@ -422,8 +425,8 @@ func (d *DB) ClaimDeliveries(ctx context.Context, c Claim) ([]Delivery, error) {
 				rows.Close()
 				return err
 			}
-			if len(out) == c.Limit || c.Busy[dl.Target.UserID]+taken[dl.Target.UserID] >= perUser {
-				continue
+			if c.Flying[dl.ID] || len(out) == c.Limit || c.Busy[dl.Target.UserID]+taken[dl.Target.UserID] >= perUser {
+				continue // in flight here: its outcome not yet recorded (see Flying)
 			}
 			taken[dl.Target.UserID]++
 			dl.Payload, dl.Target.Events = []byte(payload), strings.Split(ev, ",")
@@ -435,6 +438,9 @@ func (d *DB) ClaimDeliveries(ctx context.Context, c Claim) ([]Delivery, error) {
 			return err
 		}
 		dueRow := func(id, nextTry int64, by string) bool {
+			if c.Flying[id] {
+				return false
+			}
 			return nextTry <= c.At || slices.Contains(orphans, any(by)) || slices.Contains(lost, any(id))
 		}
 		heads := out
@@ -501,19 +507,34 @@ type Outcome struct {
 	Rest []int64
 }
 
-// RecordOutcome records a batch's outcome in one transaction.
-func (d *DB) RecordOutcome(ctx context.Context, o Outcome) error {
-	return d.Tx(ctx, func(tx *sql.Tx) error {
+// RecordOutcome records a batch's outcome in one transaction. taken are
+// the deliveries of o.Done that were no longer this process's claim (taken
+// by another notifier once the claim ran out, or sent and removed by it):
+// the receiver may get those again, from the other notifier.
+func (d *DB) RecordOutcome(ctx context.Context, o Outcome) (taken []int64, err error) {
+	err = d.Tx(ctx, func(tx *sql.Tx) error {
+		taken = taken[:0]
 		for ids := o.Done; len(ids) > 0; {
 			n := min(len(ids), 500)
+			mine, err := column(ctx, tx, `SELECT id FROM notify_outbox WHERE claimed_by = ? AND id IN `+inList(n), append([]any{d.leaseID()}, int64s(ids[:n])...)...)
+			if err != nil {
+				return err
+			}
+			for _, id := range ids[:n] {
+				if !slices.Contains(mine, strconv.FormatInt(id, 10)) {
+					taken = append(taken, id)
+				}
+			}
 			if _, err := tx.ExecContext(ctx, `DELETE FROM notify_outbox WHERE id IN `+inList(n), int64s(ids[:n])...); err != nil {
 				return err
 			}
 			ids = ids[n:]
 		}
 		if o.Failed != 0 {
-			if _, err := tx.ExecContext(ctx, `UPDATE notify_outbox SET attempts = attempts + 1, next_try = ?, last_error = ?, claimed_by = '' WHERE id = ?`,
-				o.NextTry, o.Reason, o.Failed); err != nil {
+			// Only this process's claim: one taken by another notifier
+			// (this one's ran out) is that one's to record.
+			if _, err := tx.ExecContext(ctx, `UPDATE notify_outbox SET attempts = attempts + 1, next_try = ?, last_error = ?, claimed_by = '' WHERE id = ? AND claimed_by = ?`,
+				o.NextTry, o.Reason, o.Failed, d.leaseID()); err != nil {
 				return err
 			}
 		}
@@ -529,6 +550,7 @@ func (d *DB) RecordOutcome(ctx context.Context, o Outcome) error {
 		}
 		return nil
 	})
+	return taken, err
 }
 
 func int64s(ids []int64) []any {
@@ -588,12 +610,15 @@ func (d *DB) StillClaimed(ctx context.Context, id int64) (bool, error) {
 
 // Delivered removes a delivery that reached its target.
 func (d *DB) Delivered(ctx context.Context, id int64) error {
-	return d.RecordOutcome(ctx, Outcome{Done: []int64{id}})
+	_, err := d.RecordOutcome(ctx, Outcome{Done: []int64{id}})
+	return err
 }
 
-// DeliveryFailed records a failed attempt and when to try again.
+// DeliveryFailed records a failed attempt of this process's claim and
+// when to try again.
 func (d *DB) DeliveryFailed(ctx context.Context, id, nextTry int64, reason string) error {
-	return d.RecordOutcome(ctx, Outcome{Failed: id, NextTry: nextTry, Reason: reason})
+	_, err := d.RecordOutcome(ctx, Outcome{Failed: id, NextTry: nextTry, Reason: reason})
+	return err
 }
 
 // OutboxWaiting counts the deliveries not made yet and the oldest one's

@@ -197,7 +197,7 @@ func TestBatchOfAGoneNotifierTakenAgain(t *testing.T) {
 		t.Fatalf("the next claim took events %s, want the gone notifier's batch and the one after it: [1 2 3 4 5]", got)
 	}
 	// Sent up to 2, failed at 3: 4 and 5 go back, due at once, unclaimed.
-	if err := db.RecordOutcome(ctx, Outcome{Done: []int64{ds[0].ID, ds[1].ID}, Failed: ds[2].ID, NextTry: now() + 3600, Reason: "503",
+	if _, err := db.RecordOutcome(ctx, Outcome{Done: []int64{ds[0].ID, ds[1].ID}, Failed: ds[2].ID, NextTry: now() + 3600, Reason: "503",
 		Rest: []int64{ds[3].ID, ds[4].ID}}); err != nil {
 		t.Fatal(err)
 	}

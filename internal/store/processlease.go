@@ -166,8 +166,13 @@ func (d *DB) renewLease(stop, done chan struct{}) {
 		// An upsert: a lease that ran out (a process frozen for longer
 		// than LeaseTTL) was removed by ReviveCreating, whose steps are
 		// the creator's now; the steps this process records next are
-		// leased again.
-		err := d.Tx(ctx, func(tx *sql.Tx) error {
+		// leased again. Not behind the write lock (ownRow): renewals
+		// waiting for a writer that held it longer than LeaseTTL (a
+		// purge, 35 s to 3 min in the 1,000,000-work-unit run) let every
+		// live process's lease run out, and the first claim after it took
+		// a live notifier's deliveries, sent and waiting to be recorded,
+		// and sent them again.
+		err := d.dialect.ownRow(ctx, d, func(tx execer) error {
 			_, err := tx.ExecContext(ctx, `INSERT INTO process_leases(id, host, pid, started, expires) VALUES (?, ?, ?, ?, unixepoch() + ?)
 				ON CONFLICT(id) DO UPDATE SET expires = excluded.expires`, d.lease.id, self.host, self.pid, self.started, leaseSeconds())
 			return err
