@@ -274,6 +274,9 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 		if merr := e.appMissing(ctx, req.Queue, q.Application, err); merr != nil {
 			return resp, merr
 		}
+		if merr := e.constantMissing(q, err); merr != nil {
+			return resp, merr
+		}
 		return resp, otherConsumer(err)
 	}
 	if req.Batch != nil {

@@ -128,6 +128,11 @@ func readInput(d *xmlDoc, i int, fi, ref *etree.Element) (Input, error) {
 		return in, locErr(d.file, infoLabel, err)
 	}
 	in.Constant = pn != nil
+	if in.Constant {
+		if in.Physical, err = leafText(pn); err != nil {
+			return in, locErr(d.file, infoLabel, err)
+		}
+	}
 	return in, readFileRef(d, i, ref, number, &in)
 }
 
