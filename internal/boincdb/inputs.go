@@ -14,6 +14,9 @@ type InputFile struct {
 	Name  string
 	MD5   string
 	Bytes int64
+	// Gzipped: served compressed (<gzipped_url>, from <gzip/> in the
+	// template): volunteers download Name.gz.
+	Gzipped bool
 }
 
 // OpenInputs reads, in batches, the inputs of the work units of these
@@ -80,7 +83,7 @@ func ParseInputs(doc string) []InputFile {
 		}
 		body := doc[:j]
 		doc = doc[j+len("</file_info>"):]
-		f := InputFile{Name: tagText(body, "name"), MD5: tagText(body, "md5_cksum")}
+		f := InputFile{Name: tagText(body, "name"), MD5: tagText(body, "md5_cksum"), Gzipped: strings.Contains(body, "<gzipped_url>")}
 		if n, err := strconv.ParseFloat(tagText(body, "nbytes"), 64); err == nil && n >= 0 && n < 1<<62 {
 			f.Bytes = int64(n)
 		}

@@ -8,6 +8,8 @@ import (
 const sampleWUDoc = `<file_info>
     <name>rboinc_5d41402abc4b2a76b9719d911017c592</name>
     <url>http://127.0.0.1/rbtest/download/3a/rboinc_5d41402abc4b2a76b9719d911017c592</url>
+    <gzipped_url>http://127.0.0.1/rbtest/download/3a/rboinc_5d41402abc4b2a76b9719d911017c592.gz</gzipped_url>
+    <gzipped_nbytes>25</gzipped_nbytes>
     <md5_cksum>5d41402abc4b2a76b9719d911017c592</md5_cksum>
     <nbytes>5.000000</nbytes>
 </file_info>
@@ -28,8 +30,8 @@ const sampleWUDoc = `<file_info>
 
 func TestParseInputs(t *testing.T) {
 	got := ParseInputs(sampleWUDoc)
-	if len(got) != 2 || got[0] != (InputFile{Name: "rboinc_5d41402abc4b2a76b9719d911017c592", MD5: "5d41402abc4b2a76b9719d911017c592", Bytes: 5}) ||
-		got[1].Name != "langevin.conf" || got[1].Bytes != 12 {
+	if len(got) != 2 || got[0] != (InputFile{Name: "rboinc_5d41402abc4b2a76b9719d911017c592", MD5: "5d41402abc4b2a76b9719d911017c592", Bytes: 5, Gzipped: true}) ||
+		got[1].Name != "langevin.conf" || got[1].Bytes != 12 || got[1].Gzipped {
 		t.Fatalf("%+v", got)
 	}
 	// Cut short: what is whole is kept.

@@ -87,10 +87,16 @@ func (e *Engine) CheckInputs(ctx context.Context, repair bool) (InputCheck, erro
 	// Many work units share an input: each file is looked at once, and
 	// its problem reported with the first work unit found to need it.
 	seen := map[string]bool{}
+	var gzipped []gzInput // the inputs served compressed, each with the first work unit found to need it
+	seenGz := map[string]bool{}
 	slices.Sort(wus)
 	for _, wu := range wus {
 		for _, f := range inputs[wu] {
 			sum, ours := pool.ParsePhysicalName(f.Name)
+			if ours && sum == f.MD5 && f.Gzipped && !seenGz[f.Name] {
+				seenGz[f.Name] = true
+				gzipped = append(gzipped, gzInput{wu, f.Name, sum})
+			}
 			if !ours || sum != f.MD5 || seen[f.Name] {
 				continue // a constant file of the application, or not rboinc's
 			}
@@ -119,6 +125,11 @@ func (e *Engine) CheckInputs(ctx context.Context, repair bool) (InputCheck, erro
 			}
 			r.Relinked = append(r.Relinked, p)
 		}
+	}
+	// After the inputs themselves: a compressed copy is made from its
+	// input.
+	for _, g := range gzipped {
+		e.checkGzip(g, repair, &r)
 	}
 	if repair {
 		if err := e.db.AddCount(ctx, store.CountInputsRelinked, len(r.Relinked)); err != nil {
@@ -277,4 +288,28 @@ func (e *Engine) runInputCheck(ctx context.Context, st *inputCheckState) {
 	}
 	e.Log.Debug("inputs of waiting work units checked", "work_units", r.WorkUnits, "files", r.Files,
 		"relinked", len(r.Relinked), "unrestorable", len(r.Unrestorable), "ms", ms(time.Since(t0)))
+}
+
+// gzInput is an input a work unit has served compressed.
+type gzInput struct{ wu, name, sum string }
+
+// checkGzip looks for the compressed copy volunteers download of an input
+// served compressed (pool.StageGzip), and, with repair, makes it again
+// when it is missing: without it every download of the input fails (404).
+func (e *Engine) checkGzip(g gzInput, repair bool, r *InputCheck) {
+	gz := e.Proj.DownloadPath(g.name) + ".gz"
+	if _, err := os.Stat(gz); err == nil {
+		return
+	}
+	p := InputProblem{WU: g.wu, File: g.name + ".gz", MD5: g.sum, Problem: "missing"}
+	if repair {
+		if err := pool.StageGzip(e.Proj, g.name); err != nil {
+			p.Problem = fmt.Sprintf("missing; making it again failed: %v", err)
+			p.LinkFailed = true
+			r.Unrestorable = append(r.Unrestorable, p)
+			return
+		}
+		e.Log.Warn("compressed copy of an input of a waiting work unit made again", "wu", g.wu, "file", p.File)
+	}
+	r.Relinked = append(r.Relinked, p)
 }

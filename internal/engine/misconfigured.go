@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/rboinc/rboinc/internal/templates"
 	"github.com/rboinc/rboinc/internal/wucreate"
 )
 
@@ -32,4 +33,20 @@ func (e *Engine) appMissing(ctx context.Context, queue, app string, cause error)
 		return nil
 	}
 	return queueMisconfigured(queue, fmt.Errorf("its BOINC application %s (application= in templates/rboinc_%s_wu) is not in BOINC's app table: %w", app, queue, cause))
+}
+
+// constantMissing words a submission whose work units could not be made
+// (cause) when a constant input of the queue (<physical_name>) is not
+// staged as create_work wants it: the administrator's to stage. nil when
+// each is there; asked only after a failure.
+func (e *Engine) constantMissing(q *templates.Queue, cause error) error {
+	for _, in := range q.Inputs {
+		if !in.Constant {
+			continue
+		}
+		if err := wucreate.ConstantStaged(e.Proj, in.Physical); err != nil {
+			return queueMisconfigured(q.Name, fmt.Errorf("%w (<physical_name> in %s): %w", err, q.WUFile, cause))
+		}
+	}
+	return nil
 }

@@ -274,6 +274,9 @@ func (e *Engine) submit(ctx context.Context, u store.User, req wire.SubmitReques
 		if merr := e.appMissing(ctx, req.Queue, q.Application, err); merr != nil {
 			return resp, merr
 		}
+		if merr := e.constantMissing(q, err); merr != nil {
+			return resp, merr
+		}
 		return resp, otherConsumer(err)
 	}
 	if req.Batch != nil {
@@ -650,8 +653,12 @@ func (e *Engine) createSteps(ctx context.Context, params boinc.WorkParams, steps
 		if p, ok := catchup[i]; ok {
 			prio = p // held back in its group: it catches up
 		}
-		jobs = append(jobs, boinc.Job{WUName: s.step.WU, WUTemplate: s.chain.WUTmpl, ResultTemplate: s.chain.ResTmpl,
-			Priority: prio, Files: files, CommandLine: s.chain.Args})
+		job := boinc.Job{WUName: s.step.WU, WUTemplate: s.chain.WUTmpl, ResultTemplate: s.chain.ResTmpl,
+			Priority: prio, Files: files, CommandLine: s.chain.Args}
+		if err := e.stageGzips(job); err != nil {
+			return err
+		}
+		jobs = append(jobs, job)
 	}
 	if len(staged) > 0 {
 		// The inputs' data is on disk (outputs the hook took, contents

@@ -333,6 +333,9 @@ func feedCreateWork(run workRun, st *stager, feed <-chan feedJob) error {
 			}
 			fj.job.Files = append(fj.job.Files, name)
 		}
+		if err := st.e.stageGzips(fj.job); err != nil {
+			return err
+		}
 		if err := run.Add(fj.job); err != nil {
 			return err
 		}

@@ -253,7 +253,8 @@ func keepSidecar(dst, sum string, size int64) error {
 	return boinc.WriteSidecar(dst, sum, size)
 }
 
-// Unstage removes a content's download links and sidecars: its name, and
+// Unstage removes a content's download links, sidecars and compressed
+// copies: its name, and
 // the name work units made before rboinc had a namespace of its own use
 // (LegacyPhysicalName) when that file is rboinc's own link of the pool's
 // content and keepLegacy is false; a jf_ file that is not (BOINC's
@@ -261,16 +262,12 @@ func keepSidecar(dst, sum string, size int64) error {
 // to whoever made it. keepLegacy is for a link BOINC's job-file staging
 // found and uses for batches of its own (see LegacyLink).
 func (p *Pool) Unstage(proj *boinc.Project, sum string, keepLegacy bool) {
-	dst := proj.DownloadPath(PhysicalName(sum))
-	os.Remove(dst + ".md5")
-	os.Remove(dst)
+	removeStaged(proj.DownloadPath(PhysicalName(sum)))
 	if keepLegacy {
 		return
 	}
 	if name, ok := p.LegacyLink(proj, sum); ok {
-		legacy := proj.DownloadPath(name)
-		os.Remove(legacy + ".md5")
-		os.Remove(legacy)
+		removeStaged(proj.DownloadPath(name))
 	}
 }
 

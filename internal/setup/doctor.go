@@ -67,6 +67,7 @@ func Doctor(ctx context.Context, root string) Findings {
 	checkAssimilation(ctx, &f, root, cfg, p, pc.Queues)
 	checkQueueApps(ctx, &f, p, cfg.Simulated, pc.Queues)
 	checkOutputLimits(&f, pc.Queues)
+	checkConstantInputs(&f, p, pc.Queues)
 	checkCreation(ctx, &f, cfg, p)
 	if cfg.Simulated {
 		checkVolunteer(&f, p.Dir)

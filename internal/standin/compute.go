@@ -277,8 +277,10 @@ func (s *sim) run(ctx context.Context, p *boinc.Project, t task, slot string, do
 // the client does after downloading and checking them.
 func stageInputs(p *boinc.Project, wd wuDoc, slot string) error {
 	md5s := map[string]string{}
+	gzipped := map[string]bool{}
 	for _, f := range wd.files {
 		md5s[f.name] = f.md5
+		gzipped[f.name] = f.gzipped
 	}
 	for _, r := range wd.refs {
 		if badPhysicalName(r.fileName) || badPhysicalName(r.openName) {
@@ -288,7 +290,9 @@ func stageInputs(p *boinc.Project, wd wuDoc, slot string) error {
 		dst := filepath.Join(slot, r.openName)
 		var err error
 		sum := "" // the MD5 of what the slot got, when a copy hashed it on the way
-		if r.copyFile {
+		if gzipped[r.fileName] {
+			sum, err = gunzipToSlot(src+".gz", dst)
+		} else if r.copyFile {
 			sum, err = copyToSlot(src, dst)
 		} else if err = os.Link(src, dst); err != nil && !errors.Is(err, os.ErrNotExist) {
 			sum, err = copyToSlot(src, dst)

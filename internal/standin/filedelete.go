@@ -48,6 +48,7 @@ func (s *sim) deleteFiles(ctx context.Context, p *boinc.Project) error {
 				}
 				path := boinc.HierPath(p.DownloadDir, f.name, p.Fanout)
 				os.Remove(path)
+				os.Remove(path + ".gz") // as BOINC's, the compressed copy a <gzip/> input is served as
 				os.Remove(path + ".md5")
 			}
 		}

@@ -75,6 +75,7 @@ type wuFile struct {
 	name     string
 	md5      string
 	noDelete bool
+	gzipped  bool // has <gzipped_url>: the client downloads name.gz and decompresses it
 }
 
 // wuRef is a <file_ref> of the <workunit> of workunit.xml_doc.
@@ -93,7 +94,7 @@ func parseWUDoc(doc string) wuDoc {
 	var d wuDoc
 	root := parseTree(doc)
 	for _, fi := range root.all("file_info") {
-		d.files = append(d.files, wuFile{name: fi.value("name"), md5: fi.value("md5_cksum"), noDelete: fi.has("no_delete")})
+		d.files = append(d.files, wuFile{name: fi.value("name"), md5: fi.value("md5_cksum"), noDelete: fi.has("no_delete"), gzipped: fi.has("gzipped_url")})
 	}
 	for _, w := range root.all("workunit") {
 		for _, c := range w.children {

@@ -16,7 +16,8 @@ type Input struct {
 	Optional    bool
 	Immutable   bool
 	Encode      bool
-	Constant    bool // file_info has <physical_name>: BOINC takes no command-line name for it; rboinc supplies nothing
+	Constant    bool   // file_info has <physical_name>: BOINC takes no command-line name for it; rboinc supplies nothing
+	Physical    string // a Constant input's <physical_name>: the administrator stages it in download/ with its .md5
 }
 
 // Output is one output file of a queue: a <file_info> of the result

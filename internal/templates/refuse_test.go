@@ -112,7 +112,6 @@ func TestRefusals(t *testing.T) {
 		{name: "negative number", wuOld: "<number>1</number>", wuNew: "<number>-1</number>", want: "not a non-negative integer"},
 		{name: "two numbers", wuOld: "<number>1</number>", wuNew: "<number>1</number><number>1</number>", want: "2 <number> elements"},
 		{name: "remote nbytes", wuOld: "<number>1</number>", wuNew: "<number>1</number><nbytes>5</nbytes>", want: "<file_info> #1: remote files"},
-		{name: "gzip download", wuOld: "<number>1</number>", wuNew: "<number>1</number><gzip/>", want: "<file_info> #1: <gzip/> (a compressed download) is not supported"},
 		{name: "remote url", wuOld: "<number>0</number>", wuNew: "<number>0</number><url>http://x/</url>", want: "<file_info> #0: remote files"},
 		// file_refs
 		{name: "no open_name", wuOld: "<open_name>LICENSE</open_name>", want: "<file_ref> #0 (copy_file): needs an <open_name> or <copy_file/>"},

@@ -128,11 +128,10 @@ func readInput(d *xmlDoc, i int, fi, ref *etree.Element) (Input, error) {
 		return in, locErr(d.file, infoLabel, err)
 	}
 	in.Constant = pn != nil
-	// BOINC's create_work then wants <file>.gz beside each such input in
-	// download/; rboinc stages its inputs uncompressed, so every submission
-	// would fail there. A constant file is the administrator's to stage.
-	if !in.Constant && len(children(fi, "gzip")) > 0 {
-		return in, locErr(d.file, infoLabel, errors.New("<gzip/> (a compressed download) is not supported by rboinc for the inputs it supplies: BOINC's create_work wants a .gz copy of each beside it in download/, which rboinc does not make; remove <gzip/>"))
+	if in.Constant {
+		if in.Physical, err = leafText(pn); err != nil {
+			return in, locErr(d.file, infoLabel, err)
+		}
 	}
 	return in, readFileRef(d, i, ref, number, &in)
 }
