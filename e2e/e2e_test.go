@@ -241,6 +241,9 @@ func ensureInit(ts *testscript.TestScript, args ...string) {
 	if _, err := os.Stat(filepath.Join(root, "rboinc.json")); err == nil {
 		return
 	}
+	// The shared build's programs in root/bin already: init copies none.
+	testbin.Preinstall(root, filepath.Join(binDir, "rboinc-server"))
+	ownByServer(ts, filepath.Join(root, "bin"))
 	initArgs := append([]string{"init", "--root", root}, args...)
 	// The addresses hold passwords: through the environment, never on
 	// the command line (init refuses them there).

@@ -22,6 +22,7 @@ import (
 	"github.com/rboinc/rboinc/internal/setup"
 	"github.com/rboinc/rboinc/internal/sqldb"
 	"github.com/rboinc/rboinc/internal/store"
+	"github.com/rboinc/rboinc/internal/testbin"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 
@@ -100,6 +101,7 @@ func nativeRootCreate(t testing.TB, engineName, create string) *engine.Engine {
 	if engineName == string(sqldb.MySQL) {
 		o.BoincDB = "mysql://" + mariadbtest.NewDB(t)
 	}
+	testbin.Preinstall(o.Root, o.Exe)
 	if _, err := setup.Init(ctx, o); err != nil {
 		t.Fatal(err)
 	}

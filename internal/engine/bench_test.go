@@ -4,15 +4,6 @@ import (
 	"context"
 	"fmt"
 	"github.com/rboinc/rboinc/internal/advance"
-	"io"
-	"log/slog"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
-	"testing"
-	"time"
-
 	"github.com/rboinc/rboinc/internal/boinc"
 	"github.com/rboinc/rboinc/internal/boinctest"
 	"github.com/rboinc/rboinc/internal/engine"
@@ -21,7 +12,16 @@ import (
 	"github.com/rboinc/rboinc/internal/setup"
 	"github.com/rboinc/rboinc/internal/spool"
 	"github.com/rboinc/rboinc/internal/store"
+	"github.com/rboinc/rboinc/internal/testbin"
 	"github.com/rboinc/rboinc/workflow/wire"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
 )
 
 // The benchmarks run the engine in-process on a server root with the
@@ -54,6 +54,7 @@ func newBenchEnvOn(tb testing.TB, stateDB string) *benchEnv {
 	tb.Helper()
 	ctx := context.Background()
 	root := tb.TempDir()
+	testbin.Preinstall(root, serverExe)
 	if _, err := setup.Init(ctx, setup.Options{Root: root, Exe: serverExe, URLBase: "http://127.0.0.1:1", StateDB: stateDB, Create: os.Getenv("RBOINC_TEST_CREATE")}); err != nil {
 		tb.Fatal(err)
 	}
