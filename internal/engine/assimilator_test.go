@@ -472,11 +472,15 @@ func tail(b []byte, n int) string {
 // (a port nothing listens on) or its credentials wrong, the daemon logs
 // the reason, does not spin, and stops when told; --one_pass fails.
 func TestAssimilatorWaitsForTheDatabase(t *testing.T) {
+	// Each case waits 3 s on its context: beside the other waiting tests,
+	// and beside each other (roots and loggers of their own).
+	t.Parallel()
 	for _, c := range []struct{ name, url string }{
 		{"unreachable", "mysql://u:secret@tcp(127.0.0.1:1)/boinc"},
 		{"credentials", ""}, // filled below: a real server, a wrong password
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			e := nativeRoot(t, string(sqldb.SQLite))
 			url := c.url
 			if url == "" {
