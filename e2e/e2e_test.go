@@ -241,6 +241,13 @@ func ensureInit(ts *testscript.TestScript, args ...string) {
 	if _, err := os.Stat(filepath.Join(root, "rboinc.json")); err == nil {
 		return
 	}
+	// The shared build's programs in root/bin already: init copies none.
+	// Not where the server runs as another user (Apache's variant as
+	// root): there the root's files are that user's, and the links would
+	// be ours (doctor says so).
+	if serverCred(ts) == nil {
+		testbin.Preinstall(root, filepath.Join(binDir, "rboinc-server"))
+	}
 	initArgs := append([]string{"init", "--root", root}, args...)
 	// The addresses hold passwords: through the environment, never on
 	// the command line (init refuses them there).

@@ -17,6 +17,7 @@ import (
 	"github.com/rboinc/rboinc/internal/daemon"
 	"github.com/rboinc/rboinc/internal/setup"
 	"github.com/rboinc/rboinc/internal/standinserver"
+	"github.com/rboinc/rboinc/internal/testbin"
 )
 
 // newRoot makes a server root on the embedded stand-in, with the built
@@ -29,6 +30,7 @@ func newRoot(t *testing.T) (root, exe string) {
 	}
 	exe = filepath.Join(bin, "rboinc-server")
 	root = t.TempDir()
+	testbin.Preinstall(root, exe)
 	if _, err := setup.Init(context.Background(), setup.Options{Root: root, Exe: exe, URLBase: "http://127.0.0.1:1"}); err != nil {
 		t.Fatal(err)
 	}

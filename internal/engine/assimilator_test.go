@@ -22,6 +22,7 @@ import (
 	"github.com/rboinc/rboinc/internal/setup"
 	"github.com/rboinc/rboinc/internal/sqldb"
 	"github.com/rboinc/rboinc/internal/store"
+	"github.com/rboinc/rboinc/internal/testbin"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 
@@ -100,6 +101,7 @@ func nativeRootCreate(t testing.TB, engineName, create string) *engine.Engine {
 	if engineName == string(sqldb.MySQL) {
 		o.BoincDB = "mysql://" + mariadbtest.NewDB(t)
 	}
+	testbin.Preinstall(o.Root, o.Exe)
 	if _, err := setup.Init(ctx, o); err != nil {
 		t.Fatal(err)
 	}
@@ -470,11 +472,15 @@ func tail(b []byte, n int) string {
 // (a port nothing listens on) or its credentials wrong, the daemon logs
 // the reason, does not spin, and stops when told; --one_pass fails.
 func TestAssimilatorWaitsForTheDatabase(t *testing.T) {
+	// Each case waits 3 s on its context: beside the other waiting tests,
+	// and beside each other (roots and loggers of their own).
+	t.Parallel()
 	for _, c := range []struct{ name, url string }{
 		{"unreachable", "mysql://u:secret@tcp(127.0.0.1:1)/boinc"},
 		{"credentials", ""}, // filled below: a real server, a wrong password
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			e := nativeRoot(t, string(sqldb.SQLite))
 			url := c.url
 			if url == "" {

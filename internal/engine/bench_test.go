@@ -3,7 +3,6 @@ package engine_test
 import (
 	"context"
 	"fmt"
-	"github.com/rboinc/rboinc/internal/advance"
 	"io"
 	"log/slog"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rboinc/rboinc/internal/advance"
 	"github.com/rboinc/rboinc/internal/boinc"
 	"github.com/rboinc/rboinc/internal/boinctest"
 	"github.com/rboinc/rboinc/internal/engine"
@@ -21,6 +21,7 @@ import (
 	"github.com/rboinc/rboinc/internal/setup"
 	"github.com/rboinc/rboinc/internal/spool"
 	"github.com/rboinc/rboinc/internal/store"
+	"github.com/rboinc/rboinc/internal/testbin"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 
@@ -54,6 +55,7 @@ func newBenchEnvOn(tb testing.TB, stateDB string) *benchEnv {
 	tb.Helper()
 	ctx := context.Background()
 	root := tb.TempDir()
+	testbin.Preinstall(root, serverExe)
 	if _, err := setup.Init(ctx, setup.Options{Root: root, Exe: serverExe, URLBase: "http://127.0.0.1:1", StateDB: stateDB, Create: os.Getenv("RBOINC_TEST_CREATE")}); err != nil {
 		tb.Fatal(err)
 	}

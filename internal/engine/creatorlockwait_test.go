@@ -13,6 +13,7 @@ import (
 	"github.com/rboinc/rboinc/internal/engine"
 	"github.com/rboinc/rboinc/internal/setup"
 	"github.com/rboinc/rboinc/internal/store"
+	"github.com/rboinc/rboinc/internal/testbin"
 )
 
 // chainState is chain name of group g's state, with its error if any.
@@ -65,6 +66,7 @@ func TestCreatorLockWaitTimeoutFailsNoChain(t *testing.T) {
 	}
 
 	root := t.TempDir()
+	testbin.Preinstall(root, serverExe)
 	if _, err := setup.Init(ctx, setup.Options{Root: root, Exe: serverExe, URLBase: "http://127.0.0.1:1", StateDB: "mysql://" + stateDSN}); err != nil {
 		t.Fatal(err)
 	}

@@ -68,6 +68,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	root := t.TempDir()
+	testbin.Preinstall(root, serverExe)
 	if _, err := setup.Init(ctx, setup.Options{Root: root, Exe: serverExe, URLBase: "http://127.0.0.1:1", StateDB: testStateDB(t)}); err != nil {
 		t.Fatal(err)
 	}

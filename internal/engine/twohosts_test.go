@@ -20,6 +20,7 @@ import (
 	"github.com/rboinc/rboinc/internal/mariadbtest"
 	"github.com/rboinc/rboinc/internal/setup"
 	"github.com/rboinc/rboinc/internal/store"
+	"github.com/rboinc/rboinc/internal/testbin"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 
@@ -63,6 +64,7 @@ func secondHost(t *testing.T, rootA string) string {
 func twoHosts(t *testing.T, o setup.Options) (eA *engine.Engine, rootB string, eB *engine.Engine, u store.User) {
 	t.Helper()
 	ctx := context.Background()
+	testbin.Preinstall(o.Root, o.Exe)
 	if _, err := setup.Init(ctx, o); err != nil {
 		t.Fatal(err)
 	}

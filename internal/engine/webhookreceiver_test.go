@@ -13,6 +13,7 @@ import (
 	"github.com/rboinc/rboinc/internal/engine"
 	"github.com/rboinc/rboinc/internal/setup"
 	"github.com/rboinc/rboinc/internal/store"
+	"github.com/rboinc/rboinc/internal/testbin"
 )
 
 // eventCounter is a webhook endpoint counting the deliveries of each event.
@@ -48,6 +49,7 @@ func (c *eventCounter) counts() map[int64]int {
 func webhookEngine(t *testing.T, o setup.Options) (*engine.Engine, int64) {
 	t.Helper()
 	ctx := context.Background()
+	testbin.Preinstall(o.Root, o.Exe)
 	if _, err := setup.Init(ctx, o); err != nil {
 		t.Fatal(err)
 	}

@@ -44,6 +44,7 @@ func newProject(tb testing.TB) *project {
 	root := tb.TempDir()
 	// The stand-in's create_work, a separate process as BOINC's is, is
 	// the real rboinc-server of the run's shared build.
+	testbin.Preinstall(root, testbin.Path(tb, testbin.Server))
 	if _, err := setup.Init(ctx, setup.Options{Root: root, Exe: testbin.Path(tb, testbin.Server), URLBase: "http://127.0.0.1:1"}); err != nil {
 		tb.Fatal(err)
 	}

@@ -59,6 +59,7 @@ type world struct {
 func newWorld(t *testing.T) *world {
 	ctx := context.Background()
 	root := t.TempDir()
+	testbin.Preinstall(root, serverExe)
 	if _, err := setup.Init(ctx, setup.Options{Root: root, Exe: serverExe, URLBase: "http://127.0.0.1:1"}); err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/rboinc/rboinc/internal/server"
 	"github.com/rboinc/rboinc/internal/setup"
 	"github.com/rboinc/rboinc/internal/store"
+	"github.com/rboinc/rboinc/internal/testbin"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
 
@@ -53,6 +54,7 @@ func newEnv(t testing.TB) *env { return newEnvAt(t, t.TempDir()) }
 // newEnvAt is newEnv with the server root in root.
 func newEnvAt(t testing.TB, root string) *env {
 	ctx := context.Background()
+	testbin.Preinstall(root, testExe(t))
 	if _, err := setup.Init(ctx, setup.Options{Root: root, Exe: testExe(t), URLBase: "http://127.0.0.1:1"}); err != nil {
 		t.Fatal(err)
 	}

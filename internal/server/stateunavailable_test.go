@@ -14,6 +14,7 @@ import (
 	"github.com/rboinc/rboinc/internal/mariadbtest"
 	"github.com/rboinc/rboinc/internal/server"
 	"github.com/rboinc/rboinc/internal/setup"
+	"github.com/rboinc/rboinc/internal/testbin"
 	"github.com/rboinc/rboinc/workflow/client"
 	"github.com/rboinc/rboinc/workflow/wire"
 )
@@ -44,6 +45,7 @@ func TestStateDatabaseAwayIsRetryable(t *testing.T) {
 		t.Fatal(err)
 	}
 	root := t.TempDir()
+	testbin.Preinstall(root, testExe(t))
 	if _, err := setup.Init(ctx, setup.Options{Root: root, Exe: testExe(t), URLBase: "http://127.0.0.1:1", StateDB: "mysql://" + dsn}); err != nil {
 		t.Fatal(err)
 	}

@@ -86,6 +86,7 @@ func StartDir(dir string, o Options) (*Server, func(), error) {
 	}
 	ctx := context.Background()
 	root := filepath.Join(dir, "root")
+	testbin.Preinstall(root, filepath.Join(bin, "rboinc-server"))
 	if _, err := setup.Init(ctx, setup.Options{Root: root, Exe: filepath.Join(bin, "rboinc-server"), URLBase: "http://127.0.0.1:1"}); err != nil {
 		return nil, nil, err
 	}
