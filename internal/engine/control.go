@@ -122,7 +122,17 @@ func (e *Engine) Purge(ctx context.Context, u store.User, ref wire.ChainRef) (wi
 	if err := checkRef(ref.Group, ref.Name, true); err != nil {
 		return wire.CountResponse{}, err
 	}
-	chains, files, err := e.db.Purge(ctx, u.ID, ref.Group, ref.Name)
+	// The result files of each piece of the purge go once it is
+	// committed (see store.PurgeEach): a purge cut short leaves no file
+	// of a purged chain behind.
+	dir := e.resultsDir(toUpper(u.Name), ref.Group)
+	chains, files, err := e.db.PurgeEach(ctx, u.ID, ref.Group, ref.Name, func(_ []store.Chain, files []string) {
+		for _, f := range files {
+			if err := os.Remove(filepath.Join(dir, f)); err != nil && !os.IsNotExist(err) {
+				e.Log.Warn("purge: removing result", "file", f, "err", err)
+			}
+		}
+	})
 	if err != nil {
 		return wire.CountResponse{}, err
 	}
@@ -139,12 +149,6 @@ func (e *Engine) Purge(ctx context.Context, u store.User, ref wire.ChainRef) (wi
 			e.Log.Warn("purge: the work units of chains purged before are not cancelled", "group", ref.Group, "work_units", len(inflight))
 		}
 		return wire.CountResponse{}, notFound(ref.Group, ref.Name)
-	}
-	dir := e.resultsDir(toUpper(u.Name), ref.Group)
-	for _, f := range files {
-		if err := os.Remove(filepath.Join(dir, f)); err != nil && !os.IsNotExist(err) {
-			e.Log.Warn("purge: removing result", "file", f, "err", err)
-		}
 	}
 	os.Remove(dir) // only if empty
 	note, failed := e.cancelNote(ctx, inflight)
