@@ -29,13 +29,7 @@ func copyToSlot(src, dst string) (string, error) {
 		return "", err
 	}
 	defer in.Close()
-	// A file there already (another input's link under the same open
-	// name) is replaced, not written through: it may be a download
-	// directory's file, which other work units share.
-	if err := os.Remove(dst); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return "", err
-	}
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	out, err := newSlotFile(dst)
 	if err != nil {
 		return "", err
 	}
@@ -48,6 +42,17 @@ func copyToSlot(src, dst string) (string, error) {
 		return "", fmt.Errorf("copying %s to %s: %w", src, dst, err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// newSlotFile creates dst anew for writing. A file there already
+// (another input's link under the same open name) is replaced, not
+// written through: it may be a download directory's file, which other
+// work units share.
+func newSlotFile(dst string) (*os.File, error) {
+	if err := os.Remove(dst); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	return os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 }
 
 // moveFile renames src to dst, copying when they are on different file systems.

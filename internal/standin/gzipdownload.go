@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"crypto/md5"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -23,10 +22,7 @@ func gunzipToSlot(gz, dst string) (string, error) {
 		return "", err
 	}
 	defer in.Close()
-	if err := os.Remove(dst); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return "", err
-	}
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	out, err := newSlotFile(dst)
 	if err != nil {
 		return "", err
 	}
