@@ -96,6 +96,17 @@ func (d *DB) retryStep(ctx context.Context, c Chain, step int, oldWU, newWU, rea
 // the old name is kept as an earlier attempt, so that a late call for it
 // is recognised.
 func renameStep(ctx context.Context, tx *sql.Tx, chainID int64, step int, oldWU, newWU string, attempt int, reason string, ended int64) error {
+	// A name an earlier attempt had is BOINC's already (its work unit
+	// ended there): made again under it, the step would wait for ever
+	// on that ended work unit. Checked before any write, so the caller
+	// may try another name in the same transaction.
+	var used int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM step_attempts WHERE wu_name = ?`, newWU).Scan(&used); err != nil {
+		return err
+	}
+	if used > 0 || newWU == oldWU {
+		return fmt.Errorf("work unit %s, an earlier attempt's: %w", newWU, ErrExists)
+	}
 	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO step_attempts(wu_name, chain_id, step, attempt, reason, ended) VALUES (?,?,?,?,?,?)`,
 		oldWU, chainID, step, attempt, reason, ended); err != nil {
 		return err
@@ -108,6 +119,20 @@ func renameStep(ctx context.Context, tx *sql.Tx, chainID int64, step int, oldWU,
 	}
 	_, err := tx.ExecContext(ctx, `UPDATE step_inputs SET wu_name = ? WHERE wu_name = ?`, newWU, oldWU)
 	return err
+}
+
+// renameFresh renames step k of c (work unit wu) to a name newWU makes,
+// another one while newWU's is one an earlier attempt had.
+func renameFresh(ctx context.Context, tx *sql.Tx, c *Chain, k int, wu string, newWU NameWU, attempt int, reason string, ended int64) (string, error) {
+	for range 20 {
+		n := newWU(*c, k)
+		err := renameStep(ctx, tx, c.ID, k, wu, n, attempt, reason, ended)
+		if errors.Is(err, ErrExists) {
+			continue
+		}
+		return n, err
+	}
+	return "", fmt.Errorf("no free work-unit name for step %d of chain %s", k, c.Name)
 }
 
 // EarlierAttempt tells whether wu is the work unit of an earlier attempt of
@@ -369,8 +394,8 @@ func restartOne(ctx context.Context, tx *sql.Tx, c *Chain, extra int, newWU Name
 		return "", nil
 	case StateHeld:
 		// Released under a name of the new length.
-		n := newWU(*c, k)
-		if err := renameStep(ctx, tx, c.ID, k, wu, n, 0, "renamed for the chain's new length", now()); err != nil {
+		n, err := renameFresh(ctx, tx, c, k, wu, newWU, 0, "renamed for the chain's new length", now())
+		if err != nil {
 			return "", err
 		}
 		if replacing {
@@ -378,14 +403,14 @@ func restartOne(ctx context.Context, tx *sql.Tx, c *Chain, extra int, newWU Name
 				return "", err
 			}
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'pending', attempts = 1, not_before = 0, created = ? WHERE chain_id = ? AND step = ?`, now(), c.ID, k)
+		_, err = tx.ExecContext(ctx, `UPDATE steps SET state = 'pending', attempts = 1, not_before = 0, created = ? WHERE chain_id = ? AND step = ?`, now(), c.ID, k)
 		return "", err
 	case "failed", "done":
 		// A failed step (or an aborted one's cancelled work unit) is made
 		// anew from the same inputs, attempts counted afresh; the attempt
 		// that ended keeps the reason it ended with.
-		n := newWU(*c, k)
-		if err := renameStep(ctx, tx, c.ID, k, wu, n, attempts, endReason, ended); err != nil {
+		n, err := renameFresh(ctx, tx, c, k, wu, newWU, attempts, endReason, ended)
+		if err != nil {
 			return "", err
 		}
 		if replacing {
@@ -393,7 +418,7 @@ func restartOne(ctx context.Context, tx *sql.Tx, c *Chain, extra int, newWU Name
 				return "", err
 			}
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'pending', attempts = 1, not_before = 0, created = ?, finished = 0 WHERE chain_id = ? AND step = ?`, now(), c.ID, k)
+		_, err = tx.ExecContext(ctx, `UPDATE steps SET state = 'pending', attempts = 1, not_before = 0, created = ?, finished = 0 WHERE chain_id = ? AND step = ?`, now(), c.ID, k)
 		return "", err
 	}
 	return fmt.Sprintf("step %d is %s", k, state), nil
